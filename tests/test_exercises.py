@@ -1,0 +1,54 @@
+"""Every guided exercise's check, run against its solution and against its typical wrong answers."""
+
+import pytest
+
+from kafka_lab.exercises import Feedback, check, exercises, show_solution
+
+ALL = exercises()
+
+
+def test_every_lab_with_exercises_has_at_least_three():
+    labs = {}
+    for ex in ALL.values():
+        labs.setdefault(ex.lab, []).append(ex.id)
+    for lab, ids in labs.items():
+        assert len(ids) >= 3, f"lab {lab} has only {ids}"
+
+
+@pytest.mark.parametrize("ex_id", sorted(ALL))
+def test_solution_is_correct(ex_id):
+    fb = check(ex_id, ALL[ex_id].solution)
+    assert isinstance(fb, Feedback)
+    assert fb.status == "correct", str(fb)
+    assert fb.message and len(fb.message) > 10, "a correct answer is told why it is right"
+
+
+@pytest.mark.parametrize("ex_id", sorted(ALL))
+def test_wrong_answers_get_a_hint(ex_id):
+    for wrong in ALL[ex_id].wrong:
+        fb = check(ex_id, wrong)
+        assert fb.status == "incorrect", f"{wrong!r} passed: {fb}"
+        assert fb.hint, f"{wrong!r} got no hint"
+        assert "Traceback" not in str(fb)
+
+
+@pytest.mark.parametrize("ex_id", sorted(ALL))
+def test_blank_answer_is_not_answered_yet(ex_id):
+    for blank in (None, ..., ""):
+        assert check(ex_id, blank).status == "unanswered"
+
+
+@pytest.mark.parametrize("ex_id", sorted(ALL))
+def test_garbage_answer_is_feedback_not_traceback(ex_id):
+    fb = check(ex_id, object())
+    assert fb.status == "incorrect" and fb.hint
+
+
+@pytest.mark.parametrize("ex_id", sorted(ALL))
+def test_solution_can_be_shown(ex_id):
+    assert ex_id in show_solution(ex_id)
+
+
+def test_unknown_exercise_is_feedback():
+    fb = check("99.nope", 1)
+    assert fb.status == "incorrect" and "no exercise" in fb.message
