@@ -1,0 +1,91 @@
+"""The KIP-291 page's broker configs, and the presets lab 01 offers.
+
+KIP-291 ("Proposed change") shows broker1 before and after the change::
+
+    listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL
+    advertised.listeners=INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093
+    listeners=INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093
+
+    listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL
+    advertised.listeners=CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093
+    listeners=CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093
+
+The page then says the controller "determines inter-broker-listener-name to be INTERNAL", but its
+config never sets ``inter.broker.listener.name``: as printed, Kafka would take the inter-broker
+listener from ``security.inter.broker.protocol`` (``PLAINTEXT``) and refuse to start, because no
+listener is called PLAINTEXT. :func:`kip291_broker` therefore adds ``inter.broker.listener.name=INTERNAL``
+(and, for the last stage, ``control.plane.listener.name=CONTROLLER``); :data:`KIP291_AS_PRINTED` keeps
+the page's lines verbatim.
+
+Brokers 2 and 3 of the lab's cluster follow broker1's pattern (``broker2.example.com``,
+``192.1.1.9``, ...): the KIP shows broker1 only.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KIP291_AS_PRINTED", "STAGES", "kip291_broker", "kip291_properties_text", "PRESETS"]
+
+#: broker1 "before", exactly the three lines the KIP prints
+KIP291_AS_PRINTED = {
+    "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+    "advertised.listeners": "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093",
+    "listeners": "INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
+}
+
+#: the migration's three configurations: before, after round 1 (endpoint added), after round 2 (name set)
+STAGES = ("before", "round 1", "round 2")
+
+
+def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
+    """Broker ``broker_id``'s properties at a stage of the KIP-291 migration (broker 1 = the KIP's broker1)."""
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
+    if not 1 <= broker_id <= 200:
+        raise ValueError(f"broker_id must be between 1 and 200, not {broker_id}")
+    internal, external = f"192.1.1.{7 + broker_id}", f"10.1.1.{4 + broker_id}"
+    name, outside = f"broker{broker_id}.example.com", f"host{broker_id}.example.com"
+    props = {"broker.id": str(broker_id)}
+    if stage == "before":
+        props["listener.security.protocol.map"] = "INTERNAL:PLAINTEXT,EXTERNAL:SSL"
+        props["advertised.listeners"] = f"INTERNAL://{name}:9092,EXTERNAL://{outside}:9093"
+        props["listeners"] = f"INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
+    else:
+        props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL"
+        props["advertised.listeners"] = (f"CONTROLLER://{name}:9091,INTERNAL://{name}:9092,"
+                                         f"EXTERNAL://{outside}:9093")
+        props["listeners"] = f"CONTROLLER://{internal}:9091,INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
+    props["inter.broker.listener.name"] = "INTERNAL"
+    if stage == "round 2":
+        props["control.plane.listener.name"] = "CONTROLLER"
+    return props
+
+
+def kip291_properties_text(props: dict[str, str]) -> str:
+    """``key=value`` lines, as in a server.properties file."""
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def _text(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+#: lab 01's preset configurations: label -> server.properties text
+PRESETS: dict[str, str] = {
+    "KIP-291 broker1, after (dedicated controller listener)": kip291_properties_text(kip291_broker(1, "round 2")),
+    "KIP-291 broker1, before": kip291_properties_text(kip291_broker(1, "before")),
+    "KIP-291 broker1, after round 1 (endpoint added, name not set)": kip291_properties_text(kip291_broker(1, "round 1")),
+    "KIP-291 broker1 as printed (no inter.broker.listener.name)":
+        "broker.id=1\n" + kip291_properties_text(KIP291_AS_PRINTED),
+    "Kafka 2.8 defaults (nothing set)": _text("broker.id=1", "# listeners, advertised.listeners, host.name, port: all unset"),
+    "legacy host.name / advertised.host.name": _text("broker.id=1", "host.name=192.1.1.8", "port=9092",
+                                                     "advertised.host.name=broker1.example.com"),
+    "all interfaces, nothing advertised (broken)": _text("broker.id=1", "listeners=PLAINTEXT://0.0.0.0:9092"),
+    "control plane on the inter-broker listener (broken)": _text(
+        "broker.id=1", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "listeners=CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
+        "inter.broker.listener.name=INTERNAL", "control.plane.listener.name=INTERNAL"),
+    "IPv6 listeners": _text("broker.id=1", "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+                            "listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[::]:9093",
+                            "advertised.listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[2001:db8::8]:9093",
+                            "inter.broker.listener.name=INTERNAL"),
+}

@@ -1,0 +1,171 @@
+"""Lab 01's panels: a broker config in, its listeners, ZooKeeper registration and connections out.
+
+:func:`listener_panel` -- preset dropdown (the primary control) and a ``server.properties`` text
+area; shows the resolved listeners as a table, a diagram (who connects -> what is published ->
+what is bound), the ``/brokers/ids/<id>`` JSON, or Kafka's own error for an invalid config.
+:func:`migration_panel` -- KIP-291's two rolling upgrades on three brokers, one step at a time.
+The model is :mod:`kafka_lab.listeners`; this module only draws it.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
+                                 listener_table, migration_steps, parse_properties, registration_json, resolve, users_of)
+
+from . import PALETTE, primary, primary_output
+
+__all__ = ["listener_panel", "render_config", "listener_svg", "error_html", "migration_panel", "migration_html"]
+
+_CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
+_HINTS = {
+    "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
+    "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
+    "advertised.listeners": "publish only names that are in listeners, and a host others can reach (never 0.0.0.0).",
+    "inter.broker.listener.name": "name a listener that is in listener.security.protocol.map and in advertised.listeners.",
+    "security.inter.broker.protocol": "with custom listener names, set inter.broker.listener.name instead.",
+    "control.plane.listener.name": "name a listener of its own: in the map, in (advertised.)listeners, not the inter-broker one.",
+}
+
+
+def error_html(exc: ConfigException) -> str:
+    """Kafka's message, plainly: what Kafka throws, the message, and which setting to look at."""
+    hint = _HINTS.get(exc.config_key, "")
+    return (
+        "<div class='kl-config-error' style='border-left:4px solid #b3261e;padding:8px 12px;background:#fdf3f2'>"
+        f"<b>Kafka refuses to start</b> (<code>{exc.kafka_exception}</code>, setting <code>{exc.config_key}</code>):"
+        f"<pre style='white-space:pre-wrap;margin:6px 0'>{html.escape(str(exc))}</pre>"
+        f"<span style='color:#555'>{html.escape(hint)}</span></div>"
+    )
+
+
+def _role_colour(broker: BrokerListeners, name: str) -> str:
+    users = users_of(broker, name)
+    if "controller" in users and broker.control_plane_listener is not None:
+        return _CP_COLOUR
+    if "other brokers" in users:
+        return _IB_COLOUR
+    return _CLIENT_COLOUR if users and not users[0].startswith("nobody") else _IDLE
+
+
+def listener_svg(broker: BrokerListeners, registration: dict) -> str:
+    """Three columns: who connects -> the endpoint published in ZooKeeper -> the socket the broker binds."""
+    names = list(dict.fromkeys([e.listener_name for e in broker.listeners] +
+                               [e.listener_name for e in broker.advertised_listeners]))
+    published = dict(zip([e.listener_name for e in broker.advertised_listeners], registration["endpoints"]))
+    row_h, top, width = 58, 46, 860
+    height = top + row_h * len(names) + 10
+    esc = html.escape
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+             "style='font-family:sans-serif;font-size:12px'>",
+             "<defs><marker id='kl-arrow' markerWidth='8' markerHeight='8' refX='7' refY='3' orient='auto'>"
+             "<path d='M0,0 L7,3 L0,6 z' fill='#555'/></marker></defs>"]
+    for x, title in ((10, "who connects"), (230, f"published in ZooKeeper (/brokers/ids/{broker.broker_id})"),
+                     (560, "the broker binds (listeners)")):
+        parts.append(f"<text x='{x}' y='20' font-weight='bold'>{esc(title)}</text>")
+    for i, name in enumerate(names):
+        y = top + i * row_h
+        colour = _role_colour(broker, name)
+        users = users_of(broker, name)
+        who = ", ".join(users) if users else "-"
+        parts.append(f"<rect x='10' y='{y}' width='190' height='40' rx='6' fill='{colour}' fill-opacity='0.15' "
+                     f"stroke='{colour}'/><text x='18' y='{y + 24}'>{esc(who[:30])}</text>")
+        pub = published.get(name)
+        if pub:
+            parts.append(f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' "
+                         "marker-end='url(#kl-arrow)'/>")
+            parts.append(f"<rect x='230' y='{y}' width='300' height='40' rx='6' fill='white' stroke='{colour}'/>"
+                         f"<text x='238' y='{y + 17}' font-weight='bold'>{esc(pub)}</text>"
+                         f"<text x='238' y='{y + 33}' fill='#555'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
+                         "</text>")
+        else:
+            parts.append(f"<text x='238' y='{y + 24}' fill='#999'>not published</text>")
+        bound = broker.listener(name)
+        if bound:
+            plane = broker.plane(name)
+            label = f"{plane} plane" + (" (1 thread, queue of 20)" if plane == "control" else "")
+            if pub:
+                parts.append(f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='#555' stroke-dasharray='4 3' "
+                             "marker-end='url(#kl-arrow)'/>")
+            parts.append(f"<rect x='560' y='{y}' width='290' height='40' rx='6' fill='{colour}' fill-opacity='0.08' "
+                         f"stroke='{colour}' stroke-width='{3 if plane == 'control' else 1}'/>"
+                         f"<text x='568' y='{y + 17}' font-weight='bold'>{esc(bound.connection_string)}</text>"
+                         f"<text x='568' y='{y + 33}' fill='#555'>{esc(label)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_config(text: str, *, canonical_host_name: str = "broker1.example.com") -> str:
+    """The panel's whole output for one ``server.properties`` text (HTML)."""
+    try:
+        broker = resolve(parse_properties(text))
+    except ConfigException as exc:
+        return error_html(exc)
+    except TypeError as exc:
+        return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
+    reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
+    table = listener_table(broker).fillna("-").to_html(index=False, border=0)
+    summary = (f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
+               f"({broker.inter_broker_security_protocol}); "
+               + (f"dedicated control plane on <b>{broker.control_plane_listener.connection_string}</b>"
+                  if broker.control_plane_listener else "no control.plane.listener.name: controller requests "
+                                                        "share the data plane")
+               + f"; a controller with this config connects on <b>{broker.controller_to_broker_listener_name}</b>.")
+    return (f"<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
+            "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
+            f"<pre>{html.escape(registration_json(reg))}</pre></details></div>")
+
+
+def listener_panel(preset: str | None = None) -> widgets.VBox:
+    """Preset dropdown (primary control) + properties text area -> the resolved listeners (primary output)."""
+    names = list(PRESETS)
+    choose = primary(widgets.Dropdown(options=names, value=preset or names[0], description="preset",
+                                      layout=widgets.Layout(width="640px")))
+    text = widgets.Textarea(value=PRESETS[choose.value], rows=9, continuous_update=False,
+                            layout=widgets.Layout(width="860px"), description="properties")
+    out = primary_output(widgets.HTML())
+
+    def on_preset(change):
+        text.value = PRESETS[change["new"]]
+
+    def on_text(change=None):
+        out.value = render_config(text.value)
+
+    choose.observe(on_preset, names="value")
+    text.observe(on_text, names="value")
+    on_text()
+    return widgets.VBox([choose, text, out])
+
+
+_MIGRATION_COLUMNS = ["broker", "config", "control.plane.listener.name", "controller connects to", "served by"]
+
+
+def migration_html(step: int, one_round: bool = False) -> str:
+    """One step of the migration: what happened, who is controller, and each broker's row."""
+    df = migration_steps(one_round=one_round)
+    rows = df[df["step"] == step]
+    if rows.empty:
+        raise ValueError(f"no step {step}; the steps are 0 to {df['step'].max()}")
+    first = rows.iloc[0]
+    return (f"<p><b>step {step}</b>: {html.escape(first['action'])}. Controller: <b>broker {first['controller']}</b>.</p>"
+            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0))
+
+
+def migration_panel() -> widgets.VBox:
+    """A step slider and a one-round shortcut checkbox over :func:`kafka_lab.listeners.migration_steps`."""
+    last = int(migration_steps()["step"].max())
+    step = widgets.IntSlider(value=0, min=0, max=last, description="step", continuous_update=False)
+    shortcut = widgets.Checkbox(value=False, description="skip round 1 (one rolling restart)")
+    out = widgets.HTML()
+
+    def redraw(_=None):
+        step.max = int(migration_steps(one_round=shortcut.value)["step"].max())
+        out.value = migration_html(min(step.value, step.max), shortcut.value)
+
+    step.observe(redraw, names="value")
+    shortcut.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([step, shortcut]), out])
