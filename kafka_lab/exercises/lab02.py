@@ -1,0 +1,132 @@
+"""Lab 02's guided exercises: predict KIP-36's assignment, explain the penalized broker, lose a rack.
+
+Each check computes its truth with :mod:`kafka_lab.assignment` (Kafka-exact), on KIP-36's own
+worked examples (seed 004), so a check cannot drift from the model or from the KIP.
+"""
+
+from __future__ import annotations
+
+from kafka_lab import assignment as asg
+from kafka_lab.exercises import correct, exercise, incorrect
+
+#: KIP-36's first example, and its uneven one (broker -> rack)
+KIP36_RACKS = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
+UNEVEN_RACKS = {0: "rack1", 1: "rack2", 2: "rack2"}
+FAILED_RACK = "rack1"
+
+
+def _int_list(answer):
+    """The answer as a list of ints, or None (accepts a list or tuple of ints, or a string '0, 3, 1')."""
+    if isinstance(answer, str):
+        parts = answer.replace("(", " ").replace(")", " ").replace("[", " ").replace("]", " ").replace(",", " ")
+        parts = parts.split()
+        if parts and all(x.lstrip("-").isdigit() for x in parts):
+            return [int(x) for x in parts]
+        return None
+    if isinstance(answer, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in answer):
+        return list(answer)
+    return None
+
+
+def _kip_assignment(partitions: int = 12, rf: int = 3):
+    return asg.assign_replicas_to_brokers(asg.brokers_from_racks(KIP36_RACKS), partitions, rf, 0)
+
+
+@exercise("02.partition0", solution=[0, 3, 1], wrong=[[0, 1, 2], [0, 5, 3], [0, 3]],
+          prompt="KIP-36's cluster (0 -> rack1, 1 -> rack3, 2 -> rack3, 3 -> rack2, 4 -> rack2, 5 -> rack1), "
+                 "12 partitions, replication factor 3, start index 0. Which brokers hold partition 0, leader first?",
+          explanation="The rack-alternated list is 0, 3, 1, 5, 4, 2. Partition 0's leader is position 0 (broker 0); "
+                      "its followers are the next brokers in the list, on racks not used yet: 3 (rack2), 1 (rack3).")
+def _(answer):
+    truth = _kip_assignment()[0]
+    got = _int_list(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a list of broker ids.", hint="answer like [5, 4, 2], leader first.")
+    if got == truth:
+        return correct(f"{truth}: leader = first broker of the rack-alternated list "
+                       f"{asg.rack_alternated_broker_list(KIP36_RACKS)}, followers = the next ones, each on a new rack.")
+    if len(got) != len(truth):
+        return incorrect(f"replication factor 3 means 3 brokers, you gave {len(got)}.",
+                         hint="list the leader and both followers.")
+    if got == [0, 1, 2]:
+        return incorrect("that is the rack-unaware answer (broker ids in order): brokers 1 and 2 share rack3.",
+                         hint="build the rack-alternated list first: one broker from rack1, rack2, rack3, then again.")
+    if sorted(got) == sorted(truth):
+        return incorrect("the right brokers, in the wrong order.",
+                         hint="the leader comes first, then the followers in the order of the rack-alternated list.")
+    return incorrect(f"{got} is not Kafka's choice.",
+                     hint="the rack-alternated list is the key: racks in sorted order, one broker from each in turn.")
+
+
+@exercise("02.partition6", solution=[0, 4, 2], wrong=[[0, 3, 1], [0, 5, 4]],
+          prompt="Same cluster and topic: partition 6 starts the second round of leaders, so its leader is "
+                 "broker 0 again. Which brokers hold partition 6, leader first?",
+          explanation="From partition 6 on, nextReplicaShift is 1, and the first follower is shifted by "
+                      "1 x numRacks = 3 positions: positions 0 + 1 + (3 + k) % 5 give 4 (rack2) then 2 (rack3).")
+def _(answer):
+    truth = _kip_assignment()[6]
+    got = _int_list(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a list of broker ids.", hint="answer like [5, 4, 2], leader first.")
+    if got == truth:
+        return correct(f"{truth}: the follower shift grew by the number of racks (3), so partition 6 does "
+                       "not repeat partition 0's set; that spreads each broker's followers over more brokers.")
+    if got == _kip_assignment()[0]:
+        return incorrect("that repeats partition 0. KIP-36: 'instead of repeating 0,3,1 as partition 0, "
+                         "as shift of 3 is added to the first follower'.",
+                         hint="after the first round the first follower moves 3 more places along the list.")
+    return incorrect(f"{got} is not Kafka's choice.",
+                     hint="the leader is 0; walk the list 0, 3, 1, 5, 4, 2 starting 1 + 3 places after it.")
+
+
+@exercise("02.penalized", solution=[3, 2, 1], wrong=[[2, 2, 2], [1, 2, 3], [3, 1, 2]],
+          prompt="KIP-36's uneven example: 0 -> rack1, 1 -> rack2, 2 -> rack2; 3 partitions, replication factor 2, "
+                 "start index 0. How many replicas does each broker hold? Answer [broker 0, broker 1, broker 2].",
+          explanation="The assignment is 0 -> (0,1), 1 -> (1,0), 2 -> (2,0): broker 2's follower cannot be broker 1 "
+                      "(same rack), so Kafka skips to broker 0. Broker 0, alone in rack1, gets 3 replicas.")
+def _(answer):
+    brokers = asg.brokers_from_racks(UNEVEN_RACKS)
+    a = asg.assign_replicas_to_brokers(brokers, 3, 2, 0)
+    truth = asg.broker_balance(a, brokers)["replicas"].tolist()
+    got = _int_list(answer)
+    if got is None or len(got) != 3:
+        return incorrect(f"{answer!r} is not three counts.", hint="answer like [1, 1, 4]: broker 0, 1, 2.")
+    if got == truth:
+        return correct(f"{truth}: leaders are even (one each), but every partition led from rack2 must put its "
+                       "follower in rack1, and broker 0 is rack1's only broker. KIP-36 calls it 'penalized'.")
+    if sum(got) != sum(truth):
+        return incorrect(f"your counts add up to {sum(got)}, but 3 partitions x 2 replicas = 6.",
+                         hint="write the three partitions' replica lists down first.")
+    if got == [2, 2, 2]:
+        return incorrect("that is what a rack-unaware assignment would give, not KIP-36.",
+                         hint="partition 1's leader is broker 1 (rack2); can its follower be broker 2?")
+    return incorrect(f"{got} is not it.", hint="partitions: 0 -> (0,1); what are partitions 1 and 2?")
+
+
+@exercise("02.rack_failure", solution=(1, 0), wrong=[(0, 0), (2, 0), (0, 1), (1, 1)],
+          prompt="KIP-36's 6 brokers in 3 racks, 12 partitions, replication factor 2, start index 0. Rack rack1 "
+                 "(brokers 0 and 5) fails. How many partitions go offline (no replica left)? Answer "
+                 "(rack-unaware, rack-aware).",
+          explanation="Rack-unaware (ids in order) puts partition 5 on (5, 0): both in rack1, so it goes offline. "
+                      "Rack-aware puts the two replicas of every partition on two different racks: none goes offline.")
+def _(answer):
+    brokers = asg.brokers_from_racks(KIP36_RACKS)
+    truth = []
+    for mode in ("disabled", "enforced"):
+        a = asg.assign_for_topic(brokers, 12, 2, rack_aware_mode=mode, fixed_start_index=0)
+        truth.append(asg.failure_summary(a, brokers, failed_racks=[FAILED_RACK])["offline"])
+    truth = tuple(truth)
+    got = _int_list(answer)
+    if got is None or len(got) != 2:
+        return incorrect(f"{answer!r} is not two counts.", hint="answer like (3, 2): rack-unaware first.")
+    got = tuple(got)
+    if got == truth:
+        return correct(f"{truth}: without racks, Kafka happily puts both replicas of a partition in one rack "
+                       "(here partition 5 on brokers 5 and 0); with racks, RF 2 <= 3 racks means at most one "
+                       "replica per rack, so one rack can never take a whole partition away.")
+    if got[1] != truth[1]:
+        return incorrect(f"rack-aware: {got[1]} is not right.",
+                         hint="with RF 2 and 3 racks, how many replicas of one partition can share a rack?")
+    return incorrect(f"rack-unaware: {got[0]} is not right.",
+                     hint="list the rack-unaware assignment over brokers 0..5 (the panel shows it); which partitions "
+                          "have both replicas in {0, 5}?")
