@@ -1,0 +1,28 @@
+"""A discrete-event (simpy) model of a Kafka 2.8 broker's request path, with and without KIP-291.
+
+The path a request takes, and the module that models each step:
+
+    client / controller ──connection──▶ acceptor ──▶ network processor      (:mod:`.network`)
+        ──▶ request queue, bounded (``queued.max.requests``)               (:mod:`.channel`)
+        ──▶ request handler thread (``num.io.threads``)                     (:mod:`.handlers`)
+        ──▶ KafkaApis: the work and its effects                             (:mod:`.apis`)
+        ──▶ [purgatory: acks=all waits for the followers]                   (:mod:`.purgatory`, :mod:`.replica`)
+        ──▶ the processor's response queue ──▶ the processor sends it       (:mod:`.network`)
+
+With ``control.plane.listener.name`` set (KIP-291), the controller's connections go to a dedicated
+acceptor, one processor, a queue of 20 and one handler thread: the control plane (:mod:`.broker`).
+
+Every request becomes one record (:mod:`.records`) with Kafka's request-log timings; metrics are
+sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workloads and incidents
+(:mod:`.scenario`, :mod:`.experiments`); :mod:`.theory` holds the queueing formulas it is tested against.
+"""
+
+from .apis import CostModel, default_costs
+from .broker import Broker
+from .config import BrokerConfig, ModelSettings
+from .distributions import Deterministic, Empirical, Exponential, LogNormal
+from .records import TIMING_COLUMNS, Request
+from .scenario import Results, Scenario, kip291_properties
+
+__all__ = ["Broker", "BrokerConfig", "CostModel", "Deterministic", "Empirical", "Exponential", "LogNormal",
+           "ModelSettings", "Request", "Results", "Scenario", "TIMING_COLUMNS", "default_costs", "kip291_properties"]

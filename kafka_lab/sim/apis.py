@@ -1,0 +1,155 @@
+"""KafkaApis: what a request handler thread does with each request, and what it costs.
+
+Cost model (``localTime``, the handler's own work): for each API a :class:`CostModel`, a base
+service-time distribution plus a cost per partition and per record per partition:
+
+    localTime = base + per_partition_ms × partitions + per_record_ms × records × partitions
+
+The effects of a request apply when that work is done:
+
+==================== ===========================================================================
+``Produce``          append to each partition led here (others: ``NOT_LEADER_OR_FOLLOWER``).
+                     ``acks=0``: no response is sent (the processor only unmutes the connection);
+                     ``acks=1``: answered at once; ``acks=all`` (-1): parked in produce purgatory
+                     until the followers have the records (``remoteTime``), see :mod:`.purgatory`
+``Fetch``            a consumer fetch is answered at once; a follower fetch (``replica_id`` ≥ 0)
+                     reports the follower's log end offsets, which may advance the high watermark
+                     and complete delayed produces; with nothing new it long-polls
+``Metadata``         answered from the metadata cache
+``LeaderAndIsr``     become leader / become follower per partition (``makeFollowers`` completes
+                     pending acks=all produces with ``NOT_LEADER_OR_FOLLOWER``)
+``UpdateMetadata``   updates the metadata cache
+``StopReplica``      stops (and optionally deletes) replicas, completing their delayed operations
+==================== ===========================================================================
+
+A produce response's error is the first non-``NONE`` partition error in request order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .distributions import Distribution, Exponential, as_distribution
+
+__all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
+
+#: Kafka's API keys for the requests the model knows
+API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "LeaderAndIsr": 4, "StopReplica": 5, "UpdateMetadata": 6}
+CONTROLLER_APIS = frozenset({"LeaderAndIsr", "UpdateMetadata", "StopReplica"})
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The handler time of one request: base + per partition + per record per partition (ms)."""
+
+    base: Distribution
+    per_partition_ms: float = 0.0
+    per_record_ms: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", as_distribution(self.base))
+        if self.per_partition_ms < 0 or self.per_record_ms < 0:
+            raise ValueError("costs per partition and per record must be >= 0")
+
+    def mean_ms(self, partitions: int = 1, records: int = 0) -> float:
+        return self.base.mean_ms + self.per_partition_ms * partitions + self.per_record_ms * records * partitions
+
+
+def default_costs() -> dict:
+    """Default cost models (ms), one per API; small numbers of the order a busy broker shows."""
+    return {
+        "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005),
+        "Fetch": CostModel(Exponential(0.3), per_partition_ms=0.01),
+        "Metadata": CostModel(Exponential(0.2)),
+        "LeaderAndIsr": CostModel(1.0, per_partition_ms=0.05),
+        "UpdateMetadata": CostModel(0.5, per_partition_ms=0.01),
+        "StopReplica": CostModel(0.5, per_partition_ms=0.05),
+    }
+
+
+@dataclass
+class _Bound:
+    sample: object
+    per_partition_ms: float
+    per_record_ms: float
+
+
+class KafkaApis:
+    """Handles requests for one broker (both planes share it, as in Kafka)."""
+
+    def __init__(self, broker, costs: dict, rng):
+        unknown = set(costs) - set(API_KEYS)
+        if unknown:
+            raise ValueError(f"unknown API(s) in the cost models: {sorted(unknown)}; known: {sorted(API_KEYS)}")
+        self.broker = broker
+        self.env = broker.env
+        self.replicas = broker.replica_manager
+        self.metadata_cache = broker.metadata_cache
+        self.replica_fetch_wait_max_ms = broker.config.replica_fetch_wait_max_ms
+        self._costs = {api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms)
+                       for api, cm in costs.items()}
+
+    def handle(self, req) -> float:
+        """The handler time this request takes (its ``localTime``)."""
+        c = self._costs[req.api]
+        n = len(req.partitions)
+        return c.sample() + c.per_partition_ms * n + c.per_record_ms * req.records * n
+
+    def complete_local(self, req) -> None:
+        """The handler's work on ``req`` is done: apply its effects and answer (or park) it."""
+        req.api_local_complete = self.env.now
+        getattr(self, "_" + req.api)(req)
+
+    def respond(self, req) -> None:
+        if req.error == "IN_FLIGHT":
+            req.error = "NONE"
+        req.connection.processor.enqueue_response(req)
+
+    # -- data plane ------------------------------------------------------------------------------
+    def _Produce(self, req):
+        required, errors = self.replicas.append(req)
+        if req.acks == -1 and required:
+            self.broker.produce_purgatory.try_complete_else_watch(req, required, errors)
+            return
+        req.partition_errors = errors
+        req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
+        if req.acks == 0:
+            req.no_response = True
+        self.respond(req)
+
+    def _Fetch(self, req):
+        p = req.payload or {}
+        replica_id = p.get("replica_id", -1)
+        if replica_id < 0:
+            errors = {tp: "NOT_LEADER_OR_FOLLOWER" for tp in req.partitions if self.replicas.leader_partition(tp) is None}
+            req.partition_errors = errors
+            req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
+            return self.respond(req)
+        caught_up = self.replicas.update_follower(replica_id, p["offsets"])
+        if caught_up and self.replica_fetch_wait_max_ms > 0:
+            self.broker.fetch_purgatory.watch(req, self.replica_fetch_wait_max_ms)
+        else:
+            self.respond_follower_fetch(req)
+
+    def respond_follower_fetch(self, req) -> None:
+        """Answer a follower fetch with the leader's log end offsets now (the data it will append)."""
+        req.result = self.replicas.log_end_offsets(req.partitions)
+        self.respond(req)
+
+    def _Metadata(self, req):
+        cache = self.metadata_cache.leaders
+        req.result = {tp: cache.get(tp, -1) for tp in req.partitions}
+        self.respond(req)
+
+    # -- control plane requests ------------------------------------------------------------------
+    def _LeaderAndIsr(self, req):
+        req.partition_errors = self.replicas.become_leader_or_follower(req.payload["partition_states"])
+        self.respond(req)
+
+    def _UpdateMetadata(self, req):
+        self.metadata_cache.update(req.payload["partition_states"], req.correlation_id, req.sent, self.env.now)
+        self.respond(req)
+
+    def _StopReplica(self, req):
+        req.partition_errors = self.replicas.stop_replicas(list(req.partitions), req.payload.get("delete_partitions", False))
+        self.respond(req)

@@ -1,0 +1,156 @@
+"""The broker settings the request-path model reads, under Kafka's property names and defaults.
+
+A broker is described by its properties, as in ``server.properties``::
+
+    {"listeners": "INTERNAL://:9092,EXTERNAL://:9093,CONTROLLER://:9091",
+     "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+     "inter.broker.listener.name": "INTERNAL",
+     "control.plane.listener.name": "CONTROLLER",
+     "num.io.threads": 8}
+
+Whether the broker has a dedicated control plane is not a switch of the model: it is what listener
+resolution (:func:`kafka_lab.listeners.resolve`, Kafka 2.8's rules and messages) says about
+``control.plane.listener.name``. The controller then connects to that listener; without it, to the
+inter-broker listener, whose connections share the data plane's processors and request queue.
+
+The model's own knobs, which are not Kafka settings (network read/send time, the service-time
+models, the rejected priority-queue alternative), live in :class:`ModelSettings`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+__all__ = ["BrokerConfig", "ModelSettings", "Listener", "resolve_listeners", "CONTROL_PLANE_QUEUE_CAPACITY"]
+
+#: KIP-291: ``new RequestChannel(20, ...)``, a literal in SocketServer, not a setting
+CONTROL_PLANE_QUEUE_CAPACITY = 20
+#: KIP-291: one pinned network processor and one pinned request handler thread
+CONTROL_PLANE_PROCESSORS = 1
+CONTROL_PLANE_HANDLERS = 1
+
+# name: (default, minimum) -- Kafka 2.8 KafkaConfig, all INT settings validated with atLeast
+_INT_SETTINGS = {
+    "broker.id": (0, -1),
+    "num.network.threads": (3, 1),
+    "num.io.threads": (8, 1),
+    "queued.max.requests": (500, 1),
+    "request.timeout.ms": (30000, 0),
+    "replica.fetch.wait.max.ms": (500, 0),
+}
+
+
+class ConfigException(ValueError):
+    """A setting Kafka's ConfigDef would reject; the message is Kafka's."""
+
+
+def _int_setting(props: Mapping, name: str) -> int:
+    default, minimum = _INT_SETTINGS[name]
+    raw = props.get(name)
+    if raw is None:
+        return default
+    if isinstance(raw, bool):
+        raise ConfigException(f"Invalid value {raw} for configuration {name}: Not a number of type INT")
+    if isinstance(raw, int):
+        value = raw
+    else:
+        text = str(raw).strip()
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigException(f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
+    if value < minimum:
+        raise ConfigException(f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A listener the socket server binds: its name, where, and which plane serves it."""
+
+    name: str
+    host: str | None
+    port: int
+    security_protocol: str
+    plane: str  # "data" or "control"
+
+
+def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, str]:
+    """(data-plane listeners, control-plane listener or None, inter-broker listener name), by Kafka's rules.
+
+    The one place the model calls listener resolution; it raises its ConfigException unchanged.
+    """
+    from kafka_lab.listeners import resolve
+
+    res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")})
+    cp = res.control_plane_listener
+    control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")
+    data = [Listener(e.listener_name, e.host, e.port, e.security_protocol, "data")
+            for e in res.data_plane_listeners if control is None or e.listener_name != control.name]
+    return data, control, res.inter_broker_listener_name
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """The subset of a broker's configuration the request path depends on."""
+
+    broker_id: int
+    num_network_threads: int
+    num_io_threads: int
+    queued_max_requests: int
+    request_timeout_ms: int
+    replica_fetch_wait_max_ms: int
+    data_plane_listeners: tuple
+    control_plane_listener: Listener | None
+    inter_broker_listener_name: str
+    props: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_properties(cls, props: Mapping | None = None) -> "BrokerConfig":
+        props = dict(props or {})
+        ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
+        data, control, ibl = resolve_listeners(props)
+        return cls(
+            broker_id=ints["broker.id"], num_network_threads=ints["num.network.threads"],
+            num_io_threads=ints["num.io.threads"], queued_max_requests=ints["queued.max.requests"],
+            request_timeout_ms=ints["request.timeout.ms"], replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
+            data_plane_listeners=tuple(data), control_plane_listener=control, inter_broker_listener_name=ibl,
+            props=props,
+        )
+
+    @property
+    def has_control_plane(self) -> bool:
+        return self.control_plane_listener is not None
+
+    @property
+    def controller_listener(self) -> Listener:
+        """The listener the controller connects to: the control plane's, else the inter-broker listener."""
+        if self.control_plane_listener is not None:
+            return self.control_plane_listener
+        for lst in self.data_plane_listeners:
+            if lst.name == self.inter_broker_listener_name:
+                return lst
+        raise ValueError(f"no data-plane listener named {self.inter_broker_listener_name}")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Knobs of the model that are not Kafka settings.
+
+    - ``network_read_ms`` / ``network_send_ms``: a processor's time to read one request / write one
+      response (small; 0 makes the network free, as queueing theory assumes);
+    - ``costs``: service-time models per API (see :func:`kafka_lab.sim.apis.default_costs`), merged
+      over the defaults;
+    - ``prioritise_controller_requests``: KIP-291's *rejected alternative*: controller requests jump
+      ahead inside the shared data queue (only meaningful without a control plane).
+    """
+
+    network_read_ms: float = 0.01
+    network_send_ms: float = 0.01
+    costs: dict = field(default_factory=dict)
+    prioritise_controller_requests: bool = False
+
+    def __post_init__(self):
+        if self.network_read_ms < 0 or self.network_send_ms < 0:
+            raise ValueError("network read/send times must be >= 0")

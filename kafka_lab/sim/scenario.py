@@ -1,0 +1,151 @@
+"""A scenario: a simpy clock, a broker, the processes that use it, and the incidents a test scripts.
+
+    >>> sc = Scenario(kip291_properties(control_plane=True), seed=1)
+    >>> sc.producer(acks=1).open_loop(rate_per_s=2000)
+    >>> sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=2)], at_ms=50)
+    >>> res = sc.run(until_ms=100)
+    >>> res.requests.query("api == 'LeaderAndIsr'")["plane"].tolist()
+    ['control']
+
+A scenario owns the one random generator (seeded) and the one request log. :meth:`Scenario.run`
+returns :class:`Results`: the request log as a DataFrame (one row per request), the metrics sampled
+on the simulated clock, and exact time averages. Later labs add brokers, ZooKeeper and a real
+controller to the same environment; clients and controller already connect through listeners.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from .broker import Broker
+from .clients import Consumer, Controller, MetadataClient, Producer, ReplicaFetcher
+from .config import ModelSettings
+from .records import requests_frame
+
+__all__ = ["Scenario", "Results", "kip291_properties"]
+
+
+def kip291_properties(control_plane: bool = True, **overrides) -> dict:
+    """The KIP-291 page's example broker: INTERNAL, EXTERNAL and a CONTROLLER listener.
+
+    ``control_plane=False`` is the first round of the KIP's migration: the CONTROLLER listener is
+    bound but ``control.plane.listener.name`` is not set, so the controller still uses INTERNAL.
+    """
+    props = {
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "listeners": "CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
+        "advertised.listeners": "CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,"
+                                "EXTERNAL://host1.example.com:9093",
+        "inter.broker.listener.name": "INTERNAL",
+    }
+    if control_plane:
+        props["control.plane.listener.name"] = "CONTROLLER"
+    props.update(overrides)
+    return {k: v for k, v in props.items() if v is not None}
+
+
+@dataclass
+class Results:
+    """What a run produced. ``requests``: the request log; ``metrics``: samples every ``interval_ms``."""
+
+    requests: pd.DataFrame
+    metrics: pd.DataFrame
+    duration_ms: float
+    broker: Broker
+    sent: dict
+
+    def time_average(self, metric: str, t0: float = 0.0, t1: float | None = None) -> float:
+        """Exact time average of a metric over [t0, t1] (idle metrics: the idle fraction)."""
+        return self.broker.metrics.time_average(metric, t0, self.duration_ms if t1 is None else t1)
+
+    def changes(self) -> pd.DataFrame:
+        return self.broker.metrics.changes()
+
+    def request(self, api: str, n: int = 0) -> pd.Series:
+        """The ``n``-th request of ``api`` (e.g. the LeaderAndIsr) as a row of the request log."""
+        return self.requests[self.requests["api"] == api].iloc[n]
+
+
+class Scenario:
+    """One broker on a fresh simpy clock, with a topic it leads, ready for clients and incidents."""
+
+    def __init__(self, props=None, *, seed: int = 0, settings: ModelSettings | None = None,
+                 topic: str = "orders", partitions: int = 20, replicas: int = 1, client_listener: str | None = None):
+        self.env = simpy.Environment()
+        self.rng = np.random.default_rng(seed)
+        self.log: list = []
+        self.broker = Broker(self.env, props, rng=self.rng, settings=settings)
+        self.topic = topic
+        bid = self.broker.id
+        self.replica_ids = [bid] + [bid + 1 + i for i in range(replicas - 1)]
+        self.partitions = [(topic, p) for p in range(partitions)]
+        for p in range(partitions):
+            self.broker.replica_manager.add_partition(topic, p, self.replica_ids, leader=bid)
+            self.broker.metadata_cache.leaders[(topic, p)] = bid
+        self.controller = Controller(self)
+        self.clients: list = []
+        self._client_listener = client_listener
+
+    # -- listeners -----------------------------------------------------------------------------------
+    @property
+    def client_listener(self) -> str:
+        """The data-plane listener clients use: as given, else the first that is not the inter-broker listener."""
+        if self._client_listener is not None:
+            return self._client_listener
+        cfg = self.broker.config
+        names = [l.name for l in cfg.data_plane_listeners]
+        others = [n for n in names if n != cfg.inter_broker_listener_name]
+        return (others or names)[0]
+
+    # -- processes -----------------------------------------------------------------------------------
+    def producer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
+                 partitions=None, **kw) -> Producer:
+        p = Producer(self, self.broker, client_id or f"producer-{len(self.clients) + 1}",
+                     listener=listener or self.client_listener, connections=connections,
+                     partitions=self.partitions if partitions is None else partitions, **kw)
+        self.clients.append(p)
+        return p
+
+    def consumer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
+                 partitions=None) -> Consumer:
+        c = Consumer(self, self.broker, client_id or f"consumer-{len(self.clients) + 1}",
+                     listener=listener or self.client_listener, connections=connections,
+                     partitions=self.partitions if partitions is None else partitions)
+        self.clients.append(c)
+        return c
+
+    def metadata_client(self, client_id: str | None = None, *, connections: int = 1) -> MetadataClient:
+        c = MetadataClient(self, self.broker, client_id or f"admin-{len(self.clients) + 1}",
+                           listener=self.client_listener, connections=connections, partitions=self.partitions)
+        self.clients.append(c)
+        return c
+
+    def followers(self, append_ms: float = 0.1) -> list[ReplicaFetcher]:
+        """Start a fetcher for every other replica, on the inter-broker listener."""
+        out = []
+        for rid in self.replica_ids[1:]:
+            f = ReplicaFetcher(self, self.broker, rid, listener=self.broker.config.inter_broker_listener_name,
+                               partitions=self.partitions, append_ms=append_ms)
+            self.clients.append(f)
+            out.append(f)
+        return out
+
+    def leader_and_isr_state(self, partition: int, *, leader: int, leader_epoch: int = 1, isr=None) -> dict:
+        """One partition state of a LeaderAndIsr/UpdateMetadata request for this scenario's topic."""
+        return {"topic": self.topic, "partition": partition, "leader": leader, "leader_epoch": leader_epoch,
+                "isr": list(isr) if isr is not None else list(self.replica_ids), "replicas": list(self.replica_ids)}
+
+    # -- run ------------------------------------------------------------------------------------------
+    def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> Results:
+        if until_ms <= self.env.now:
+            raise ValueError(f"until_ms must be after the current time {self.env.now}")
+        self.env.run(until=until_ms)
+        interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
+        sent = {c.client_id: c.sent for c in self.clients}
+        sent[self.controller.client_id] = self.controller.sent
+        return Results(requests_frame(self.log), self.broker.metrics.frame(interval, until_ms), until_ms,
+                       self.broker, sent)

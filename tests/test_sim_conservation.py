@@ -1,0 +1,137 @@
+"""Conservation laws of the broker model: Little's law for every queue, no request lost or doubled.
+
+Little's law is checked twice: exactly (the time integral of each queue-size metric equals the
+summed time requests spent in that queue, a bookkeeping identity between two independent records:
+the metric's change log and the request log), and as L = λW with λ and W estimated from the log.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario, kip291_properties
+from kafka_lab.sim.experiments import controller_behind_backlog, lab_properties, steady_load
+
+QUEUES = {
+    # metric: (plane, start column, end column)
+    "RequestQueueSize": ("data", "enqueue_ms", "dequeue_ms"),
+    "ControlPlaneRequestQueueSize": ("control", "enqueue_ms", "dequeue_ms"),
+    "ResponseQueueSize": ("data", "response_complete_ms", "response_dequeue_ms"),
+    "ControlPlaneResponseQueueSize": ("control", "response_complete_ms", "response_dequeue_ms"),
+}
+
+
+def busy_run(seed, control_plane=True, acks=-1, queued=50, rate=9000, until=300.0):
+    """A run that exercises every queue: overload, a small queue, purgatory, a follower, control requests."""
+    settings = ModelSettings(costs={"Produce": CostModel(Exponential(0.8))})
+    sc = Scenario(lab_properties(control_plane, queued_max_requests=queued), seed=seed, settings=settings,
+                  replicas=2, client_listener="PLAINTEXT")
+    for f in sc.followers():
+        f.stop_fetching(sc.partitions[0])  # KIP-291's example: the follower stopped fetching partition 0
+    sc.producer(connections=300, acks=acks, request_timeout_ms=40).open_loop(rate)
+    sc.consumer(connections=5).open_loop(500)
+    sc.metadata_client().open_loop(200)
+    for k, t in enumerate((20.0, 120.0, 200.0)):
+        sc.controller.send(sc.broker, "UpdateMetadata", [sc.leader_and_isr_state(k, leader=1)], at_ms=t)
+    sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=2)], at_ms=150.0)
+    return sc.run(until)
+
+
+def stays(r, start, end, until):
+    s = r[start].to_numpy()
+    e = np.where(np.isnan(r[end].to_numpy()), until, r[end].to_numpy())
+    ok = ~np.isnan(s)
+    return s[ok], np.minimum(e[ok], until)
+
+
+@pytest.mark.parametrize("seed,control_plane", [(1, True), (2, False), (3, True)])
+def test_littles_law_holds_exactly_for_every_queue(seed, control_plane):
+    res = busy_run(seed, control_plane)
+    T = res.duration_ms
+    r = res.requests
+    checked = 0
+    for metric, (plane, start, end) in QUEUES.items():
+        if metric not in res.broker.metrics.gauges:
+            assert not control_plane and plane == "control"
+            continue
+        s, e = stays(r[r["plane"] == plane], start, end, T)
+        L = res.time_average(metric, 0, T)
+        assert L * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric
+        if len(s) > 100:  # L = lambda * W with lambda, W estimated from the requests
+            lam, W = len(s) / T, (e - s).mean()
+            assert L == pytest.approx(lam * W, rel=1e-9)
+        checked += 1
+    # purgatory: acks=all produces parked from apiLocalComplete until responseComplete
+    p = r[(r["api"] == "Produce") & (r["acks"] == -1)]
+    s, e = stays(p, "api_local_complete_ms", "response_complete_ms", T)
+    assert res.time_average("NumDelayedOperations", 0, T) * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9)
+    assert (e - s).sum() > 0, "the run must actually park requests in purgatory"
+    assert checked == (4 if control_plane else 2)
+
+
+def test_littles_law_with_sampling_noise_is_close_too():
+    res = steady_load(6000, control_plane=False, duration_ms=2000, seed=5)
+    r = res.requests
+    done = r[r["error"] != "IN_FLIGHT"]
+    lam = len(done) / res.duration_ms
+    W = (done["dequeue_ms"] - done["enqueue_ms"]).mean()
+    assert res.time_average("RequestQueueSize") == pytest.approx(lam * W, rel=0.02)
+
+
+@pytest.mark.parametrize("control_plane", [True, False])
+def test_every_request_ends_exactly_once_or_is_in_flight(control_plane):
+    res = busy_run(7, control_plane)
+    r = res.requests
+    # one row per request sent, counted independently by each client
+    assert len(r) == sum(res.sent.values())
+    assert not r.duplicated(["client_id", "correlation_id"]).any()
+    finished = r["error"] != "IN_FLIGHT"
+    assert r.loc[finished, "end_ms"].notna().all()
+    assert r.loc[~finished, "end_ms"].isna().all()
+    # timestamps in causal order, phases non-negative, and they add up to totalTime
+    phases = ["requestQueueTime", "localTime", "remoteTime", "throttleTime", "responseQueueTime", "sendTime"]
+    f = r[finished]
+    assert (f[phases + ["socketWaitTime"]] >= -1e-9).all().all()
+    assert np.allclose(f[phases].sum(axis=1), f["totalTime"])
+    assert set(r["error"]) <= {"NONE", "IN_FLIGHT", "NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"}
+    assert (r["error"] == "REQUEST_TIMED_OUT").any() and (r["error"] == "NOT_LEADER_OR_FOLLOWER").any()
+
+
+def test_a_full_queue_blocks_processors_but_drops_nothing():
+    res = controller_behind_backlog(1500, control_plane=False, queued_max_requests=100, until_ms=1000)
+    r = res.requests
+    assert len(r) == 1501 and (r["error"] == "NONE").all()  # all answered, none dropped
+    assert res.broker.metrics.gauges["RequestQueueSize"].values and max(res.broker.metrics.gauges["RequestQueueSize"].values) == 100
+    assert (r["socketWaitTime"] > 0).sum() > 1000  # most waited in the socket behind a blocked processor
+    # while the queue was full the processors were not idle: they were blocked on the put
+    m = res.metrics
+    early = m[m["time_ms"] <= 150]
+    assert (early["NetworkProcessorAvgIdlePercent"] < 0.6).all()
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10**6), queued=st.integers(1, 40), handlers=st.integers(1, 4), acks=st.sampled_from([0, 1, -1]),
+       control_plane=st.booleans(), prioritise=st.booleans())
+def test_conservation_property(seed, queued, handlers, acks, control_plane, prioritise):
+    settings_ = ModelSettings(costs={"Produce": CostModel(Exponential(0.5))}, prioritise_controller_requests=prioritise)
+    props = lab_properties(control_plane, queued_max_requests=queued, num_io_threads=handlers)
+    sc = Scenario(props, seed=seed, settings=settings_, replicas=2, client_listener="PLAINTEXT")
+    sc.followers()
+    sc.producer(connections=20, acks=acks, request_timeout_ms=15).open_loop(4000)
+    sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(3, leader=2)], at_ms=10)
+    res = sc.run(40.0)
+    r = res.requests
+    assert len(r) == sum(res.sent.values())
+    assert (r["error"] == "IN_FLIGHT").sum() + (r["end_ms"].notna()).sum() == len(r)
+    for metric in ("RequestQueueSize", "ResponseQueueSize", "NumDelayedOperations"):
+        assert min(res.broker.metrics.gauges[metric].values) >= 0
+    assert max(res.broker.metrics.gauges["RequestQueueSize"].values) <= queued
+
+
+def test_same_seed_same_dataframes():
+    a, b = busy_run(11), busy_run(11)
+    pd.testing.assert_frame_equal(a.requests, b.requests)
+    pd.testing.assert_frame_equal(a.metrics, b.metrics)
+    c = busy_run(12)
+    assert not a.requests["end_ms"].equals(c.requests["end_ms"])
