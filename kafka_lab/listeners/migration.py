@@ -33,7 +33,11 @@ from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableExcept
                            broker_registration, controller_endpoint)
 from .resolve import resolve
 
-__all__ = ["ClusterState", "migration_states", "controller_routes", "migration_steps"]
+__all__ = ["ClusterState", "migration_states", "controller_routes", "migration_steps", "migration_summary"]
+
+
+#: how the tables name each stage's config
+CONFIG_LABELS = {"before": "before", "round 1": "+CONTROLLER endpoint", "round 2": "+control.plane.listener.name"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
             what = ("adds the CONTROLLER endpoint" if stage == "round 1" else
                     "sets control.plane.listener.name=CONTROLLER" if not one_round else
                     "adds the CONTROLLER endpoint and sets control.plane.listener.name")
-            action = f"round {rnd}: broker {b} restarts and {what}"
+            action = f"{'one round' if one_round else f'round {rnd}'}: broker {b} restarts and {what}"
             if b == controller:
                 new = min(x for x in ids if x != b)
                 action += f"; the controller moves from broker {b} to broker {new}"
@@ -110,7 +114,7 @@ def migration_steps(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool =
             failed = isinstance(r, BrokerEndPointNotAvailableException)
             rows.append({
                 "step": st.step, "round": st.round, "action": st.action, "controller": st.controller, "broker": b,
-                "config": st.stages[b],
+                "config": CONFIG_LABELS[st.stages[b]],
                 "listeners": props["listeners"],
                 "advertised.listeners": props["advertised.listeners"],
                 "control.plane.listener.name": props.get("control.plane.listener.name"),
@@ -118,3 +122,17 @@ def migration_steps(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool =
                 "served by": None if failed else f"{bl.plane(r.listener_name)} plane",
             })
     return pd.DataFrame(rows)
+
+
+def migration_summary(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool = False) -> pd.DataFrame:
+    """:func:`migration_steps` with one row per step: the action, the controller, and per broker
+    ``[its config] the endpoint the controller uses (the plane that serves it)``."""
+    df = migration_steps(broker_ids, controller, one_round)
+    rows = []
+    for step, g in df.groupby("step", sort=True):
+        row = {"step": step, "action": g["action"].iloc[0], "controller": g["controller"].iloc[0]}
+        for _, r in g.iterrows():
+            served = f" ({r['served by']})" if r["served by"] else ""
+            row[f"broker {r['broker']}"] = f"[{r['config']}] {r['controller connects to']}{served}"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("step")

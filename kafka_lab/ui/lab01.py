@@ -12,13 +12,14 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
+from IPython.display import HTML
 
 from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
                                  listener_table, migration_steps, parse_properties, registration_json, resolve, users_of)
 
 from . import PALETTE, primary, primary_output
 
-__all__ = ["listener_panel", "render_config", "listener_svg", "error_html", "migration_panel", "migration_html"]
+__all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html"]
 
 _CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
 _HINTS = {
@@ -98,10 +99,14 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
     return "".join(parts)
 
 
-def render_config(text: str, *, canonical_host_name: str = "broker1.example.com") -> str:
-    """The panel's whole output for one ``server.properties`` text (HTML)."""
+def render_config(config, *, canonical_host_name: str = "broker1.example.com") -> str:
+    """The panel's whole output for one config (``server.properties`` text or a dict), as HTML.
+
+    ``canonical_host_name`` stands in for the machine's name in the registration of endpoints
+    published without a host.
+    """
     try:
-        broker = resolve(parse_properties(text))
+        broker = resolve(parse_properties(config) if isinstance(config, str) else config)
     except ConfigException as exc:
         return error_html(exc)
     except TypeError as exc:
@@ -117,6 +122,11 @@ def render_config(text: str, *, canonical_host_name: str = "broker1.example.com"
     return (f"<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
             "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
             f"<pre>{html.escape(registration_json(reg))}</pre></details></div>")
+
+
+def show_config(config) -> HTML:
+    """Display one config's resolution (or Kafka's error) in a notebook cell."""
+    return HTML(render_config(config))
 
 
 def listener_panel(preset: str | None = None) -> widgets.VBox:

@@ -1,0 +1,194 @@
+"""Lab 01's guided exercises: listeners, advertised listeners and the controller's endpoint.
+
+Every check resolves the learner's answer with :mod:`kafka_lab.listeners` (Kafka 2.8's rules and
+messages), so the feedback is what Kafka itself would say.
+"""
+
+from __future__ import annotations
+
+from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, ConfigException, broker_registration, controller_endpoint,
+                                 kip291_broker, kip291_properties_text, parse_endpoint, parse_properties, resolve)
+
+__all__ = ["BROKEN_ROUND_2", "SAME_LISTENER_CHOICES", "same_listener_outcome"]
+
+
+def _props(answer):
+    """The answer as properties: a dict, or server.properties text. None when it is neither."""
+    if isinstance(answer, dict) and all(isinstance(k, str) for k in answer):
+        return answer
+    if isinstance(answer, str):
+        return parse_properties(answer)
+    return None
+
+
+_NOT_PROPS = ("answer with the broker's properties, as text (one key=value per line, in triple quotes) "
+              "or as a dict of strings.")
+
+# ------------------------------------------------------------------------------------ 1. fix the config
+
+_round2 = kip291_broker(1, "round 2")
+#: broker1's round-2 config with CONTROLLER forgotten in advertised.listeners (the KIP's "if the
+#: advertised.listeners config is explicitly configured ... should also be added")
+BROKEN_ROUND_2 = kip291_properties_text({
+    **_round2, "advertised.listeners": "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093"})
+_FIXED_ROUND_2 = kip291_properties_text(_round2)
+_NO_CONTROL_PLANE = kip291_properties_text({k: v for k, v in _round2.items() if k != "control.plane.listener.name"}
+                                           | {"advertised.listeners": "INTERNAL://broker1.example.com:9092,"
+                                                                      "EXTERNAL://host1.example.com:9093"})
+_KEY_HINTS = {
+    "control.plane.listener.name": "the control-plane listener must be published: look at advertised.listeners.",
+    "advertised.listeners": "advertised.listeners may only name listeners that are in listeners, at routable hosts.",
+    "listeners": "every entry is NAME://host:port, with NAME in listener.security.protocol.map and a port of its own.",
+    "listener.security.protocol.map": "each entry is NAME:PROTOCOL (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL).",
+}
+
+
+@exercise("01.fix_config", solution=_FIXED_ROUND_2, wrong=[BROKEN_ROUND_2, _NO_CONTROL_PLANE],
+          prompt="Broker 1's round-2 config (BROKEN_ROUND_2) is rejected by Kafka. Fix it so that Kafka accepts it "
+                 "and the broker keeps its dedicated control plane on CONTROLLER.",
+          explanation="advertised.listeners is set explicitly, so the KIP's round 1 must add the CONTROLLER "
+                      "endpoint there too: CONTROLLER://broker1.example.com:9091.")
+def _(answer):
+    props = _props(answer)
+    if props is None:
+        return incorrect(f"{type(answer).__name__} is not a broker config.", hint=_NOT_PROPS)
+    try:
+        broker = resolve(props)
+    except ConfigException as exc:
+        return incorrect(f"Kafka still refuses to start: {exc}",
+                         hint=_KEY_HINTS.get(exc.config_key, f"look at {exc.config_key}."))
+    if broker.control_plane_listener is None:
+        return incorrect("Kafka accepts this, but the broker has no dedicated control plane any more: controller "
+                         "requests queue behind client traffic again.",
+                         hint="keep control.plane.listener.name=CONTROLLER and make the CONTROLLER listener valid.")
+    return correct(f"Kafka binds the control plane on {broker.control_plane_listener.connection_string} and publishes "
+                   f"{broker.advertised(broker.control_plane_listener_name).connection_string} for the controller: "
+                   "a control.plane.listener.name must be in advertised.listeners, not just in listeners.")
+
+
+# ------------------------------------------------------------------------------ 2. the controller's endpoint
+
+def _mid_round_2_route():
+    """Round 2 half done: broker 1 restarted with control.plane.listener.name, broker 2 (the controller) not yet."""
+    controller = resolve(kip291_broker(2, "round 1"))
+    broker1 = resolve(kip291_broker(1, "round 2"))
+    return controller_endpoint(controller, broker_registration(broker1, timestamp_ms=KIP291_TIMESTAMP_MS), 1), broker1
+
+
+@exercise("01.controller_endpoint", solution="INTERNAL://broker1.example.com:9092",
+          wrong=["CONTROLLER://broker1.example.com:9091", "CONTROLLER://192.1.1.8:9091", "INTERNAL://192.1.1.8:9092",
+                 "EXTERNAL://host1.example.com:9093", "broker1.example.com:9092"],
+          prompt="Mid round 2: broker 1 has restarted with control.plane.listener.name=CONTROLLER; broker 2, the "
+                 "controller, still runs its round-1 config. Which endpoint does the controller use to reach broker 1?",
+          explanation="The controller picks the listener name from its own config: round 1 has no "
+                      "control.plane.listener.name, so it uses the inter-broker listener INTERNAL, at the address "
+                      "broker 1 published.")
+def _(answer):
+    route, broker1 = _mid_round_2_route()
+    if not isinstance(answer, str):
+        return incorrect(f"{type(answer).__name__} is not an endpoint.",
+                         hint="answer with a string like 'NAME://host:port'.")
+    if "://" not in answer:
+        return incorrect("an endpoint starts with its listener name: the name is how the controller chooses.",
+                         hint="write it as NAME://host:port, as in the registration's \"endpoints\".")
+    try:
+        ep = parse_endpoint(answer.strip(), broker1.listener_security_protocol_map)
+    except ConfigException as exc:
+        return incorrect(f"that is not an endpoint of broker 1 ({exc}).", hint="write it as NAME://host:port.")
+    truth = route.endpoint
+    if ep == truth:
+        return correct(f"{truth.connection_string}: the controller (broker 2) has no control.plane.listener.name yet, "
+                       f"so it uses its inter-broker listener {route.listener_name} -- at the address broker 1 "
+                       "published in ZooKeeper. Broker 1 serves it on its data plane until the controller changes.")
+    if ep.listener_name == truth.listener_name:
+        return incorrect(f"right listener, wrong address: {ep.connection_string} is what broker 1 binds, not what "
+                         "it publishes.", hint="the controller only knows broker 1's registration in ZooKeeper "
+                                              "(advertised.listeners).")
+    if ep.listener_name == broker1.control_plane_listener_name:
+        return incorrect("CONTROLLER is what a controller *with* control.plane.listener.name would use. Whose config "
+                         "decides?", hint="the controller (broker 2) applies its own config to every broker's "
+                                          "registration, and broker 2 has not restarted in round 2 yet.")
+    return incorrect(f"{ep.listener_name} is for clients, not for brokers or the controller.",
+                     hint="without control.plane.listener.name, the controller uses the inter-broker listener.")
+
+
+# ---------------------------------------------------------------------- 3. control plane = inter-broker listener
+
+SAME_LISTENER_CHOICES = {
+    "A": "The broker starts; controller requests simply share the INTERNAL listener's data-plane queue.",
+    "B": "The broker refuses to start: control.plane.listener.name must differ from the inter-broker listener.",
+    "C": "The broker starts, but the controller cannot connect (BrokerEndPointNotAvailableException).",
+    "D": "The broker starts and ignores control.plane.listener.name.",
+}
+_SAME = kip291_broker(1, "round 2") | {"control.plane.listener.name": "INTERNAL"}
+
+
+def same_listener_outcome() -> tuple[str, str]:
+    """Resolve broker1 with control.plane.listener.name=INTERNAL (= inter.broker.listener.name): (choice, message)."""
+    try:
+        broker = resolve(_SAME)
+    except ConfigException as exc:
+        return ("B", str(exc)) if exc.config_key == "control.plane.listener.name" else ("?", str(exc))
+    return ("A", "") if broker.control_plane_listener is None else ("D", "")
+
+
+@exercise("01.same_listener", solution="B", wrong=["A", "C", "D", "E"],
+          prompt="What happens if broker 1 sets control.plane.listener.name=INTERNAL while inter.broker.listener.name "
+                 "is INTERNAL too? Answer with a letter of SAME_LISTENER_CHOICES (or Kafka's exact message).",
+          explanation="KafkaConfig requires the two names to differ, at start-up: the point of the control plane is "
+                      "a listener that no other traffic uses.")
+def _(answer):
+    letter, message = same_listener_outcome()
+    if not isinstance(answer, str):
+        return incorrect(f"{type(answer).__name__} is not a letter.", hint="answer with 'A', 'B', 'C' or 'D'.")
+    a = answer.strip()
+    if a == message or a.upper() == letter:
+        return correct(f"Kafka refuses to start with: {message}. A dedicated plane needs a listener of its own; "
+                       "validation catches it before any socket is bound.")
+    feedback = {
+        "A": "that would be the case *without* control.plane.listener.name; with it, Kafka checks the value first.",
+        "C": "the controller never gets that far: the broker itself does not start.",
+        "D": "Kafka does not ignore a setting it validates.",
+    }
+    if a.upper() in feedback:
+        return incorrect(feedback[a.upper()], hint="set the preset 'control plane on the inter-broker listener' in "
+                                                   "the panel above and read Kafka's message.")
+    return incorrect(f"{a!r} is not one of the choices.", hint="answer with 'A', 'B', 'C' or 'D'.")
+
+
+# --------------------------------------------------------------------------------- 4. bind all interfaces
+
+_ALL_IFACES = "broker.id=1\nlisteners=PLAINTEXT://0.0.0.0:9092\nadvertised.listeners=PLAINTEXT://broker1.example.com:9092\n"
+
+
+@exercise("01.all_interfaces", solution=_ALL_IFACES,
+          wrong=["broker.id=1\nlisteners=PLAINTEXT://0.0.0.0:9092\n",
+                 "broker.id=1\nlisteners=PLAINTEXT://broker1.example.com:9092\n",
+                 "broker.id=1\nlisteners=PLAINTEXT://0.0.0.0:9092\nadvertised.listeners=PLAINTEXT://0.0.0.0:9092\n"],
+          prompt="Write a config for broker 1 that binds PLAINTEXT on port 9092 on all interfaces and that clients "
+                 "reach as broker1.example.com:9092.",
+          explanation="listeners=PLAINTEXT://0.0.0.0:9092 binds every interface; since advertised.listeners would "
+                      "otherwise inherit 0.0.0.0, set advertised.listeners=PLAINTEXT://broker1.example.com:9092.")
+def _(answer):
+    props = _props(answer)
+    if props is None:
+        return incorrect(f"{type(answer).__name__} is not a broker config.", hint=_NOT_PROPS)
+    try:
+        broker = resolve(props)
+    except ConfigException as exc:
+        hint = ("advertised.listeners falls back to listeners when unset -- set it to the name clients use."
+                if "0.0.0.0" in str(exc) else _KEY_HINTS.get(exc.config_key, f"look at {exc.config_key}."))
+        return incorrect(f"Kafka refuses to start: {exc}", hint=hint)
+    binds = [e for e in broker.listeners if e.host == "0.0.0.0" and e.port == 9092]
+    if not binds:
+        return incorrect("Kafka accepts it, but no listener binds 0.0.0.0:9092, so it does not listen on all "
+                         "interfaces.", hint="the host in listeners is where the broker binds; 0.0.0.0 means all.")
+    published = broker.advertised(binds[0].listener_name)
+    if published is None or (published.host, published.port) != ("broker1.example.com", 9092):
+        got = published.connection_string if published else "nothing"
+        return incorrect(f"the broker publishes {got} for that listener, so clients would not use "
+                         "broker1.example.com:9092.", hint="advertised.listeners is what clients are told.")
+    return correct(f"binds {binds[0].connection_string}, publishes {published.connection_string}: listeners is where "
+                   "the broker listens, advertised.listeners what everyone else is told -- and 0.0.0.0 is only "
+                   "meaningful for the first.")

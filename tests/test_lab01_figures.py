@@ -1,0 +1,180 @@
+"""What lab 01 prints, asserted with the same calls the notebook makes.
+
+The truths are the KIP-291 page's examples (its configs, JSON payloads and controller endpoints),
+Kafka 2.8's messages from KAFKA_REFERENCE.md, and the KIP's migration plan.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kafka_lab.exercises import check
+from kafka_lab.exercises.lab01 import BROKEN_ROUND_2, SAME_LISTENER_CHOICES, same_listener_outcome
+from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, PRESETS, broker_registration,
+                                 controller_endpoint, kip291_broker, listener_table, migration_steps,
+                                 migration_summary, resolve)
+from kafka_lab.ui.lab01 import listener_panel, migration_html, migration_panel, render_config, show_config
+
+LAB = Path(__file__).resolve().parent.parent / "labs" / "01_listeners.ipynb"
+
+
+def test_lab_makes_these_calls():
+    src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
+    for call in ('kip291_broker(1, "before")', "listener_table(resolve(before))", "listener_table(resolve({}))",
+                 "show_config(KIP291_AS_PRINTED)", "listener_panel()", "broker_registration(resolve(before), "
+                 "timestamp_ms=KIP291_TIMESTAMP_MS)", 'kip291_broker(1, "round 2")', "migration_summary()",
+                 "migration_panel()", "show_config(BROKEN_ROUND_2)", "SAME_LISTENER_CHOICES"):
+        assert call in src, call
+
+
+def test_section1_before_table():
+    t = listener_table(resolve(kip291_broker(1, "before")))
+    assert t["binds (listeners)"].tolist() == ["INTERNAL://192.1.1.8:9092", "EXTERNAL://10.1.1.5:9093"]
+    assert t["publishes (advertised.listeners)"].tolist() == ["INTERNAL://broker1.example.com:9092",
+                                                               "EXTERNAL://host1.example.com:9093"]
+    assert t["security protocol"].tolist() == ["PLAINTEXT", "SSL"]
+    assert t["plane"].tolist() == ["data", "data"]
+    assert t["used by"].tolist() == ["controller, other brokers", "clients"]
+
+
+def test_section1_default_table():
+    t = listener_table(resolve({}))
+    assert t.to_dict("records") == [{
+        "listener": "PLAINTEXT", "security protocol": "PLAINTEXT", "binds (listeners)": "PLAINTEXT://:9092",
+        "which means": "default interface, port 9092", "publishes (advertised.listeners)": "PLAINTEXT://:9092",
+        "plane": "data", "used by": "controller, other brokers, clients"}]
+
+
+def test_section2_as_printed_error():
+    html = show_config(KIP291_AS_PRINTED).data
+    assert ("requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. "
+            "The valid options based on currently configured listeners are INTERNAL,EXTERNAL") in html
+    assert "Traceback" not in html
+
+
+EXPECTED_PRESETS = {
+    "KIP-291 broker1, after (dedicated controller listener)": ["CONTROLLER://192.1.1.8:9091",
+                                                              "CONTROLLER://broker1.example.com:9091",
+                                                              "dedicated control plane on"],
+    "KIP-291 broker1, before": ["INTERNAL://broker1.example.com:9092", "share the data plane"],
+    "KIP-291 broker1, after round 1 (endpoint added, name not set)": ["CONTROLLER://broker1.example.com:9091",
+                                                                      "connects on <b>INTERNAL</b>"],
+    "KIP-291 broker1 as printed (no inter.broker.listener.name)": [
+        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"],
+    "Kafka 2.8 defaults (nothing set)": ["PLAINTEXT://:9092", "PLAINTEXT://broker1.example.com:9092"],
+    "legacy host.name / advertised.host.name": ["PLAINTEXT://192.1.1.8:9092", "PLAINTEXT://broker1.example.com:9092"],
+    "all interfaces, nothing advertised (broken)": [
+        "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
+        "Use a routable IP address."],
+    "control plane on the inter-broker listener (broken)": [
+        "requirement failed: control.plane.listener.name, when defined, should have a different value from the "
+        "inter broker listener name. Currently they both have the value ListenerName(INTERNAL)"],
+    "IPv6 listeners": ["INTERNAL://[fe80::1%eth0]:9092", "EXTERNAL://[::]:9093", "EXTERNAL://[2001:db8::8]:9093"],
+}
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_panel_presets(name):
+    html = render_config(PRESETS[name])
+    for text in EXPECTED_PRESETS[name]:
+        assert text in html, (name, text)
+    assert ("kl-config-error" in html) == ("broken" in name or "as printed" in name)
+
+
+def test_panel_reacts_to_the_primary_control():
+    panel = listener_panel()
+    choose, text, out = panel.children
+    assert "kl-primary-control" in choose._dom_classes and "kl-primary-output" in out._dom_classes
+    first = out.value
+    choose.value = "control plane on the inter-broker listener (broken)"
+    assert out.value != first and "ListenerName(INTERNAL)" in out.value
+    text.value = "listeners=PLAINTEXT://h:9092,SSL://h:9092\n"
+    assert "Each listener must have a different port, listeners: PLAINTEXT://h:9092,SSL://h:9092" in out.value
+
+
+def test_section3_registration_json():
+    reg = broker_registration(resolve(kip291_broker(1, "before")), timestamp_ms=KIP291_TIMESTAMP_MS)
+    # the KIP's payload (its "host1.example.com" aside: Kafka takes host from the first PLAINTEXT endpoint)
+    assert reg == {"version": 4, "host": "broker1.example.com", "port": 9092,
+                   "endpoints": ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"],
+                   "jmx_port": -1, "timestamp": "1532467569343",
+                   "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}}
+
+
+def test_section3_controller_routes():
+    before, after = kip291_broker(1, "before"), kip291_broker(1, "round 2")
+    printed = []
+    for ctl_config in (before, after):
+        reg = broker_registration(resolve(ctl_config), timestamp_ms=KIP291_TIMESTAMP_MS)
+        r = controller_endpoint(resolve(ctl_config), reg, broker_id=1)
+        printed.append((r.connection_string, r.security_protocol, r.dedicated))
+    assert printed == [("INTERNAL://broker1.example.com:9092", "PLAINTEXT", False),
+                       ("CONTROLLER://broker1.example.com:9091", "PLAINTEXT", True)]
+
+
+def _endpoint_name(cell):
+    return re.search(r"\] (\w+)://", cell).group(1)
+
+
+def test_section4_migration_summary():
+    s = migration_summary()
+    assert list(s.index) == list(range(7))
+    assert s["controller"].tolist() == [1, 2, 1, 1, 2, 1, 1]
+    brokers = ["broker 1", "broker 2", "broker 3"]
+    names = [[_endpoint_name(s.loc[i, b]) for b in brokers] for i in s.index]
+    # before and through round 1 the controller uses the inter-broker listener
+    assert names[:5] == [["INTERNAL"] * 3] * 5
+    # from the moment the controller runs the round-2 config, it uses CONTROLLER on every broker
+    assert names[5:] == [["CONTROLLER"] * 3] * 2
+    assert s.loc[5, "broker 3"] == "[+CONTROLLER endpoint] CONTROLLER://broker3.example.com:9091 (data plane)"
+    assert s.loc[6, "broker 3"] == "[+control.plane.listener.name] CONTROLLER://broker3.example.com:9091 (control plane)"
+    assert s.loc[4, "broker 1"] == "[+control.plane.listener.name] INTERNAL://broker1.example.com:9092 (data plane)"
+
+
+def test_section4_skipping_round_one_fails():
+    s = migration_summary(one_round=True)
+    assert s.loc[2, "broker 3"] == ("[before] BrokerEndPointNotAvailableException: End point with listener name "
+                                    "CONTROLLER not found for broker 3")
+    assert "CONTROLLER://broker3.example.com:9091 (control plane)" in s.loc[3, "broker 3"]
+
+
+def test_section4_panel_and_steps_agree():
+    df = migration_steps()
+    assert len(df) == 21 and set(df["step"]) == set(range(7))
+    html = migration_html(5)
+    assert "Controller: <b>broker 1</b>" in html and "CONTROLLER://broker3.example.com:9091" in html
+    panel = migration_panel()
+    slider, box = panel.children[0].children
+    box.value = True
+    assert slider.max == 3
+    slider.value = 2
+    assert "BrokerEndPointNotAvailableException" in panel.children[1].value
+
+
+def test_exercise_1_starting_config_error():
+    html = show_config(BROKEN_ROUND_2).data
+    assert ("requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
+            "The valid options based on currently configured listeners are INTERNAL,EXTERNAL") in html
+    assert check("01.fix_config", BROKEN_ROUND_2).status == "incorrect"
+
+
+def test_exercise_2_truth_is_the_inter_broker_endpoint():
+    assert check("01.controller_endpoint", "INTERNAL://broker1.example.com:9092").ok
+    assert check("01.controller_endpoint", " internal://broker1.example.com:9092 ").ok
+
+
+def test_exercise_3_choices_and_truth():
+    letter, message = same_listener_outcome()
+    assert letter == "B" and set(SAME_LISTENER_CHOICES) == {"A", "B", "C", "D"}
+    assert message.endswith("Currently they both have the value ListenerName(INTERNAL)")
+    assert check("01.same_listener", message).ok
+
+
+def test_exercise_4_accepts_other_valid_shapes():
+    ok = {"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://broker1.example.com:9092"}
+    assert check("01.all_interfaces", ok).ok
+    named = ("listener.security.protocol.map=CLIENT:PLAINTEXT\nlisteners=CLIENT://0.0.0.0:9092\n"
+             "advertised.listeners=CLIENT://broker1.example.com:9092\ninter.broker.listener.name=CLIENT\n")
+    assert check("01.all_interfaces", named).ok
