@@ -139,3 +139,13 @@ def test_kip36_rack_spread(setup, n_partitions, rf_frac, fixed, start_pid):
             assert max(racks.values()) == 1  # at most one replica per rack
         if rf >= n_racks:
             assert len(racks) == n_racks  # every rack holds at least one replica
+
+
+@given(ids=st.lists(st.integers(0, 100), min_size=1, max_size=12, unique=True), rack=rack_names,
+       n_partitions=st.integers(1, 40), rf_frac=st.floats(0, 1), fixed=st.integers(0, 100), start_pid=st.integers(-1, 50))
+def test_one_rack_is_rack_unaware_over_sorted_ids(ids, rack, n_partitions, rf_frac, fixed, start_pid):
+    rf = 1 + int(rf_frac * (len(ids) - 1))
+    one_rack = [BrokerMetadata(i, rack) for i in ids]
+    plain = [BrokerMetadata(i) for i in sorted(ids)]
+    assert assign_replicas_to_brokers(one_rack, n_partitions, rf, fixed, start_pid) == \
+        assign_replicas_to_brokers(plain, n_partitions, rf, fixed, start_pid)

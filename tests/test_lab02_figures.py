@@ -77,16 +77,16 @@ def test_rack_failure_rf3_min_isr_2_by_hand():
 def test_partial_racks_messages_in_the_lab():
     half = [asg.BrokerMetadata(0, "rack1"), asg.BrokerMetadata(1, None), asg.BrokerMetadata(2, "rack2")]
     assert ui.kafka_says(asg.assign_replicas_to_brokers, half, 3, 2) == (
-        "org.apache.kafka.server.common.AdminOperationException: "
+        "AdminOperationException: "
         "Not all brokers have rack information for replica rack aware assignment.")
     assert ui.kafka_says(asg.assign_for_topic, half, 3, 2) == (
-        "org.apache.kafka.server.common.AdminOperationException: Not all brokers have rack information. "
+        "AdminOperationException: Not all brokers have rack information. "
         "Add --disable-rack-aware in command line to make replica assignment without rack information.")
     # rack-unaware by hand over [0, 1, 2]: [p, p+1] -> {0: [0, 1], 1: [1, 2], 2: [2, 0]}
     assert ui.kafka_says(asg.assign_for_topic, half, 3, 2, rack_aware_mode="disabled",
                          fixed_start_index=0) == {0: [0, 1], 1: [1, 2], 2: [2, 0]}
     assert ui.kafka_says(asg.assign_replicas_to_brokers, half, 3, 4) == (
-        "org.apache.kafka.common.errors.InvalidReplicationFactorException: "
+        "InvalidReplicationFactorException: "
         "Replication factor: 4 larger than available brokers: 3.")
 
 
@@ -123,6 +123,7 @@ def test_panel_redraws_when_the_primary_control_moves():
     assert len(controls) == 1 and len(outputs) == 1
     before = outputs[0].value
     assert "[0, 3, 1]" in before and "6–6" in before and "(even)" in before
+    assert "rack1: 4 leaders, 12 replicas; rack2: 4 leaders, 12 replicas; rack3: 4 leaders, 12 replicas" in before
     controls[0].value = 13
     assert outputs[0].value != before and "(uneven)" in outputs[0].value
 

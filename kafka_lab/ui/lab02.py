@@ -152,18 +152,21 @@ def _summary_html(a, brokers, rf) -> str:
     n_racks = len({b.rack for b in brokers})
     lead, rep = bb["leaders"], bb["replicas"]
     spread = pr["racks spanned"].value_counts().sort_index()
+    rb = asg.rack_balance(a, brokers)
+    per_rack = "; ".join(f"{html.escape(r) or '&quot;&quot;'}: {int(row.leaders)} leaders, {int(row.replicas)} replicas"
+                         for r, row in rb.iterrows())
     spread_txt = ", ".join(f"{c} partition{'s' if c != 1 else ''} on {k} rack{'s' if k != 1 else ''}"
                            for k, c in spread.items())
     return (
         "<div style='font-size:14px;line-height:1.6'>"
         f"Partition 0 → <b>{a[min(a)]}</b> (leader first). "
         f"Leaders per broker: {lead.min()}–{lead.max()}; replicas per broker: <b>{rep.min()}–{rep.max()}</b>"
-        f"{' (even)' if rep.min() == rep.max() else ' (uneven)'}.<br>"
+        f"{' (even)' if rep.min() == rep.max() else ' (uneven)'}.<br>Per rack: {per_rack}.<br>"
         f"Rack spread ({n_racks} rack{'s' if n_racks != 1 else ''}, RF {rf}): {spread_txt}.</div>")
 
 
 def _error_html(exc: Exception) -> str:
-    cls = getattr(exc, "java_class", type(exc).__name__)
+    cls = type(exc).__name__
     return (f"<div style='color:#b3261e;font-size:14px'>Kafka refuses: <code>{html.escape(cls)}</code>: "
             f"{html.escape(str(exc))}</div>")
 
@@ -173,7 +176,7 @@ def kafka_says(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except ValueError as exc:
-        return f"{getattr(exc, 'java_class', type(exc).__name__)}: {exc}"
+        return f"{type(exc).__name__}: {exc}"
 
 
 def rack_awareness_panel(racks: dict | None = None, partitions: int = 12, replication_factor: int = 3,
