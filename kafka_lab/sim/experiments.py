@@ -64,13 +64,15 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
                               queued_max_requests: int = 500, controller_api: str = "LeaderAndIsr",
                               controller_ms: float = 1.0, controller_at_ms: float = 0.001, acks: int = 1,
                               replicas: int = 1, followers_stop_partition0: bool = True, request_timeout_ms: int = 30000,
-                              network_ms: float = 0.0, seed: int = 0, until_ms: float | None = None) -> Results:
+                              network_ms: float = 0.0, produce_partitions: int | None = None, seed: int = 0,
+                              until_ms: float | None = None) -> Results:
     """``backlog`` Produce requests written at t=0 (one connection each), then one controller request.
 
     The controller request makes this broker a follower of partition 0 (LeaderAndIsr), updates the
     metadata for it (UpdateMetadata) or stops its replica (StopReplica). With ``replicas`` > 1 the
     followers fetch every partition except partition 0 (the KIP's example: they have stopped
-    fetching it), so acks=-1 produces wait in purgatory for partition 0.
+    fetching it), so acks=-1 produces wait in purgatory for partition 0. Each produce request writes
+    to all 20 partitions, as in the KIP's example, or to the first ``produce_partitions`` of them.
     """
     props = lab_properties(control_plane, num_io_threads=num_io_threads, num_network_threads=num_network_threads,
                            queued_max_requests=queued_max_requests)
@@ -81,7 +83,9 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
             if followers_stop_partition0:
                 f.stop_fetching(sc.partitions[0])
     if backlog:
-        sc.producer("producer-1", connections=backlog, acks=acks, request_timeout_ms=request_timeout_ms).burst(backlog)
+        tps = sc.partitions if produce_partitions is None else sc.partitions[:produce_partitions]
+        sc.producer("producer-1", connections=backlog, acks=acks, request_timeout_ms=request_timeout_ms,
+                    partitions=tps).burst(backlog)
     other = sc.broker.id + 1
     state = sc.leader_and_isr_state(0, leader=other)
     if controller_api == "StopReplica":

@@ -1,0 +1,167 @@
+"""KIP-291's scenarios, reproduced by the model and checked against the KIP's arithmetic.
+
+The KIP: "a controller request is enqueued into the requestQueue after a backlog of data requests,
+and experiences a long queuing time" and "the requestQueue is full, and therefore blocks a network
+(processor) thread that has a controller request ready to be enqueued". With deterministic service
+the waits are exact: the k-th request behind a backlog of N on c handlers starts at floor(N/c)·s.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
+
+EPS = 0.001  # the controller request is sent just after the backlog
+
+
+@pytest.mark.parametrize("backlog,handlers,service_ms", [(0, 8, 1.0), (8, 8, 1.0), (100, 8, 1.0), (333, 4, 2.0),
+                                                          (480, 8, 0.5), (150, 1, 1.0)])
+def test_without_control_plane_the_controller_request_waits_behind_the_backlog(backlog, handlers, service_ms):
+    res = controller_behind_backlog(backlog, control_plane=False, num_io_threads=handlers, service_ms=service_ms)
+    lai = res.request("LeaderAndIsr")
+    assert lai["plane"] == "data" and lai["listener"] == "PLAINTEXT"
+    expected = math.floor(backlog / handlers) * service_ms - (EPS if backlog >= handlers else 0)
+    assert controller_wait_ms(lai) == pytest.approx(max(expected, 0.0), abs=1e-9)
+    assert lai["socketWaitTime"] == 0  # the queue never filled: all the wait is requestQueueTime
+    assert lai["requestQueueTime"] == pytest.approx(max(expected, 0.0), abs=1e-9)
+
+
+@pytest.mark.parametrize("backlog", [0, 100, 480, 1000, 3000])
+@pytest.mark.parametrize("handlers", [1, 8])
+def test_with_control_plane_it_takes_one_service_time_whatever_the_backlog(backlog, handlers):
+    res = controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers, controller_ms=1.0,
+                                    until_ms=50.0)
+    lai = res.request("LeaderAndIsr")
+    assert (lai["plane"], lai["listener"], lai["processor"]) == ("control", "CONTROLLER", 0)
+    assert controller_wait_ms(lai) == 0.0
+    assert lai["totalTime"] == pytest.approx(1.0) and lai["error"] == "NONE"
+    assert res.time_average("ControlPlaneRequestQueueSize", 0, 50) == 0.0
+
+
+@pytest.mark.parametrize("backlog,queued", [(1000, 500), (2000, 500), (600, 100)])
+def test_a_full_queue_blocks_the_controllers_processor(backlog, queued):
+    """Without KIP-291 and with the queue full, the wait is still about backlog·s/c, but most of it is
+    spent in the socket, behind the processor's blocked put: invisible to requestQueueTime."""
+    res = controller_behind_backlog(backlog, control_plane=False, queued_max_requests=queued)
+    lai = res.request("LeaderAndIsr")
+    assert controller_wait_ms(lai) == pytest.approx(backlog / 8, rel=0.02)
+    assert lai["socketWaitTime"] > 0.4 * backlog / 8
+    assert lai["requestQueueTime"] == pytest.approx(queued / 8, rel=0.05)
+    # the same backlog with a queue big enough: no socket wait at all
+    roomy = controller_behind_backlog(backlog, control_plane=False, queued_max_requests=backlog + 10).request("LeaderAndIsr")
+    assert roomy["socketWaitTime"] == 0
+
+
+@pytest.mark.parametrize("backlog", [100, 400, 480])
+def test_rejected_alternative_works_while_the_queue_has_room(backlog):
+    lai = controller_behind_backlog(backlog, control_plane=False, prioritise=True).request("LeaderAndIsr")
+    assert lai["plane"] == "data"
+    assert controller_wait_ms(lai) <= 1.0  # at most one (deterministic) produce service time
+
+
+@pytest.mark.parametrize("backlog,queued", [(1000, 500), (2000, 500), (3000, 500)])
+def test_rejected_alternative_fails_when_the_queue_is_full(backlog, queued):
+    """The KIP's reason for rejecting it: the processor is blocked before the request is even read."""
+    lai = controller_behind_backlog(backlog, control_plane=False, prioritise=True, queued_max_requests=queued).request("LeaderAndIsr")
+    assert lai["requestQueueTime"] <= 1.0 + 1e-9  # once read, it does jump the queue...
+    assert controller_wait_ms(lai) == pytest.approx((backlog - queued) / 8, rel=0.03)  # ...but it waited to be read
+    assert controller_wait_ms(lai) > 50
+
+
+@pytest.mark.parametrize("backlog", [200, 400])
+def test_exponential_service_waits_average_backlog_times_service_over_handlers(backlog):
+    waits = [controller_wait_ms(controller_behind_backlog(backlog, control_plane=False, deterministic=False,
+                                                          seed=s).request("LeaderAndIsr")) for s in range(6)]
+    assert np.mean(waits) == pytest.approx(backlog * 1.0 / 8, rel=0.08)
+    cp = [controller_behind_backlog(backlog, control_plane=True, deterministic=False, seed=s).request("LeaderAndIsr")
+          for s in range(3)]
+    assert all(controller_wait_ms(r) == 0 and r["totalTime"] == pytest.approx(1.0) for r in cp)
+
+
+# -- downstream effects ----------------------------------------------------------------------------
+
+def purgatory_run(control_plane, backlog=200, timeout_ms=30000, seed=0, produce_partitions=None):
+    return controller_behind_backlog(backlog, control_plane=control_plane, acks=-1, replicas=3,
+                                     request_timeout_ms=timeout_ms, seed=seed, until_ms=200.0,
+                                     produce_partitions=produce_partitions)
+
+
+def test_acks_all_produces_wait_in_purgatory_until_the_leader_and_isr_then_fail():
+    res = purgatory_run(control_plane=False)
+    r = res.requests
+    lai = res.request("LeaderAndIsr")
+    applied = lai["api_local_complete_ms"]
+    produce = r[r["api"] == "Produce"]
+    assert len(produce) == 200 and (produce["error"] == "NOT_LEADER_OR_FOLLOWER").all()
+    # causally: nobody is answered before the LeaderAndIsr is applied; those parked are answered at that instant
+    assert (produce["response_complete_ms"] >= applied - 1e-9).all()
+    parked = produce[produce["api_local_complete_ms"] < applied]
+    assert len(parked) > 150
+    # makeFollowers completes them at that instant, unless their other partitions still await a follower fetch
+    # (a DelayedProduce completes only when no partition is pending: the last few appended are answered later)
+    assert np.isclose(parked["response_complete_ms"], applied).mean() > 0.95
+    assert parked["remoteTime"].max() == pytest.approx(applied - parked["api_local_complete_ms"].min())
+
+
+def test_with_control_plane_the_purgatory_wait_disappears():
+    # produce to partition 0 only, so the wait is the wait for partition 0 (no other partition pending)
+    slow, fast = purgatory_run(False, produce_partitions=1), purgatory_run(True, produce_partitions=1)
+    p_slow = slow.requests.query("api == 'Produce'")
+    p_fast = fast.requests.query("api == 'Produce'")
+    applied = fast.request("LeaderAndIsr")["api_local_complete_ms"]
+    assert applied == pytest.approx(EPS + 1.0)
+    assert p_fast["remoteTime"].mean() < 0.05 * p_slow["remoteTime"].mean()
+    # after the (fast) LeaderAndIsr the produces fail at append: NOT_LEADER_OR_FOLLOWER at once, clients retry
+    late = p_fast[p_fast["dequeue_ms"] >= applied]
+    assert (late["error"] == "NOT_LEADER_OR_FOLLOWER").all() and (late["remoteTime"] < 1.0).all()
+
+
+def test_delayed_leader_and_isr_lets_acks_all_produces_time_out():
+    res = purgatory_run(control_plane=False, backlog=400, timeout_ms=20)
+    r = res.requests
+    applied = res.request("LeaderAndIsr")["api_local_complete_ms"]
+    produce = r[r["api"] == "Produce"]
+    timed_out = produce[produce["error"] == "REQUEST_TIMED_OUT"]
+    not_leader = produce[produce["error"] == "NOT_LEADER_OR_FOLLOWER"]
+    assert len(timed_out) > 100 and len(not_leader) > 0 and len(timed_out) + len(not_leader) == 400
+    assert np.allclose(timed_out["remoteTime"], 20.0)  # request.timeout.ms, to the microsecond
+    assert (timed_out["response_complete_ms"] <= applied + 1e-9).all()
+    assert (not_leader["response_complete_ms"] >= applied - 1e-9).all()
+
+
+@pytest.mark.parametrize("backlog", [100, 400])
+def test_update_metadata_delay_is_the_stale_metadata_window(backlog):
+    windows = {}
+    for cp in (False, True):
+        res = controller_behind_backlog(backlog, control_plane=cp, controller_api="UpdateMetadata", controller_ms=0.5)
+        um = res.request("UpdateMetadata")
+        window = um["api_local_complete_ms"] - um["sent_ms"]
+        # the broker's own bookkeeping (the metadata cache) agrees with the request log
+        ((_, sent, applied),) = res.broker.metadata_cache.updates
+        assert (sent, applied) == (um["sent_ms"], um["api_local_complete_ms"])
+        assert res.broker.metadata_cache.leaders[("orders", 0)] == 2
+        windows[cp] = window
+    assert windows[True] == pytest.approx(0.5)
+    assert windows[False] == pytest.approx(math.floor(backlog / 8) * 1.0 - EPS + 0.5)
+
+
+def test_acks_1_records_acknowledged_after_the_controller_decided():
+    """acks=1: without the control plane, every produce behind the backlog is acknowledged by a broker that
+    the controller has already demoted, so a later truncation will lose it; with it, they get NOT_LEADER_OR_FOLLOWER."""
+    counts = {}
+    for cp in (False, True):
+        r = controller_behind_backlog(300, control_plane=cp, acks=1).requests
+        p = r[(r["api"] == "Produce") & (r["dequeue_ms"] > EPS)]
+        counts[cp] = int((p["error"] == "NONE").sum())
+    assert counts[False] == 300 - 8 and counts[True] <= 8
+
+
+def test_stop_replica_goes_through_the_control_plane_too():
+    res = controller_behind_backlog(300, control_plane=True, controller_api="StopReplica", acks=-1, replicas=3,
+                                    until_ms=100.0)
+    sr = res.request("StopReplica")
+    assert sr["plane"] == "control" and controller_wait_ms(sr) == 0.0
+    assert ("orders", 0) in res.broker.replica_manager.partitions  # deletePartitions=false keeps the log
+    assert res.broker.replica_manager.partitions[("orders", 0)].leader == -1

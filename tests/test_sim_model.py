@@ -1,0 +1,124 @@
+"""The model's structure: built from Kafka properties through listener resolution, Kafka's defaults,
+names and errors; distributions and records."""
+
+import numpy as np
+import pytest
+import simpy
+
+from kafka_lab.listeners import ConfigException as ListenerConfigException
+from kafka_lab.sim import (Broker, BrokerConfig, CostModel, Deterministic, Empirical, Exponential, LogNormal,
+                           ModelSettings, Scenario, TIMING_COLUMNS, kip291_properties)
+from kafka_lab.sim.config import ConfigException, CONTROL_PLANE_QUEUE_CAPACITY
+from kafka_lab.sim.experiments import lab_properties
+
+
+def broker(props, **kw):
+    return Broker(simpy.Environment(), props, rng=np.random.default_rng(0), **kw)
+
+
+def test_kafka_defaults():
+    cfg = BrokerConfig.from_properties({})
+    assert (cfg.num_network_threads, cfg.num_io_threads, cfg.queued_max_requests, cfg.request_timeout_ms) == (3, 8, 500, 30000)
+    assert [l.name for l in cfg.data_plane_listeners] == ["PLAINTEXT"] and cfg.control_plane_listener is None
+    b = broker({})
+    assert set(b.planes) == {"data"}
+    data = b.planes["data"]
+    assert len(data.processors) == 3 and data.handlers.threads == 8 and data.request_queue.capacity == 500
+    assert set(b.metrics.gauges) == {"RequestQueueSize", "ResponseQueueSize", "NetworkProcessorAvgIdlePercent",
+                                     "RequestHandlerAvgIdlePercent", "NumDelayedOperations", "PurgatorySize"}
+
+
+def test_the_control_plane_comes_from_listener_resolution():
+    b = broker(kip291_properties(control_plane=True))
+    cp = b.planes["control"]
+    assert len(cp.processors) == 1 and cp.handlers.threads == 1
+    assert cp.request_queue.capacity == CONTROL_PLANE_QUEUE_CAPACITY == 20
+    # SocketServer.startup creates the control-plane processor first; data plane: 3 per listener (INTERNAL, EXTERNAL)
+    assert cp.processors[0].id == 0 and [p.id for p in b.planes["data"].processors] == list(range(1, 7))
+    assert {"ControlPlaneRequestQueueSize", "ControlPlaneResponseQueueSize", "ControlPlaneNetworkProcessorAvgIdlePercent",
+            "ControlPlaneRequestHandlerAvgIdlePercent"} <= set(b.metrics.gauges)
+    conn = b.controller_connection(1)
+    assert (conn.listener, conn.plane) == ("CONTROLLER", "control")
+    assert conn.connection_id.startswith("192.1.1.8:9091-")
+
+
+def test_without_control_plane_the_controller_uses_the_inter_broker_listener():
+    # the KIP's migration, round one: CONTROLLER is bound but control.plane.listener.name is not set
+    b = broker(kip291_properties(control_plane=False))
+    assert set(b.planes) == {"data"} and len(b.planes["data"].processors) == 9
+    conn = b.controller_connection(1)
+    assert (conn.listener, conn.plane) == ("INTERNAL", "data")
+
+
+def test_listener_errors_are_kafkas():
+    with pytest.raises(ListenerConfigException) as e:
+        BrokerConfig.from_properties(kip291_properties(True, **{"control.plane.listener.name": "INTERNAL"}))
+    assert str(e.value) == ("requirement failed: control.plane.listener.name, when defined, should have a different "
+                            "value from the inter broker listener name. Currently they both have the value "
+                            "ListenerName(INTERNAL)")
+    with pytest.raises(ListenerConfigException, match="Listener with NOPE defined in control.plane.listener.name not found"):
+        BrokerConfig.from_properties(lab_properties(True, **{"control.plane.listener.name": "NOPE"}))
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("num.io.threads", 0, "Invalid value 0 for configuration num.io.threads: Value must be at least 1"),
+    ("queued.max.requests", "0", "Invalid value 0 for configuration queued.max.requests: Value must be at least 1"),
+    ("num.network.threads", "three", "Invalid value three for configuration num.network.threads: Not a number of type INT"),
+])
+def test_bad_thread_and_queue_settings_get_kafkas_message(key, value, message):
+    with pytest.raises(ConfigException) as e:
+        BrokerConfig.from_properties({key: value})
+    assert str(e.value) == message
+
+
+def test_connections_are_assigned_round_robin_per_listener():
+    b = broker(lab_properties(False))
+    conns = [b.connect("PLAINTEXT", "c") for _ in range(7)]
+    assert [c.processor.id for c in conns] == [0, 1, 2, 0, 1, 2, 0]
+    assert [b.connect("CONTROLLER", "c").processor.id for _ in range(4)] == [3, 4, 5, 3]
+    with pytest.raises(ValueError, match="no listener 'EXTERNAL'"):
+        b.connect("EXTERNAL", "c")
+
+
+def test_one_request_in_flight_per_connection():
+    """A connection is muted while its request is handled: the second waits in the socket."""
+    sc = Scenario(lab_properties(False), seed=0, client_listener="PLAINTEXT",
+                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
+    sc.producer(connections=1).burst(3)
+    r = sc.run(20).requests
+    assert r["dequeue_ms"].tolist() == [0.0, 2.0, 4.0]  # 8 idle handlers, yet one at a time
+    assert r["socketWaitTime"].tolist() == [0.0, 2.0, 4.0]
+    assert (r["requestQueueTime"] == 0).all() and r["connection_id"].nunique() == 1
+
+
+def test_acks_0_gets_no_response_but_unmutes():
+    sc = Scenario(seed=0, settings=ModelSettings(network_send_ms=0.5, costs={"Produce": CostModel(1.0)}))
+    sc.producer(acks=0).burst(2)
+    r = sc.run(10).requests
+    assert (r["error"] == "NONE").all() and (r["sendTime"] == 0).all()
+    assert r["dequeue_ms"].iloc[1] == pytest.approx(r["end_ms"].iloc[0] + 0.01)
+
+
+def test_record_columns_use_kafkas_names():
+    r = Scenario(seed=0).run(1).requests
+    for col in TIMING_COLUMNS + ["api", "correlation_id", "client_id", "connection_id", "listener", "plane",
+                                 "processor", "error", "sent_ms", "start_ms", "dequeue_ms", "end_ms"]:
+        assert col in r.columns
+
+
+def test_distributions():
+    rng = np.random.default_rng(3)
+    for d, mean in [(Exponential(2.0), 2.0), (LogNormal(2.0, 0.5), 2.0), (Empirical([1, 2, 3, 6]), 3.0)]:
+        s = d.sampler(rng)
+        xs = np.array([s() for _ in range(40000)])
+        assert xs.mean() == pytest.approx(mean, rel=0.03) and (xs >= 0).all()
+    assert Deterministic(1.5).sampler(rng)() == 1.5
+    ln = LogNormal(1.0, 0.5).sampler(np.random.default_rng(1))
+    xs = np.array([ln() for _ in range(40000)])
+    assert xs.std() / xs.mean() == pytest.approx(0.5, rel=0.05)  # the coefficient of variation asked for
+    with pytest.raises(ValueError):
+        Exponential(0)
+    with pytest.raises(ValueError):
+        Empirical([])
+    with pytest.raises(ValueError, match="unknown API"):
+        broker({}, settings=ModelSettings(costs={"Produse": CostModel(1.0)}))
