@@ -539,6 +539,9 @@ def add_partitions(brokers, existing: Mapping[int, Sequence[int]], num_partition
     broker list, of the first broker whose id >= partition 0's leader, and ``startPartitionId`` = the
     current partition count. So the result is deterministic, and the follower shift continues from
     the absolute partition ids.
+
+    Errors are Kafka's (``AdminZkClient`` 2.8), except that the missing-partition-0 message stops
+    before the ``Assignment: <Scala map>`` Kafka appends to it.
     """
     metas = _zk_broker_metadatas(brokers, rack_aware_mode)
     if 0 not in existing:

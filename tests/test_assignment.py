@@ -303,6 +303,9 @@ def test_add_partitions_messages():
         add_partitions(brokers, {0: [0], 1: [1]}, 2, topic="t")
     assert str(e.value) == ("The number of partitions for a topic can only be increased. "
                             "Topic t currently has 2 partitions, 2 would not be an increase.")
+    with pytest.raises(AdminOperationException, match=r"^Unexpected existing replica assignment for topic 't', "
+                                                      r"partition id 0 is missing\."):
+        add_partitions(brokers, {1: [1]}, 3, topic="t")
 
 
 # ---------------------------------------------------------------- analysis helpers
