@@ -50,6 +50,7 @@ class ClusterState:
     controller: int                 #: broker id of the active controller
     stages: dict                    #: broker id -> "before" | "round 1" | "round 2"
     props: dict                     #: broker id -> properties
+    restarted: int | None = None    #: the broker this step restarted
 
 
 def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool = False) -> list[ClusterState]:
@@ -64,7 +65,7 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
     if controller not in ids:
         raise ValueError(f"the controller ({controller}) must be one of the brokers {ids}")
     stages = {b: "before" for b in ids}
-    states = [_state(0, 0, "before: every broker runs its original config", controller, stages)]
+    states = [_state(0, 0, "before: every broker runs its original config", controller, stages, None)]
     rounds = [(1, "round 2")] if one_round else [(1, "round 1"), (2, "round 2")]
     for rnd, stage in rounds:
         for b in ids:
@@ -77,13 +78,13 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
                 new = min(x for x in ids if x != b)
                 action += f"; the controller moves from broker {b} to broker {new}"
                 controller = new
-            states.append(_state(len(states), rnd, action, controller, stages))
+            states.append(_state(len(states), rnd, action, controller, stages, b))
     return states
 
 
-def _state(step, rnd, action, controller, stages) -> ClusterState:
+def _state(step, rnd, action, controller, stages, restarted) -> ClusterState:
     return ClusterState(step, rnd, action, controller, dict(stages),
-                        {b: kip291_broker(b, s) for b, s in stages.items()})
+                        {b: kip291_broker(b, s) for b, s in stages.items()}, restarted)
 
 
 def controller_routes(state: ClusterState) -> dict[int, ControllerRoute | BrokerEndPointNotAvailableException]:
@@ -125,14 +126,27 @@ def migration_steps(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool =
 
 
 def migration_summary(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool = False) -> pd.DataFrame:
-    """:func:`migration_steps` with one row per step: the action, the controller, and per broker
-    ``[its config] the endpoint the controller uses (the plane that serves it)``."""
+    """:func:`migration_steps` with one row per step: who restarted, the controller after the step, and per
+    broker ``[its config] the listener the controller uses, the plane that serves it``.
+
+    Configs are abbreviated: ``before``, ``+endpoint`` (round 1: CONTROLLER added to the listeners),
+    ``+name`` (round 2: control.plane.listener.name set).
+    """
+    short = {CONFIG_LABELS["before"]: "before", CONFIG_LABELS["round 1"]: "+endpoint",
+             CONFIG_LABELS["round 2"]: "+name"}
     df = migration_steps(broker_ids, controller, one_round)
+    states = migration_states(broker_ids, controller, one_round)
     rows = []
-    for step, g in df.groupby("step", sort=True):
-        row = {"step": step, "action": g["action"].iloc[0], "controller": g["controller"].iloc[0]}
+    for st, (step, g) in zip(states, df.groupby("step", sort=True)):
+        rnd = "one round" if one_round else f"round {st.round}"
+        restarted = "-" if st.restarted is None else f"{rnd}, broker {st.restarted}"
+        row = {"step": step, "restarted": restarted, "controller": st.controller}
         for _, r in g.iterrows():
-            served = f" ({r['served by']})" if r["served by"] else ""
-            row[f"broker {r['broker']}"] = f"[{r['config']}] {r['controller connects to']}{served}"
+            target = r["controller connects to"]
+            if r["served by"] is None:
+                cell = "unreachable: " + target.split(":", 1)[0]
+            else:
+                cell = f"{target.split('://', 1)[0]}, {r['served by']}"
+            row[f"broker {r['broker']}"] = f"[{short[r['config']]}] {cell}"
         rows.append(row)
     return pd.DataFrame(rows).set_index("step")

@@ -22,6 +22,9 @@ from . import PALETTE, primary, primary_output
 __all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html"]
 
 _CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
+#: cell padding for the tables the panels draw (scoped to the panels' own classes)
+_TABLE_CSS = ("<style>.kl-listeners table td, .kl-listeners table th, .kl-migration table td, "
+              ".kl-migration table th {padding: 3px 12px; text-align: left}</style>")
 _HINTS = {
     "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
     "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
@@ -119,7 +122,7 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
                   if broker.control_plane_listener else "no control.plane.listener.name: controller requests "
                                                         "share the data plane")
                + f"; a controller with this config connects on <b>{broker.controller_to_broker_listener_name}</b>.")
-    return (f"<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
+    return (f"{_TABLE_CSS}<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
             "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
             f"<pre>{html.escape(registration_json(reg))}</pre></details></div>")
 
@@ -134,8 +137,8 @@ def listener_panel(preset: str | None = None) -> widgets.VBox:
     names = list(PRESETS)
     choose = primary(widgets.Dropdown(options=names, value=preset or names[0], description="preset",
                                       layout=widgets.Layout(width="640px")))
-    text = widgets.Textarea(value=PRESETS[choose.value], rows=9, continuous_update=False,
-                            layout=widgets.Layout(width="860px"), description="properties")
+    text = widgets.Textarea(value=PRESETS[choose.value], rows=8, continuous_update=False,
+                            layout=widgets.Layout(width="95%"), description="properties")
     out = primary_output(widgets.HTML())
 
     def on_preset(change):
@@ -160,15 +163,17 @@ def migration_html(step: int, one_round: bool = False) -> str:
     if rows.empty:
         raise ValueError(f"no step {step}; the steps are 0 to {df['step'].max()}")
     first = rows.iloc[0]
-    return (f"<p><b>step {step}</b>: {html.escape(first['action'])}. Controller: <b>broker {first['controller']}</b>.</p>"
-            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0))
+    return (f"{_TABLE_CSS}<div class='kl-migration'><p><b>step {step}</b>: {html.escape(first['action'])}. "
+            f"Controller: <b>broker {first['controller']}</b>.</p>"
+            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0) + "</div>")
 
 
 def migration_panel() -> widgets.VBox:
     """A step slider and a one-round shortcut checkbox over :func:`kafka_lab.listeners.migration_steps`."""
     last = int(migration_steps()["step"].max())
     step = widgets.IntSlider(value=0, min=0, max=last, description="step", continuous_update=False)
-    shortcut = widgets.Checkbox(value=False, description="skip round 1 (one rolling restart)")
+    shortcut = widgets.Checkbox(value=False, description="skip round 1 (one rolling restart)", indent=False,
+                                layout=widgets.Layout(width="320px"))
     out = widgets.HTML()
 
     def redraw(_=None):
