@@ -43,7 +43,7 @@ def test_section1_default_table():
     t = listener_table(resolve({}))
     assert t.to_dict("records") == [{
         "listener": "PLAINTEXT", "security protocol": "PLAINTEXT", "binds (listeners)": "PLAINTEXT://:9092",
-        "which means": "default interface, port 9092", "publishes (advertised.listeners)": "PLAINTEXT://:9092",
+        "which means": "every interface (empty host), port 9092", "publishes (advertised.listeners)": "PLAINTEXT://:9092",
         "plane": "data", "used by": "controller, other brokers, clients"}]
 
 

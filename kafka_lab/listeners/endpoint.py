@@ -7,7 +7,7 @@ the same in 3.9's ``SocketServerConfigs.URI_PARSE_REGEXP``)::
 
     ^(.*)://\\[?([0-9a-zA-Z\\-%._:]*)\\]?:(-?[0-9]+)
 
-matched against the whole entry. An empty host is stored as ``null`` ("bind the default
+matched against the whole entry. An empty host is stored as ``null`` (the docs: "bind to default
 interface"); an IPv6 host is printed in brackets (``SSL://[::1]:9093``). Listener names are
 upper-cased (``ListenerName.normalised``) and so are protocol names (``SecurityProtocol.forName``).
 
@@ -135,8 +135,9 @@ def format_address(host: str, port: int) -> str:
 class EndPoint:
     """One listener: where a broker binds (in ``listeners``) or what it publishes (in ``advertised.listeners``).
 
-    ``host`` is None for an empty host: bound, that is Kafka's "default interface"; published, the
-    broker replaces it with its canonical host name when it registers in ZooKeeper.
+    ``host`` is None for an empty host: bound, that is what Kafka's docs call the "default interface"
+    (the wildcard address in 2.8's code); published, the broker replaces it with its canonical host
+    name when it registers in ZooKeeper.
     """
 
     listener_name: str

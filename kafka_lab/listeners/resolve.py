@@ -102,12 +102,18 @@ class BrokerListeners:
 
 
 def bind_description(endpoint: EndPoint) -> str:
-    """What binding this endpoint means, in Kafka's documentation's words."""
+    """What binding this endpoint does.
+
+    Kafka's docs: "Specify hostname as 0.0.0.0 to bind to all interfaces. Leave hostname empty to bind
+    to default interface." The 2.8 code (``Acceptor.openServerSocket``) binds ``new InetSocketAddress(port)``
+    for an empty host, which is Java's wildcard address: every interface, like 0.0.0.0. The two differ in
+    what is *published*: an empty host is registered as the machine's host name, 0.0.0.0 is refused.
+    """
     if endpoint.host is None:
-        return f"default interface, port {endpoint.port}"
-    if endpoint.host == "0.0.0.0":
-        return f"all interfaces, port {endpoint.port}"
-    return f"{endpoint.host}, port {endpoint.port}"
+        return f"every interface (empty host), port {endpoint.port}"
+    if endpoint.host in ("0.0.0.0", "::"):
+        return f"every interface ({endpoint.host}), port {endpoint.port}"
+    return f"{endpoint.host} only, port {endpoint.port}"
 
 
 def parse_properties(text: str) -> dict[str, str]:

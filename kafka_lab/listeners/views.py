@@ -2,10 +2,8 @@
 
 For every listener name a broker binds or publishes:
 
-* **binds** -- the ``listeners`` entry: the socket the broker opens. The docs: "Specify hostname as
-  0.0.0.0 to bind to all interfaces. Leave hostname empty to bind to default interface."
-  (2.8's ``Acceptor.openServerSocket`` passes ``new InetSocketAddress(port)`` for an empty host, which is
-  Java's wildcard address, so in practice that listens on every interface too.)
+* **binds** -- the ``listeners`` entry: the socket the broker opens (see
+  :func:`~kafka_lab.listeners.resolve.bind_description`: an empty host binds every interface, as 0.0.0.0 does).
 * **publishes** -- the ``advertised.listeners`` entry, written to ``/brokers/ids/<id>``: the only address
   anyone else learns. A listener that is bound but not published can only be reached by someone who
   already knows its address.
