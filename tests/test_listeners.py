@@ -465,3 +465,10 @@ def test_parse_properties():
     assert parse_properties(text) == {"listeners": "PLAINTEXT://h:1  ", "port": "9093", "host.name": "h",
                                       "x": "ab", "x2": ""}
     assert resolve("listeners=PLAINTEXT://h:1\n").listeners[0].host == "h"
+
+
+def test_package_docstring_examples():
+    import doctest
+
+    import kafka_lab.listeners as pkg
+    assert doctest.testmod(pkg).failed == 0

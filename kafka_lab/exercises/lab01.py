@@ -44,7 +44,11 @@ _KEY_HINTS = {
 }
 
 
-@exercise("01.fix_config", solution=_FIXED_ROUND_2, wrong=[BROKEN_ROUND_2, _NO_CONTROL_PLANE],
+#: "fixed" by deleting advertised.listeners: valid, but every listener now publishes its bind address
+_NO_ADVERTISED = BROKEN_ROUND_2.replace("advertised.listeners=", "# advertised.listeners=")
+
+
+@exercise("01.fix_config", solution=_FIXED_ROUND_2, wrong=[BROKEN_ROUND_2, _NO_CONTROL_PLANE, _NO_ADVERTISED],
           prompt="Broker 1's round-2 config (BROKEN_ROUND_2) is rejected by Kafka. Fix it so that Kafka accepts it "
                  "and the broker keeps its dedicated control plane on CONTROLLER.",
           explanation="advertised.listeners is set explicitly, so the KIP's round 1 must add the CONTROLLER "
@@ -62,6 +66,14 @@ def _(answer):
         return incorrect("Kafka accepts this, but the broker has no dedicated control plane any more: controller "
                          "requests queue behind client traffic again.",
                          hint="keep control.plane.listener.name=CONTROLLER and make the CONTROLLER listener valid.")
+    for ep in resolve(kip291_broker(1, "before")).advertised_listeners:
+        now = broker.advertised(ep.listener_name)
+        if now != ep:
+            got = now.connection_string if now else "nothing"
+            return incorrect(f"Kafka accepts this, but broker 1 now publishes {got} for {ep.listener_name} instead of "
+                             f"{ep.connection_string}: whoever used that address can no longer find the broker.",
+                             hint="keep the INTERNAL and EXTERNAL entries of advertised.listeners as they were; "
+                                  "only add what the control plane needs.")
     return correct(f"Kafka binds the control plane on {broker.control_plane_listener.connection_string} and publishes "
                    f"{broker.advertised(broker.control_plane_listener_name).connection_string} for the controller: "
                    "a control.plane.listener.name must be in advertised.listeners, not just in listeners.")
