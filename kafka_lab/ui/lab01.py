@@ -76,7 +76,12 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
         users = users_of(broker, name)
         who = ", ".join(users) if users else "-"
         parts.append(f"<rect x='10' y='{y}' width='190' height='40' rx='6' fill='{colour}' fill-opacity='0.15' "
-                     f"stroke='{colour}'/><text x='18' y='{y + 24}'>{esc(who[:30])}</text>")
+                     f"stroke='{colour}'/>")
+        if len(who) <= 28:
+            parts.append(f"<text x='18' y='{y + 24}'>{esc(who)}</text>")
+        else:                              # two lines: the first users, then the last one
+            head, _, tail = who.rpartition(", ")
+            parts.append(f"<text x='18' y='{y + 17}'>{esc(head)},</text><text x='18' y='{y + 33}'>{esc(tail)}</text>")
         pub = published.get(name)
         if pub:
             parts.append(f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' "
