@@ -68,18 +68,25 @@ class ReplicaManager:
     def append(self, req) -> tuple[dict, dict]:
         """Append ``req.records`` to each partition; returns (required offsets, local errors)."""
         required, errors = {}, {}
+        me = self.broker_id
+        produce_watchers = self.produce_purgatory.watchers
+        fetch_watchers = self.fetch_purgatory.watchers
+        n = req.records
         for tp in req.partitions:
             p = self.partitions.get(tp)
             if p is None:
                 errors[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-            elif p.leader != self.broker_id:
+            elif p.leader != me:
                 errors[tp] = "NOT_LEADER_OR_FOLLOWER"
             else:
-                p.leo += req.records
+                p.leo += n
                 required[tp] = p.leo
-                if p.advance_hw():
+                if len(p.isr) <= 1:  # the leader alone is the ISR: the high watermark follows the log end
+                    p.hw = p.leo
+                elif p.advance_hw() and produce_watchers.get(tp):
                     self.produce_purgatory.check_and_complete(tp)
-                self.fetch_purgatory.check_and_complete(tp)
+                if fetch_watchers.get(tp):
+                    self.fetch_purgatory.check_and_complete(tp)
         return required, errors
 
     def check_enough_replicas_reach_offset(self, tp, required: int):

@@ -1,0 +1,155 @@
+"""Lab 03's guided exercises: the controller request behind a backlog, saturation, the rejected alternative.
+
+Each check computes its truth by running :mod:`kafka_lab.sim` (or its queueing theory), with the
+same settings and seed as the lab, so a check cannot drift from the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
+from kafka_lab.sim.theory import saturation_rate
+
+BACKLOG = 400          # exercise 1: Produce requests ahead of the LeaderAndIsr
+HANDLERS = 8           # num.io.threads (Kafka's default)
+SERVICE_MS = 1.0       # each Produce takes 1 ms of a handler (deterministic in the KIP scenario)
+SWEEP_SERVICE_MS = 2.0  # exercise 2: mean Produce handler time
+FULL_BACKLOG = 1500    # exercise 3: a backlog that overflows queued.max.requests = 500
+QUEUE = 500
+
+
+def _number(answer) -> float | None:
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, (int, float)) and math.isfinite(answer):
+        return float(answer)
+    if isinstance(answer, str):
+        try:
+            return float(answer.strip().removesuffix("ms").strip())
+        except ValueError:
+            return None
+    return None
+
+
+def backlog_wait() -> float:
+    row = controller_behind_backlog(BACKLOG, control_plane=False, num_io_threads=HANDLERS,
+                                    service_ms=SERVICE_MS).request("LeaderAndIsr")
+    return controller_wait_ms(row)
+
+
+@exercise("03.backlog_wait", solution=50, wrong=[400, 0, 3.125],
+          prompt=f"{BACKLOG} Produce requests are queued ahead of a LeaderAndIsr; {HANDLERS} request handler threads "
+                 f"each take {SERVICE_MS:g} ms per Produce; no control plane. How many ms does the LeaderAndIsr "
+                 "wait before a handler takes it?",
+          explanation="The handlers drain the FIFO 8 at a time, one round per millisecond: 400 / 8 × 1 ms = 50 ms.")
+def _(answer):
+    truth = backlog_wait()
+    got = _number(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
+    if abs(got - truth) <= 0.02 * truth + 0.01:
+        return correct(f"the model says {truth:.3f} ms: the backlog of {BACKLOG} drains {HANDLERS} requests per "
+                       f"{SERVICE_MS:g} ms, so backlog × service time / handlers. That is Kafka's FIFO queue: a "
+                       "controller request is just one more request in line.")
+    if abs(got - BACKLOG * SERVICE_MS) < 1:
+        return incorrect("that is the time one handler would need.",
+                         hint=f"{HANDLERS} handlers work on the backlog at the same time.")
+    if got < 1:
+        return incorrect("that would be true with the dedicated control plane, not without it.",
+                         hint="without control.plane.listener.name the LeaderAndIsr joins the back of the data queue.")
+    return incorrect(f"{got:g} ms is not what the model measures.",
+                     hint="how many rounds of 8 requests does it take to clear 400, and how long is a round?")
+
+
+@exercise("03.saturation", solution=4000, wrong=[500, 16000, 8000],
+          prompt=f"num.io.threads={HANDLERS}, and each Produce takes {SWEEP_SERVICE_MS:g} ms of a handler on average. "
+                 "Above how many Produce requests per second does the data plane saturate (ρ = 1)?",
+          explanation="ρ = λ × service time / handlers = 1 gives λ = 8 / 2 ms = 4000 requests per second.")
+def _(answer):
+    truth = saturation_rate(HANDLERS, SWEEP_SERVICE_MS)
+    got = _number(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a rate.", hint="answer in requests per second, like 1234.")
+    if abs(got - truth) <= 0.03 * truth:
+        return correct(f"{truth:.0f}/s: {HANDLERS} handlers can each do 1000 / {SWEEP_SERVICE_MS:g} = "
+                       f"{1000 / SWEEP_SERVICE_MS:.0f} requests per second. Beyond that the queue grows until "
+                       "queued.max.requests stops the network processors.")
+    if abs(got - 1000 / SWEEP_SERVICE_MS) < 1:
+        return incorrect("that is what one handler thread can do.", hint=f"there are {HANDLERS} of them.")
+    if abs(got - truth * 2) < 1 or abs(got - truth * 4) < 1:
+        return incorrect("too high: check the units (a service time in ms, a rate per second).",
+                         hint="one handler does 1000 ms / 2 ms = 500 requests per second.")
+    return incorrect(f"{got:g}/s is not where utilisation reaches 1.",
+                     hint="utilisation ρ = rate × service time / handlers; solve ρ = 1.")
+
+
+def priority_full_wait() -> dict:
+    row = controller_behind_backlog(FULL_BACKLOG, control_plane=False, prioritise=True, queued_max_requests=QUEUE,
+                                    num_io_threads=HANDLERS, service_ms=SERVICE_MS).request("LeaderAndIsr")
+    return {"wait": controller_wait_ms(row), "socket": float(row["socketWaitTime"]),
+            "queue": float(row["requestQueueTime"]), "error": row["error"]}
+
+
+@exercise("03.priority_full", solution=125, wrong=[0, 1, 187.5, 62.5],
+          prompt=f"The rejected alternative: controller requests jump the data queue. Backlog {FULL_BACKLOG}, "
+                 f"queued.max.requests={QUEUE}, {HANDLERS} handlers of {SERVICE_MS:g} ms. How many ms does the "
+                 "LeaderAndIsr wait before a handler takes it?",
+          explanation="The queue is full, so the processors are blocked putting the backlog; the LeaderAndIsr "
+                      "is read only after the 1000 requests beyond the queue have been put, one slot per handler "
+                      "completion: (1500 − 500) / 8 × 1 ms = 125 ms. Once read, it jumps the queue.")
+def _(answer):
+    truth = priority_full_wait()
+    got = _number(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
+    if abs(got - truth["wait"]) <= 0.03 * truth["wait"]:
+        return correct(f"the model says {truth['wait']:.1f} ms, of which {truth['socket']:.1f} ms in the socket "
+                       f"and only {truth['queue']:.1f} ms in the queue: priority helps only once the request is "
+                       "read, and a blocked processor cannot read it.")
+    if got <= 1.0:
+        return incorrect("that would hold if the queue had room: then priority works.",
+                         hint="the queue is full, so the processor is blocked before it reads the LeaderAndIsr.")
+    if abs(got - FULL_BACKLOG / HANDLERS) < 1:
+        return incorrect("that is the plain FIFO wait for the whole backlog.",
+                         hint=f"once in the queue it jumps ahead of the {QUEUE} waiting there.")
+    return incorrect(f"{got:g} ms is not what the model measures.",
+                     hint="how many requests must the processors put before the LeaderAndIsr can be read?")
+
+
+CHOICES = {
+    "a": "the request queue drops the controller request when it is full",
+    "b": "the network processor that owns the controller's connection is blocked on the full queue, "
+         "so the controller request is not even read",
+    "c": "the handler threads serve the priority queue in FIFO order anyway",
+    "d": "the controller sends its requests to the wrong listener",
+}
+
+
+@exercise("03.why_rejected", solution="b", wrong=["a", "c", "d"],
+          prompt="Why did KIP-291 reject prioritising controller requests inside the data request queue? "
+                 "Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in CHOICES.items()),
+          explanation="KIP-291: 'When the request queue is full, the processor thread will be blocked first when "
+                      "trying to enqueue the data request from connection0 ... even though the controller request "
+                      "is ready to be enqueued.'")
+def _(answer):
+    if not isinstance(answer, str) or answer.strip().lower().strip("()") not in CHOICES:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint="answer like \"a\".")
+    got = answer.strip().lower().strip("()")
+    t = priority_full_wait()
+    blocked = t["socket"] > t["queue"]  # the model's verdict: where the time went
+    answered = t["error"] == "NONE"     # it was not dropped: it completed
+    truth = "b" if blocked and answered else ("a" if not answered else "c")
+    if got == truth:
+        return correct(f"in the model the LeaderAndIsr spent {t['socket']:.1f} ms waiting to be read and only "
+                       f"{t['queue']:.1f} ms in the queue: the dedicated listener, processor and queue are what "
+                       "KIP-291 adds so that nothing data-related stands in front of it.")
+    if got == "a":
+        return incorrect("Kafka never drops a request for a full queue: the processor's put blocks.",
+                         hint="look at the LeaderAndIsr's socketWaitTime in the backlog panel.")
+    if got == "c":
+        return incorrect("once read, the controller request does jump ahead: its requestQueueTime is about 1 ms.",
+                         hint="where did the rest of its wait go?")
+    return incorrect("without control.plane.listener.name the controller correctly uses the inter-broker listener.",
+                     hint="the problem is a thread, not an address.")

@@ -1,0 +1,141 @@
+"""Every number lab 03 teaches, from the same package calls and seeds, against the KIP's arithmetic,
+queueing theory or a hand count."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kafka_lab.exercises import check
+from kafka_lab.exercises import lab03 as ex
+from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties
+from kafka_lab.sim.theory import saturation_rate
+from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
+from kafka_lab.ui import lab03 as ui
+
+LAB = Path(__file__).resolve().parent.parent / "labs" / "03_control_plane.ipynb"
+SRC = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
+
+
+def test_the_lab_makes_these_calls():
+    for call in ("lab_properties(control_plane=False)", "lab_properties(control_plane=True)",
+                 "sweep(rates, control_plane=False, service_ms=2.0, duration_ms=2000, controller_at_ms=1500)",
+                 "rates = [1000, 2000, 3000, 3500, 3800, 4200, 5000, 6000]",
+                 "controller_behind_backlog(400, control_plane=False)", "controller_behind_backlog(400, control_plane=True)",
+                 "backlogs = [0, 250, 500, 750, 1000, 1500, 2000]", "downstream_table(backlog=200)",
+                 "request_path_panel(rate=10000)", "backlog_panel(backlog=1500)", "saturation_rate(8, 2.0)"):
+        assert call in SRC, call
+
+
+def test_config_goes_through_listener_resolution():
+    off = ui.config_html(lab_properties(control_plane=False))
+    on = ui.config_html(lab_properties(control_plane=True))
+    assert "no control.plane.listener.name" in off and "the controller" in off and "round 1" in off
+    assert "control.plane.listener.name = <b>CONTROLLER</b>" in on and "queue of 20" in on
+    bad = ui.config_html(lab_properties(True, **{"control.plane.listener.name": "PLAINTEXT"}))
+    assert "Currently they both have the value ListenerName(PLAINTEXT)" in bad
+
+
+def test_saturation_sweep():
+    rates = [1000, 2000, 3000, 3500, 3800, 4200, 5000, 6000]
+    t = ui.sweep(rates, progress=False, control_plane=False, service_ms=2.0, duration_ms=2000, controller_at_ms=1500)
+    sat = saturation_rate(8, 2.0)
+    assert sat == 4000
+    below = t[t["rate_per_s"] < sat]
+    # utilisation = rho = rate × 2 ms / 8 handlers, within the sampling noise of one 2 s run (~2000+ requests)
+    assert np.allclose(below["handler_utilisation"], below["rate_per_s"] * 2.0 / 8000, rtol=0.06)
+    assert (t.loc[t["rate_per_s"] > sat, "handler_utilisation"] > 0.97).all()
+    q = t["mean_requestQueueTime"].to_numpy()
+    assert (np.diff(q) > 0).all()  # waits grow with load, and explode past rho = 1
+    assert q[-1] > 20 * q[2]
+
+
+def test_fifo_backlog_of_400():
+    row = controller_behind_backlog(400, control_plane=False).request("LeaderAndIsr")
+    # sent at 0.001 ms behind 400 requests: 400 / 8 rounds of 1 ms
+    assert row["requestQueueTime"] == pytest.approx(400 / 8 * 1.0 - 0.001)
+    assert row["totalTime"] == pytest.approx(400 / 8 + 1.0 - 0.001)
+    assert (row["listener"], row["plane"], row["error"]) == ("PLAINTEXT", "data", "NONE")
+    assert row["processor"] == 400 % 3  # the 401st connection on PLAINTEXT's 3 processors, round-robin
+    assert ex.backlog_wait() == pytest.approx(controller_wait_ms(row))
+
+
+def test_control_plane_backlog_of_400():
+    row = controller_behind_backlog(400, control_plane=True).request("LeaderAndIsr")
+    assert (row["listener"], row["plane"], row["processor"]) == ("CONTROLLER", "control", 0)
+    assert row["requestQueueTime"] == 0 and row["socketWaitTime"] == 0
+    assert row["totalTime"] == pytest.approx(1.0)
+
+
+def test_backlog_table_three_designs():
+    backlogs = [0, 250, 500, 750, 1000, 1500, 2000]
+    t = ui.backlog_table(backlogs).pivot(index="backlog", columns="design", values="wait_ms")
+    fifo, prio, cp = (t[label] for label, _, _ in ui.DESIGNS)
+    for n in backlogs:
+        assert fifo[n] == pytest.approx(max(math.floor(n / 8) - 0.001, 0), abs=1e-9)  # backlog × s / c
+        assert cp[n] == 0
+        if n <= 500:
+            assert prio[n] <= 1.0  # jumps the queue: at most one service time
+        else:
+            assert prio[n] == pytest.approx((n - 500) / 8, abs=1.5)  # waits to be read behind a blocked processor
+    fig = ui.backlog_figure(ui.backlog_table([0, 1000]))
+    assert [tr.name for tr in fig.data][:3] == [d[0] for d in ui.DESIGNS]
+
+
+def test_downstream_table():
+    t = ui.downstream_table(backlog=200)
+    no, yes = t.iloc[0], t.iloc[1]
+    # 200 produces and the followers' 2 first fetches ahead: 202 / 8 → 25 rounds, then 1 ms of work
+    assert no["LeaderAndIsr applied at (ms)"] == pytest.approx(26.0)
+    assert yes["LeaderAndIsr applied at (ms)"] == pytest.approx(0.001 + 1.0)
+    # acks=all: parked from their append (round k ends at k + 1 ms) until 26 ms: about 26 − 13 = 13 ms on average
+    assert no["acks=all: mean remoteTime (ms)"] == pytest.approx(13.0, abs=0.5)
+    assert yes["acks=all: mean remoteTime (ms)"] < 0.01
+    assert no["acks=all: NOT_LEADER_OR_FOLLOWER"] == yes["acks=all: NOT_LEADER_OR_FOLLOWER"] == 200
+    # acks=1: all but the 8 the handlers took at t=0 are acknowledged by the demoted leader; none with the control plane
+    assert no["acks=1: acknowledged after the decision"] == 200 - 8
+    assert yes["acks=1: acknowledged after the decision"] == 0
+    assert no["UpdateMetadata: stale window (ms)"] == pytest.approx(200 / 8 - 0.001 + 0.5)
+    assert yes["UpdateMetadata: stale window (ms)"] == pytest.approx(0.5)
+
+
+def test_exercise_truths_are_the_lab_numbers():
+    assert check("03.saturation", 4000).ok and check("03.backlog_wait", 50).ok
+    full = ex.priority_full_wait()
+    assert full["wait"] == pytest.approx((1500 - 500) / 8, abs=1.5) and full["queue"] <= 1.0 + 1e-9
+    assert check("03.priority_full", round(full["wait"])).ok
+    assert check("03.why_rejected", "b").ok
+
+
+def _find(widget, cls):
+    if cls in getattr(widget, "_dom_classes", ()):
+        return widget
+    for child in getattr(widget, "children", ()):
+        hit = _find(child, cls)
+        if hit is not None:
+            return hit
+    return None
+
+
+@pytest.mark.parametrize("make,new_value", [(lambda: ui.request_path_panel(rate=10000, duration_ms=300), 3000),
+                                            (lambda: ui.backlog_panel(backlog=1500), 300)])
+def test_panels_primary_control_changes_the_output(make, new_value):
+    panel = make()
+    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    assert control is not None and output is not None
+    before = output.value
+    control.value = new_value
+    assert output.value != before and ("LeaderAndIsr" in output.value or "wait" in output.value)
+
+
+def test_timeline_and_metrics_figures_use_kafka_names():
+    res = controller_behind_backlog(100, control_plane=False)
+    fig = ui.timeline_figure(res, around=0.0, n=10)
+    names = {tr.name for tr in fig.data}
+    assert {"requestQueueTime", "localTime"} <= names
+    labels = set(np.concatenate([np.asarray(tr.y) for tr in fig.data]))
+    assert "LeaderAndIsr controller-1#0" in labels
+    m = ui.metrics_figure(res)
+    assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {tr.name for tr in m.data}
