@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
+from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties
 
 EPS = 0.001  # the controller request is sent just after the backlog
 
@@ -165,3 +165,29 @@ def test_stop_replica_goes_through_the_control_plane_too():
     assert sr["plane"] == "control" and controller_wait_ms(sr) == 0.0
     assert ("orders", 0) in res.broker.replica_manager.partitions  # deletePartitions=false keeps the log
     assert res.broker.replica_manager.partitions[("orders", 0)].leader == -1
+
+
+def test_metadata_requests_are_answered_stale_until_update_metadata_is_applied():
+    """The staleness window, seen from a client: Metadata answered from the cache before the
+    UpdateMetadata is applied names the old leader (this broker, 1); after it, the new one (2)."""
+    from kafka_lab.sim import Scenario
+    from kafka_lab.sim.experiments import _settings
+
+    for cp in (False, True):
+        sc = Scenario(lab_properties(cp), seed=0, settings=_settings(1.0, True, False, 0.0, 0.5),
+                      client_listener="PLAINTEXT")
+        sc.producer(connections=300).burst(300)
+        sc.metadata_client(connections=50).open_loop(2000)
+        sc.controller.send(sc.broker, "UpdateMetadata", [sc.leader_and_isr_state(0, leader=2)], at_ms=EPS)
+        res = sc.run(80.0)
+        r = res.requests
+        applied = res.request("UpdateMetadata")["api_local_complete_ms"]
+        md = [req for req in sc.log if req.api == "Metadata" and req.result is not None]
+        before = [req.result[("orders", 0)] for req in md if req.api_local_complete < applied]
+        after = [req.result[("orders", 0)] for req in md if req.api_local_complete > applied]
+        assert set(before) <= {1} and set(after) == {2}
+        stale = sum(1 for req in md if req.sent > EPS and req.api_local_complete < applied)
+        if cp:
+            assert applied == pytest.approx(EPS + 0.5) and stale == 0
+        else:
+            assert applied == pytest.approx(300 / 8 * 1.0 + 0.5, abs=1.0) and stale > 0

@@ -27,7 +27,7 @@ A produce response's error is the first non-``NONE`` partition error in request 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .distributions import Distribution, Exponential, as_distribution
 

@@ -9,7 +9,8 @@ round-robin. A processor is one thread multiplexing all of its connections:
   handles one request per connection at a time, in order, and reads the next only after the
   response has been sent (later requests wait in the socket);
 - when the request queue is full the put blocks, and with it the whole processor: every other
-  connection it owns waits, including, without KIP-291, the controller's (head-of-line blocking);
+  connection it owns waits, including, without KIP-291, the controller's (head-of-line blocking),
+  and the responses in its response queue are not sent either;
 - it takes responses from its own response queue and writes them to their connections, then
   unmutes them.
 

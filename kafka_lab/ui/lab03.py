@@ -57,7 +57,7 @@ def _props_text(props: dict) -> str:
     return "\n".join(f"{k}={v}" for k, v in props.items())
 
 
-def config_html(props: dict) -> str:
+def config_html(props: dict, client_listener: str = "PLAINTEXT") -> str:
     """The properties, and listener resolution's verdict: which plane serves which listener, who uses it."""
     text = f"<pre style='margin:0 0 4px 0'>{html.escape(_props_text(props))}</pre>"
     try:
@@ -65,18 +65,22 @@ def config_html(props: dict) -> str:
     except ConfigException as exc:
         return text + f"<div style='color:#b3261e'><b>Kafka refuses to start:</b> {html.escape(str(exc))}</div>"
     cp = res.control_plane_listener
+    threads = props.get("num.network.threads", 3)
     rows = []
     for e in res.listeners:
-        is_cp = cp is not None and e.listener_name == cp.listener_name
-        if is_cp:
-            plane, users = "control (1 processor, queue of 20, 1 handler)", "the controller"
-        elif e.listener_name == res.inter_broker_listener_name:
-            plane = f"data ({props.get('num.network.threads', 3)} processors)"
-            users = "producers, other brokers" + ("" if cp is not None else ", the controller")
+        name = e.listener_name
+        if cp is not None and name == cp.listener_name:
+            plane, users = "control (1 processor, queue of 20, 1 handler)", ["the controller"]
         else:
-            plane = f"data ({props.get('num.network.threads', 3)} processors)"
-            users = "nobody yet (bound: round 1 of the KIP's migration)"
-        rows.append(f"<tr><td><code>{html.escape(str(e))}</code></td><td>{plane}</td><td>{users}</td></tr>")
+            plane, users = f"data ({threads} processors)", []
+            if name == client_listener:
+                users.append("producers")
+            if name == res.inter_broker_listener_name:
+                users.append("other brokers")
+                if cp is None:
+                    users.append("the controller")
+        who = ", ".join(users) or "nobody in this experiment (bound but unused, like round 1 of the KIP's migration)"
+        rows.append(f"<tr><td><code>{html.escape(str(e))}</code></td><td>{plane}</td><td>{who}</td></tr>")
     verdict = (f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
                if cp is not None else "no control.plane.listener.name: controller requests share the data plane "
                f"(inter-broker listener <b>{res.inter_broker_listener_name}</b>)")
