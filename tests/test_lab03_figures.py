@@ -139,3 +139,35 @@ def test_timeline_and_metrics_figures_use_kafka_names():
     assert "LeaderAndIsr controller-1#0" in labels
     m = ui.metrics_figure(res)
     assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {tr.name for tr in m.data}
+
+
+def test_live_panel_default_numbers():
+    """request_path_panel(rate=10000): rho = 10000 × 1 ms / 8 = 1.25, so the queue fills to queued.max.requests,
+    the processors block, and the LeaderAndIsr (at 450 ms) waits about a full queue's worth, 500 / 8 ms, or more."""
+    from kafka_lab.sim.experiments import steady_load
+
+    panel = ui.request_path_panel(rate=10000)
+    text = _find(panel, PRIMARY_OUTPUT).value
+    assert "offered load ρ = 1.25" in text
+    res = steady_load(10000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
+    assert f"mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}" in text
+    assert max(res.broker.metrics.gauges["RequestQueueSize"].values) == 500
+    lai = res.request("LeaderAndIsr")
+    assert controller_wait_ms(lai) > 500 / 8 and f"waited {controller_wait_ms(lai):.2f} ms" in text
+    assert lai["socketWaitTime"] > 0  # its processor was blocked on the full queue
+    cp = steady_load(10000, control_plane=True, duration_ms=600.0, controller_at_ms=450.0).request("LeaderAndIsr")
+    assert controller_wait_ms(cp) == pytest.approx(0.01)  # just the network read
+    prio = steady_load(10000, control_plane=False, prioritise=True, duration_ms=600.0, controller_at_ms=450.0)
+    p = prio.request("LeaderAndIsr")
+    assert p["requestQueueTime"] < 1.0 < p["socketWaitTime"]  # jumps the queue, but only once read
+
+
+def test_backlog_panel_default_numbers():
+    text = _find(ui.backlog_panel(backlog=1500), PRIMARY_OUTPUT).value
+    fifo, prio, cp = (controller_behind_backlog(1500, control_plane=c, prioritise=p).request("LeaderAndIsr")
+                      for _, c, p in ui.DESIGNS)
+    assert controller_wait_ms(fifo) == pytest.approx(1500 / 8 - 0.5 - 0.001)  # floor(1500 / 8) rounds of 1 ms
+    assert controller_wait_ms(prio) == pytest.approx((1500 - 500) / 8, abs=1.5)
+    assert controller_wait_ms(cp) == 0
+    for row in (fifo, prio, cp):
+        assert f"<td>{controller_wait_ms(row):.3f}</td>" in text

@@ -99,7 +99,7 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
 
 
 def steady_load(produce_rate_per_s: float, *, control_plane: bool, service_ms: float = 1.0, num_io_threads: int = 8,
-                num_network_threads: int = 3, queued_max_requests: int = 500, connections: int = 200,
+                num_network_threads: int = 3, queued_max_requests: int = 500, connections: int = 1000,
                 duration_ms: float = 1000.0, controller_at_ms: float | None = 500.0, prioritise: bool = False,
                 deterministic: bool = False, network_ms: float = 0.01, controller_ms: float = 1.0,
                 seed: int = 0, metrics_interval_ms: float | None = None) -> Results:

@@ -290,7 +290,8 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
         config.value = config_html(props)
         res = steady_load(rate_w.value, control_plane=cp.value, num_io_threads=io.value,
                           num_network_threads=net.value, queued_max_requests=queue.value,
-                          prioritise=prio.value and not cp.value, duration_ms=duration_ms, controller_at_ms=duration_ms / 2)
+                          prioritise=prio.value and not cp.value, duration_ms=duration_ms,
+                          controller_at_ms=0.75 * duration_ms)
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
         summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers of 1 ms each: "
                          f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
