@@ -191,3 +191,22 @@ def test_metadata_requests_are_answered_stale_until_update_metadata_is_applied()
             assert applied == pytest.approx(EPS + 0.5) and stale == 0
         else:
             assert applied == pytest.approx(300 / 8 * 1.0 + 0.5, abs=1.0) and stale > 0
+
+
+@pytest.mark.parametrize("overload", [1.25, 1.5, 2.0])
+def test_under_sustained_overload_a_full_queue_adds_the_blocked_processor_time(overload):
+    """Steady traffic above saturation (deterministic 1 ms service, 8 handlers): the queue is full when the
+    LeaderAndIsr arrives, so it waits for the whole queue, 500 × 1 ms / 8, *plus* the time its processor
+    spends blocked putting the requests it read earlier, while requests read later by other processors
+    take the slots. With the control plane: only the network read."""
+    from kafka_lab.sim.experiments import steady_load
+
+    rate = overload * 8000
+    fifo = steady_load(rate, control_plane=False, deterministic=True, duration_ms=600, controller_at_ms=450)
+    assert max(fifo.broker.metrics.gauges["RequestQueueSize"].values) == 500
+    lai = fifo.request("LeaderAndIsr")
+    assert lai["socketWaitTime"] > 1.0
+    assert controller_wait_ms(lai) > 500 * 1.0 / 8 + 1.0
+    assert lai["requestQueueTime"] == pytest.approx(500 / 8, abs=1.5)  # Kafka's own metric sees only the queue
+    cp = steady_load(rate, control_plane=True, deterministic=True, duration_ms=600, controller_at_ms=450)
+    assert controller_wait_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)

@@ -225,10 +225,10 @@ def backlog_figure(table: pd.DataFrame, *, queued_max_requests: int = 500, num_i
     for label, _, _ in DESIGNS:
         t = table[table["design"] == label]
         fig.add_trace(go.Scatter(x=t["backlog"], y=t["wait_ms"], name=label, mode="lines+markers",
-                                 line=dict(color=_DESIGN_COLOUR[label])))
+                                 line=dict(color=_DESIGN_COLOUR[label], width=5 if label == DESIGNS[0][0] else 2)))
     xs = np.array(sorted(table["backlog"].unique()))
     fig.add_trace(go.Scatter(x=xs, y=xs * service_ms / num_io_threads, name="backlog × service time / handlers",
-                             line=dict(color="#333", dash="dot")))
+                             mode="lines", line=dict(color="#333", dash="dot", width=1.5)))
     fig.add_vline(x=queued_max_requests, line=dict(color="#999", dash="dash"),
                   annotation_text=f"queued.max.requests = {queued_max_requests}")
     fig.update_layout(title="How long the LeaderAndIsr waits before a handler takes it", template="plotly_white",
