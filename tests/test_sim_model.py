@@ -143,3 +143,12 @@ def test_metric_samples_are_gauge_values_and_exact_idle_fractions():
     res = sc.run(4.0, metrics_interval_ms=1.0)
     assert res.metrics["RequestQueueSize"].tolist() == [1, 0, 0, 0]
     assert res.time_average("RequestQueueSize") == pytest.approx(2.0 / 4.0)
+
+
+@pytest.mark.parametrize("module", ["kafka_lab.sim.scenario", "kafka_lab.sim.theory"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -22,7 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-__all__ = ["BrokerConfig", "ModelSettings", "Listener", "resolve_listeners", "CONTROL_PLANE_QUEUE_CAPACITY"]
+from kafka_lab.listeners import ConfigException
+
+__all__ = ["BrokerConfig", "ConfigException", "ModelSettings", "Listener", "resolve_listeners",
+           "CONTROL_PLANE_QUEUE_CAPACITY"]
 
 #: KIP-291: ``new RequestChannel(20, ...)``, a literal in SocketServer, not a setting
 CONTROL_PLANE_QUEUE_CAPACITY = 20
@@ -30,7 +33,8 @@ CONTROL_PLANE_QUEUE_CAPACITY = 20
 CONTROL_PLANE_PROCESSORS = 1
 CONTROL_PLANE_HANDLERS = 1
 
-# name: (default, minimum) -- Kafka 2.8 KafkaConfig, all INT settings validated with atLeast
+# name: (default, minimum) -- Kafka 2.8 KafkaConfig's INT settings and their atLeast validators.
+# broker.id: Kafka's default is -1 (an id generated at start-up); the model's broker is 0 unless told.
 _INT_SETTINGS = {
     "broker.id": (0, -1),
     "num.network.threads": (3, 1),
@@ -41,8 +45,9 @@ _INT_SETTINGS = {
 }
 
 
-class ConfigException(ValueError):
-    """A setting Kafka's ConfigDef would reject; the message is Kafka's."""
+def _invalid(name: str, message: str) -> ConfigException:
+    """ConfigDef's rejection of one INT setting, with Kafka's message."""
+    return ConfigException(message, kafka_exception="ConfigException", config_key=name)
 
 
 def _int_setting(props: Mapping, name: str) -> int:
@@ -51,7 +56,7 @@ def _int_setting(props: Mapping, name: str) -> int:
     if raw is None:
         return default
     if isinstance(raw, bool):
-        raise ConfigException(f"Invalid value {raw} for configuration {name}: Not a number of type INT")
+        raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT")
     if isinstance(raw, int):
         value = raw
     else:
@@ -59,9 +64,9 @@ def _int_setting(props: Mapping, name: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise ConfigException(f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
+            raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
     if value < minimum:
-        raise ConfigException(f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
+        raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
     return value
 
 
