@@ -210,3 +210,20 @@ def test_under_sustained_overload_a_full_queue_adds_the_blocked_processor_time(o
     assert lai["requestQueueTime"] == pytest.approx(500 / 8, abs=1.5)  # Kafka's own metric sees only the queue
     cp = steady_load(rate, control_plane=True, deterministic=True, duration_ms=600, controller_at_ms=450)
     assert controller_wait_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=25)
+@given(backlog=st.integers(0, 400), handlers=st.integers(1, 12), service=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
+       spare=st.integers(1, 50))
+def test_fifo_wait_is_exact_for_any_backlog_that_fits(backlog, handlers, service, spare):
+    """Deterministic service, a queue with room: the k-th request in line starts at floor(k / c) · s."""
+    res = controller_behind_backlog(backlog, control_plane=False, num_io_threads=handlers, service_ms=service,
+                                    queued_max_requests=backlog + spare)
+    lai = res.request("LeaderAndIsr")
+    expected = math.floor(backlog / handlers) * service - (EPS if backlog >= handlers else 0.0)
+    assert controller_wait_ms(lai) == pytest.approx(expected, abs=1e-9)
+    assert controller_wait_ms(controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers,
+                                                       service_ms=service).request("LeaderAndIsr")) == 0

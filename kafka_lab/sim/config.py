@@ -98,7 +98,12 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
 
 @dataclass(frozen=True)
 class BrokerConfig:
-    """The subset of a broker's configuration the request path depends on."""
+    """The subset of a broker's configuration the request path depends on.
+
+    ``request.timeout.ms`` is the broker's own (for its clients, e.g. the controller channel of later
+    labs); a produce request waits in purgatory for the *producer's* ``request.timeout.ms``, which it
+    sends as the request's ``timeoutMs``.
+    """
 
     broker_id: int
     num_network_threads: int

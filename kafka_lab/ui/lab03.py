@@ -293,7 +293,7 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
                           prioritise=prio.value and not cp.value, duration_ms=duration_ms,
                           controller_at_ms=0.75 * duration_ms)
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
-        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers of 1 ms each: "
+        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, 1 ms each on average: "
                          f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
                          f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
                          f"{html.escape(leader_and_isr_summary(res))}</div>")
