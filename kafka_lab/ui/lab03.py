@@ -307,14 +307,17 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
 
 
 def backlog_panel(backlog: int = 400) -> widgets.VBox:
-    """KIP-291's scenario: the backlog ahead of the LeaderAndIsr (primary) and the queue size."""
+    """KIP-291's scenario: the backlog ahead of the LeaderAndIsr (first slider) and the queue size.
+
+    The lab's primary control is :func:`request_path_panel`'s rate slider; this panel's are not marked.
+    """
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")
-    b = primary(widgets.IntSlider(value=backlog, min=0, max=2000, step=50, description="Produce backlog",
-                                  style=style, layout=lay, continuous_update=False))
+    b = widgets.IntSlider(value=backlog, min=0, max=2000, step=50, description="Produce backlog",
+                          style=style, layout=lay, continuous_update=False)
     queue = widgets.IntSlider(value=500, min=20, max=1000, step=20, description="queued.max.requests", style=style,
                               layout=lay, continuous_update=False)
-    out = primary_output(widgets.HTML())
+    out = widgets.HTML()
     gantt = widgets.Output()
 
     def redraw(_=None):
