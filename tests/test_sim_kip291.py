@@ -171,10 +171,10 @@ def test_metadata_requests_are_answered_stale_until_update_metadata_is_applied()
     """The staleness window, seen from a client: Metadata answered from the cache before the
     UpdateMetadata is applied names the old leader (this broker, 1); after it, the new one (2)."""
     from kafka_lab.sim import Scenario
-    from kafka_lab.sim.experiments import _settings
+    from kafka_lab.sim.experiments import lab_settings
 
     for cp in (False, True):
-        sc = Scenario(lab_properties(cp), seed=0, settings=_settings(1.0, True, False, 0.0, 0.5),
+        sc = Scenario(lab_properties(cp), seed=0, settings=lab_settings(1.0, controller_ms=0.5),
                       client_listener="PLAINTEXT")
         sc.producer(connections=300).burst(300)
         sc.metadata_client(connections=50).open_loop(2000)

@@ -22,7 +22,7 @@ from .config import ModelSettings
 from .distributions import Deterministic, Exponential
 from .scenario import Results, Scenario
 
-__all__ = ["lab_properties", "controller_behind_backlog", "steady_load", "load_sweep", "controller_wait_ms"]
+__all__ = ["lab_properties", "lab_settings", "controller_behind_backlog", "steady_load", "load_sweep", "controller_wait_ms"]
 
 
 def lab_properties(control_plane: bool = False, *, num_io_threads: int = 8, num_network_threads: int = 3,
@@ -42,7 +42,10 @@ def lab_properties(control_plane: bool = False, *, num_io_threads: int = 8, num_
     return props
 
 
-def _settings(service, deterministic: bool, prioritise: bool, network_ms: float, controller_ms) -> ModelSettings:
+def lab_settings(service, deterministic: bool = True, prioritise: bool = False, network_ms: float = 0.0,
+                 controller_ms: float | None = 1.0) -> ModelSettings:
+    """The model settings of the lab's experiments: Produce takes ``service`` ms (deterministic or
+    exponential, or a CostModel), controller requests ``controller_ms``, network read/send ``network_ms``."""
     if isinstance(service, CostModel):
         produce = service
     else:
@@ -76,7 +79,7 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
     """
     props = lab_properties(control_plane, num_io_threads=num_io_threads, num_network_threads=num_network_threads,
                            queued_max_requests=queued_max_requests)
-    sc = Scenario(props, seed=seed, settings=_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+    sc = Scenario(props, seed=seed, settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
                   replicas=replicas, client_listener="PLAINTEXT")
     if replicas > 1:
         for f in sc.followers():
@@ -106,7 +109,7 @@ def steady_load(produce_rate_per_s: float, *, control_plane: bool, service_ms: f
     """Poisson Produce traffic (acks=1) at ``produce_rate_per_s``, and a LeaderAndIsr at ``controller_at_ms``."""
     props = lab_properties(control_plane, num_io_threads=num_io_threads, num_network_threads=num_network_threads,
                            queued_max_requests=queued_max_requests)
-    sc = Scenario(props, seed=seed, settings=_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+    sc = Scenario(props, seed=seed, settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
                   client_listener="PLAINTEXT")
     sc.producer("producer-1", connections=connections, acks=1).open_loop(produce_rate_per_s)
     if controller_at_ms is not None:
