@@ -152,3 +152,13 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_acks_is_a_produce_field():
+    sc = Scenario(seed=0, replicas=2)
+    sc.followers()
+    sc.producer(acks=-1).burst(2)
+    sc.consumer().burst(1)
+    r = sc.run(5).requests
+    assert r.loc[r["api"] == "Produce", "acks"].tolist() == [-1, -1]
+    assert r.loc[r["api"] == "Fetch", "acks"].isna().all()

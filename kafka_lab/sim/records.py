@@ -85,7 +85,8 @@ def requests_frame(requests: list[Request]) -> pd.DataFrame:
         "listener": [r.connection.listener for r in requests],
         "plane": [r.connection.plane for r in requests],
         "processor": np.fromiter((r.connection.processor.id for r in requests), dtype=np.int64, count=len(requests)),
-        "acks": np.fromiter((r.acks for r in requests), dtype=np.int64, count=len(requests)),
+        # acks is a Produce field; other requests have none (<NA>)
+        "acks": pd.array([r.acks if r.api == "Produce" else None for r in requests], dtype="Int64"),
         "partitions": np.fromiter((len(r.partitions) for r in requests), dtype=np.int64, count=len(requests)),
         "records": np.fromiter((r.records for r in requests), dtype=np.int64, count=len(requests)),
         # the outcome is known once the response has been sent (or, for acks=0, the connection unmuted)
