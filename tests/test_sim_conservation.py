@@ -127,6 +127,12 @@ def test_conservation_property(seed, queued, handlers, acks, control_plane, prio
     for metric in ("RequestQueueSize", "ResponseQueueSize", "NumDelayedOperations"):
         assert min(res.broker.metrics.gauges[metric].values) >= 0
     assert max(res.broker.metrics.gauges["RequestQueueSize"].values) <= queued
+    # Little's law, exactly, for every queue of this run too
+    T = res.duration_ms
+    for metric, (plane, start, end) in QUEUES.items():
+        if metric in res.broker.metrics.gauges:
+            s, e = stays(r[r["plane"] == plane], start, end, T)
+            assert res.time_average(metric, 0, T) * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric
 
 
 def test_same_seed_same_dataframes():
