@@ -160,8 +160,9 @@ def metrics_figure(res, title: str = "") -> go.Figure:
         fig.add_vline(x=row["sent_ms"], line=dict(color="#b3261e", dash="dot"))
         if not np.isnan(row["dequeue_ms"]):
             fig.add_vline(x=row["dequeue_ms"], line=dict(color="#b3261e"))
-    fig.update_yaxes(title_text="requests", row=1, col=1)
-    fig.update_yaxes(title_text="idle (1 = all idle)", range=[0, 1.05], row=2, col=1)
+    queues = [n for n in ("RequestQueueSize", "ControlPlaneRequestQueueSize") if n in m]
+    fig.update_yaxes(title_text=" / ".join(queues) + " (requests)", title_font_size=11, row=1, col=1)
+    fig.update_yaxes(title_text="…AvgIdlePercent (0..1, 1 = idle)", title_font_size=11, range=[0, 1.05], row=2, col=1)
     fig.update_xaxes(title_text="simulated time (ms); red: LeaderAndIsr sent (dotted) and taken by a handler", row=2, col=1)
     fig.update_layout(title=title, height=520, template="plotly_white", margin=dict(l=60, r=20, t=60, b=50),
                       legend=dict(orientation="h", y=-0.18))
