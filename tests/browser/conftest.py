@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-LABS_DIR = REPO / "labs"
+#: the notebooks under test: the labs, or (to try the tests themselves) another folder of notebooks
+LABS_DIR = Path(os.environ.get("KAFKA_LAB_BROWSER_LABS", REPO / "labs")).resolve()
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = os.environ.get("KAFKA_LAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
 
 import pytest
 
-LABS_DIR = Path(__file__).resolve().parents[2] / "labs"
+LABS_DIR = Path(os.environ.get("KAFKA_LAB_BROWSER_LABS", Path(__file__).resolve().parents[2] / "labs")).resolve()
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 LABS = sorted(LABS_DIR.glob("*.ipynb"))
 SNAPSHOT = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in LABS}
@@ -47,7 +48,8 @@ _CELLS_JS = """
     const views = [...c.querySelectorAll(
         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]')]
         .map(o => ({children: o.children.length, text: o.innerText.slice(0, 200)}));
-    return {index: i, code, prompt, src: src.split('\\n')[0].slice(0, 100), stderr, views};
+    const out = (c.querySelector('.jp-Cell-outputWrapper')?.innerText || '').slice(0, 4000);
+    return {index: i, code, prompt, src: src.split('\\n')[0].slice(0, 100), stderr, views, out};
   });
 }
 """
@@ -137,7 +139,8 @@ def _run_state(page) -> str:
 
 
 def _primary_text(page) -> str:
-    return "\n".join(page.locator(f"{NB} .kl-primary-output").all_inner_texts())
+    # textContent, not innerText: it does not depend on whether the browser has laid the output out
+    return "\n".join(page.locator(f"{NB} .kl-primary-output").evaluate_all("es => es.map(e => e.textContent)"))
 
 
 def _move_primary(page) -> str:
@@ -176,13 +179,13 @@ def _move_primary(page) -> str:
         inp.fill(str(float(value) + 1) if inp.get_attribute("type") == "number" else value + "x")
         inp.press("Enter")
         return "text input: edited"
-    tag = ctl.evaluate("e => e.tagName")
-    if tag == "BUTTON" or "widget-toggle-button" in (ctl.get_attribute("class") or ""):   # ToggleButton, Button
-        ctl.click()
-        return "button: click"
-    if ctl.locator("button:not(.mod-active)").count():             # ToggleButtons
+    classes = set((ctl.get_attribute("class") or "").split())
+    if "widget-toggle-buttons" in classes:                         # ToggleButtons: another option
         ctl.locator("button:not(.mod-active)").first.click()
         return "toggle buttons: another option"
+    if ctl.evaluate("e => e.tagName") == "BUTTON" or "widget-toggle-button" in classes:   # ToggleButton, Button
+        ctl.click()
+        return "button: click"
     raise AssertionError(f"do not know how to move the primary control: {ctl.evaluate('e => e.outerHTML')[:300]}")
 
 
@@ -225,15 +228,17 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
             _wait(widgets_settled, WIDGET_SETTLE_TIMEOUT_S, "widgets to render")
         except AssertionError:
             cells = page.evaluate(_CELLS_JS, NB)
-            bad = [f"{_where(c)}: {v['text']!r}" for c in cells for v in c["views"]
-                   if any(f in v["text"] for f in WIDGET_FAILURES)]
+            bad = [f"{_where(c)}: {line.strip()!r}" for c in cells for line in c["out"].splitlines()
+                   if any(f in line for f in WIDGET_FAILURES)]
             raise AssertionError(f"{lab.name}: widgets did not render: {bad or 'see the screenshot'}") from None
         cells = page.evaluate(_CELLS_JS, NB)
         empty = [_where(c) for c in cells for v in c["views"] if v["children"] == 0]
         assert not empty, f"{lab.name}: widget outputs with nothing rendered in {empty}"
 
         # 3. every plotly figure draws
-        plots = _wait(lambda: _plots_drawn(page), WIDGET_SETTLE_TIMEOUT_S, "every plotly figure to draw")[0]
+        plots = _wait(lambda: _plots_drawn(page), WIDGET_SETTLE_TIMEOUT_S, "every plotly figure to draw",
+                      state=lambda: f"figures (svg, traces drawn, title): "
+                                    f"{[(p['svg'], p['traces'], p['title']) for p in page.evaluate(_PLOTS_JS, NB)]}")[0]
         for i, p in enumerate(plots):
             assert p["width"] > 100 and p["height"] > 100, f"{lab.name}: figure {i} ({p['title']!r}) is {p}"
         timings["figures"] = len(plots)
@@ -243,7 +248,10 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
             f"{lab.name}: no control marked with kafka_lab.ui.primary(...)")
         assert page.locator(f"{NB} .kl-primary-output").count(), (
             f"{lab.name}: no output marked with kafka_lab.ui.primary_output(...)")
+        page.locator(f"{NB} .kl-primary-control").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
         before = _primary_text(page)
+        assert before.strip(), f"{lab.name}: the primary output is empty before the control is moved"
         t_move = time.monotonic()
         how = _move_primary(page)
         try:
@@ -270,7 +278,12 @@ def _screenshot(page, lab: Path) -> None:
     outer = f"{NB} .jp-WindowedPanel-outer"
     try:
         extra = page.evaluate(f"() => window.innerHeight - (document.querySelector('{outer}')?.clientHeight || 0)")
-        height = page.evaluate(f"() => document.querySelector('{outer}')?.scrollHeight || 0")
+        # down to the last cell's bottom (the notebook's scroll-past-end padding is left out)
+        height = page.evaluate(f"""() => {{
+            const o = document.querySelector('{outer}'); if (!o) return 0;
+            const cells = o.querySelectorAll('.jp-Cell'); if (!cells.length) return o.scrollHeight;
+            return cells[cells.length - 1].getBoundingClientRect().bottom - o.getBoundingClientRect().top
+                   + o.scrollTop + 40; }}""")
         page.set_viewport_size({"width": 1400, "height": int(min(max(height + extra + 40, 1000), 30000))})
         page.wait_for_timeout(1000)
         page.evaluate(f"() => {{ const o = document.querySelector('{outer}'); if (o) o.scrollTop = 0; }}")
