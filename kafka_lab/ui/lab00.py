@@ -116,7 +116,8 @@ def _summary_html(b: ReplicationBudget) -> str:
         f"<b>{b.replicas}</b> replicas on {b.brokers} brokers: about "
         f"<b>{b.replicas_per_broker:.1f}</b> replicas and {b.leaders_per_broker:.1f} leaders per broker.<br>"
         f"With min.insync.replicas={b.min_insync_replicas}, {writes}; committed data survives "
-        f"<b>{b.losses_readable}</b>.</div>"
+        f"<b>{b.losses_readable}</b> lost broker{'s' if b.losses_readable != 1 else ''} "
+        "(one replica left is enough to read it).</div>"
     )
 
 
