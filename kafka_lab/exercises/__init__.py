@@ -49,7 +49,8 @@ __all__ = [
 
 Status = Literal["correct", "incorrect", "unanswered"]
 
-_ICON = {"correct": "✅", "incorrect": "❌", "unanswered": "✏️"}
+# Symbols every common font has (DejaVu, Liberation): colour emoji render as empty boxes without an emoji font.
+_ICON = {"correct": "✓", "incorrect": "✗", "unanswered": "✎"}
 _COLOUR = {"correct": "#1b7f3b", "incorrect": "#b3261e", "unanswered": "#5f6368"}
 
 
