@@ -15,14 +15,15 @@ from kafka_lab.exercises.lab01 import BROKEN_ROUND_2, SAME_LISTENER_CHOICES, sam
 from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, PRESETS, broker_registration,
                                  controller_endpoint, kip291_broker, listener_table, migration_steps,
                                  migration_summary, resolve)
-from kafka_lab.ui.lab01 import listener_panel, migration_html, migration_panel, render_config, show_config
+from kafka_lab.ui.lab01 import listener_panel, migration_html, migration_panel, render_config, show_config, show_table
 
 LAB = Path(__file__).resolve().parent.parent / "labs" / "01_listeners.ipynb"
 
 
 def test_lab_makes_these_calls():
     src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
-    for call in ('kip291_broker(1, "before")', "listener_table(resolve(before))", "listener_table(resolve({}))",
+    for call in ('kip291_broker(1, "before")', "show_table(listener_table(resolve(before)))",
+                 "show_table(listener_table(resolve({})))",
                  "show_config(KIP291_AS_PRINTED)", "listener_panel()", "broker_registration(resolve(before), "
                  "timestamp_ms=KIP291_TIMESTAMP_MS)", 'kip291_broker(1, "round 2")', "migration_summary()",
                  "migration_panel()", "show_config(BROKEN_ROUND_2)", "SAME_LISTENER_CHOICES"):
@@ -45,6 +46,19 @@ def test_section1_default_table():
         "listener": "PLAINTEXT", "security protocol": "PLAINTEXT", "binds (listeners)": "PLAINTEXT://:9092",
         "which means": "every interface (empty host), port 9092", "publishes (advertised.listeners)": "PLAINTEXT://:9092",
         "plane": "data", "used by": "controller, other brokers, clients"}]
+
+
+def test_section1_tables_are_shown_compactly():
+    """The notebook shows listener_table through show_table: every value, no index, "which means" under the bind address."""
+    for config in (kip291_broker(1, "before"), {}):
+        t = listener_table(resolve(config))
+        html = show_table(t).data
+        for record in t.to_dict("records"):
+            for value in record.values():
+                assert str(value) in html
+        assert "<th></th>" not in html and "which means</span></th>" in html
+    html = show_table(listener_table(resolve({}))).data
+    assert "PLAINTEXT://:9092<br><span class='kl-means'>every interface (empty host), port 9092</span>" in html
 
 
 def test_section2_as_printed_error():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
+import pandas as pd
 from IPython.display import HTML
 
 from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
@@ -19,12 +20,18 @@ from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, 
 
 from . import PALETTE, primary, primary_output
 
-__all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html"]
+__all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html",
+           "listeners_html", "show_table"]
 
 _CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
-#: cell padding for the tables the panels draw (scoped to the panels' own classes)
-_TABLE_CSS = ("<style>.kl-listeners table td, .kl-listeners table th, .kl-migration table td, "
-              ".kl-migration table th {padding: 3px 12px; text-align: left}</style>")
+#: the panels' tables: compact and left-aligned. The selectors name the table's class too, so they outrank
+#: JupyterLab's own output-table rules (right-aligned cells, fixed layout, centred table).
+_TABLE_CSS = ("<style>.kl-listeners table.kl-table, .kl-migration table.kl-table "
+              "{table-layout: auto; width: auto; margin-left: 0; margin-right: auto}"
+              ".kl-listeners table.kl-table td, .kl-listeners table.kl-table th, .kl-migration table.kl-table td, "
+              ".kl-migration table.kl-table th {padding: 3px 9px; text-align: left; vertical-align: top; line-height: 1.3}"
+              ".kl-listeners table.kl-table td.kl-nowrap {white-space: nowrap}"
+              ".kl-listeners table.kl-table .kl-means {color: #555; font-size: 90%}</style>")
 _HINTS = {
     "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
     "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
@@ -107,6 +114,31 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
     return "".join(parts)
 
 
+def _cell(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and pd.isna(value)) else html.escape(str(value))
+
+
+def listeners_html(table: pd.DataFrame) -> str:
+    """:func:`kafka_lab.listeners.listener_table` as a compact table: left-aligned, one line per address,
+    and what the bind address means written under it instead of in a column of its own."""
+    head = ("<tr><th>listener</th><th>security protocol</th><th>binds (listeners)<br>"
+            "<span class='kl-means'>which means</span></th><th>publishes (advertised.listeners)</th>"
+            "<th>plane</th><th>used by</th></tr>")
+    rows = []
+    for r in table.to_dict("records"):
+        rows.append(f"<tr><td>{_cell(r['listener'])}</td><td>{_cell(r['security protocol'])}</td>"
+                    f"<td class='kl-nowrap'>{_cell(r['binds (listeners)'])}<br>"
+                    f"<span class='kl-means'>{_cell(r['which means'])}</span></td>"
+                    f"<td class='kl-nowrap'>{_cell(r['publishes (advertised.listeners)'])}</td>"
+                    f"<td>{_cell(r['plane'])}</td><td>{_cell(r['used by'])}</td></tr>")
+    return f"<table class='kl-table'>{head}{''.join(rows)}</table>"
+
+
+def show_table(table: pd.DataFrame) -> HTML:
+    """Display a :func:`kafka_lab.listeners.listener_table` compactly (see :func:`listeners_html`)."""
+    return HTML(f"{_TABLE_CSS}<div class='kl-listeners'>{listeners_html(table)}</div>")
+
+
 def render_config(config, *, canonical_host_name: str = "broker1.example.com") -> str:
     """The panel's whole output for one config (``server.properties`` text or a dict), as HTML.
 
@@ -120,7 +152,7 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
     except TypeError as exc:
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
-    table = listener_table(broker).fillna("-").to_html(index=False, border=0)
+    table = listeners_html(listener_table(broker))
     summary = (f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
                f"({broker.inter_broker_security_protocol}); "
                + (f"dedicated control plane on <b>{broker.control_plane_listener.connection_string}</b>"
@@ -170,7 +202,7 @@ def migration_html(step: int, one_round: bool = False) -> str:
     first = rows.iloc[0]
     return (f"{_TABLE_CSS}<div class='kl-migration'><p><b>step {step}</b>: {html.escape(first['action'])}. "
             f"Controller: <b>broker {first['controller']}</b>.</p>"
-            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0) + "</div>")
+            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0, classes="kl-table") + "</div>")
 
 
 def migration_panel() -> widgets.VBox:
