@@ -86,7 +86,9 @@ def test_backlog_table_three_designs():
 
 def test_downstream_table():
     t = ui.downstream_table(backlog=200)
-    no, yes = t.iloc[0], t.iloc[1]
+    # one row per measure, the two designs as columns (it fits a notebook column)
+    assert list(t.columns) == ["no control plane", "control.plane.listener.name=CONTROLLER"]
+    no, yes = t["no control plane"], t["control.plane.listener.name=CONTROLLER"]
     # 200 produces and the followers' 2 first fetches ahead: 202 / 8 → 25 rounds, then 1 ms of work
     assert no["LeaderAndIsr applied at (ms)"] == pytest.approx(26.0)
     assert yes["LeaderAndIsr applied at (ms)"] == pytest.approx(0.001 + 1.0)
@@ -99,6 +101,30 @@ def test_downstream_table():
     assert yes["acks=1: acknowledged after the decision"] == 0
     assert no["UpdateMetadata: stale window (ms)"] == pytest.approx(200 / 8 - 0.001 + 0.5)
     assert yes["UpdateMetadata: stale window (ms)"] == pytest.approx(0.5)
+    assert type(no["acks=1: acknowledged after the decision"]) is int  # a count reads 192, not 192.000
+
+
+def test_sweep_figure_axes_start_at_zero_on_round_shared_ticks():
+    rates = [1000, 2000, 3000, 3500, 3800, 4200, 5000, 6000]
+    t = ui.sweep(rates, progress=False, control_plane=False, service_ms=2.0, duration_ms=2000, controller_at_ms=1500)
+    fig = ui.sweep_figure(t, saturation_rate(8, 2.0))
+    util, wait = fig.layout.yaxis, fig.layout.yaxis2
+    assert util.range[0] == 0 and wait.range[0] == 0  # no negative wait on the axis
+    top = max(t["mean_requestQueueTime"].max(), t["leader_and_isr_wait_ms"].max())
+    assert top <= wait.range[1] and wait.dtick in (1, 2, 2.5, 5, 10, 20, 25, 50, 100, 200, 250, 500)
+    # the same number of ticks over the same height: the wait ticks sit on the utilisation grid lines
+    assert wait.range[1] / wait.dtick == pytest.approx(util.range[1] / util.dtick)
+
+
+def test_leader_and_isr_markers_have_a_colour_of_their_own():
+    res = controller_behind_backlog(100, control_plane=False)
+    fig = ui.metrics_figure(res)
+    metric_colours = {tr.line.color for tr in fig.data if not tr.name.startswith("LeaderAndIsr")}
+    marker_colours = {sh.line.color for sh in fig.layout.shapes}
+    assert marker_colours and not marker_colours & metric_colours
+    assert {"LeaderAndIsr sent", "LeaderAndIsr taken by a handler"} <= {tr.name for tr in fig.data}
+    row = res.request("LeaderAndIsr")
+    assert sorted({sh.x0 for sh in fig.layout.shapes}) == pytest.approx(sorted({row["sent_ms"], row["dequeue_ms"]}))
 
 
 def test_exercise_truths_are_the_lab_numbers():

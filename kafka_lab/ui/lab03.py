@@ -51,6 +51,8 @@ TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms", "socketW
 DESIGNS = [("data plane only (FIFO)", False, False), ("rejected: priority in the data queue", False, True),
            ("KIP-291 control plane", True, False)]
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
+#: the LeaderAndIsr's marker lines: a colour no trace uses
+_MARKER = "#333333"
 
 
 def _props_text(props: dict) -> str:
@@ -104,6 +106,9 @@ def downstream_table(backlog: int = 200) -> pd.DataFrame:
     - acks=1 produces handled after the controller decided are acknowledged by a broker that is no
       longer the leader (their records will be truncated) instead of failing and being retried;
     - an UpdateMetadata's delay is how long this broker serves stale metadata.
+
+    One row per measure, one column per design (narrow enough for a notebook column); times in ms,
+    rounded to the microsecond, counts as whole numbers.
     """
     rows = {}
     for label, cp in (("no control plane", False), ("control.plane.listener.name=CONTROLLER", True)):
@@ -117,13 +122,15 @@ def downstream_table(backlog: int = 200) -> pd.DataFrame:
         um = controller_behind_backlog(backlog, control_plane=cp, controller_api="UpdateMetadata", controller_ms=0.5)
         umr = um.request("UpdateMetadata")
         rows[label] = {
-            "LeaderAndIsr applied at (ms)": float(lai["api_local_complete_ms"]),
-            "acks=all: mean remoteTime (ms)": float(p["remoteTime"].mean()),
+            "LeaderAndIsr applied at (ms)": round(float(lai["api_local_complete_ms"]), 3),
+            "acks=all: mean remoteTime (ms)": round(float(p["remoteTime"].mean()), 3),
             "acks=all: NOT_LEADER_OR_FOLLOWER": int((p["error"] == "NOT_LEADER_OR_FOLLOWER").sum()),
             "acks=1: acknowledged after the decision": int((late["error"] == "NONE").sum()),
-            "UpdateMetadata: stale window (ms)": float(umr["api_local_complete_ms"] - umr["sent_ms"]),
+            "UpdateMetadata: stale window (ms)": round(float(umr["api_local_complete_ms"] - umr["sent_ms"]), 3),
         }
-    return pd.DataFrame.from_dict(rows, orient="index")
+    # object columns keep each cell's type: a count shows as 200, not 200.000
+    table = pd.DataFrame({label: pd.Series(measures, dtype=object) for label, measures in rows.items()})
+    return table
 
 
 def leader_and_isr_summary(res) -> str:
@@ -157,13 +164,22 @@ def metrics_figure(res, title: str = "") -> go.Figure:
             fig.add_trace(go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours))), 2, 1)
     lai = res.requests[res.requests["api"] == "LeaderAndIsr"]
     for _, row in lai.iterrows():
-        fig.add_vline(x=row["sent_ms"], line=dict(color="#b3261e", dash="dot"))
+        marks = [(row["sent_ms"], "dot", "LeaderAndIsr sent", "left")]
         if not np.isnan(row["dequeue_ms"]):
-            fig.add_vline(x=row["dequeue_ms"], line=dict(color="#b3261e"))
+            marks.append((row["dequeue_ms"], "solid", "taken", "right"))
+        for x, dash, text, side in marks:  # the line in both panels, labelled once, beside its middle
+            line = dict(color=_MARKER, dash=dash, width=1.5)
+            fig.add_vline(x=x, line=line, row=1, col=1, annotation_position=side,
+                          annotation=dict(text=text, font_size=10, font_color=_MARKER, bgcolor="rgba(255,255,255,0.85)"))
+            fig.add_vline(x=x, line=line, row=2, col=1)
+    if len(lai):  # legend entries for the two marker lines (vlines have none of their own)
+        for name, dash in (("LeaderAndIsr sent", "dot"), ("LeaderAndIsr taken by a handler", "solid")):
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, hoverinfo="skip",
+                                     line=dict(color=_MARKER, dash=dash, width=1.5)), 1, 1)
     queues = [n for n in ("RequestQueueSize", "ControlPlaneRequestQueueSize") if n in m]
     fig.update_yaxes(title_text=" / ".join(queues) + " (requests)", title_font_size=11, row=1, col=1)
     fig.update_yaxes(title_text="…AvgIdlePercent (0..1, 1 = idle)", title_font_size=11, range=[0, 1.05], row=2, col=1)
-    fig.update_xaxes(title_text="simulated time (ms); red: LeaderAndIsr sent (dotted) and taken by a handler", row=2, col=1)
+    fig.update_xaxes(title_text="simulated time (ms)", row=2, col=1)
     fig.update_layout(title=title, height=520, template="plotly_white", margin=dict(l=60, r=20, t=60, b=50),
                       legend=dict(orientation="h", y=-0.18))
     return fig
@@ -247,6 +263,14 @@ def sweep(rates, *, progress: bool = True, **kw) -> pd.DataFrame:
     return load_sweep(rates, **kw)
 
 
+def _round_step(x: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 × 10^k that is at least ``x``: a tick step people read easily."""
+    if not x > 0:
+        return 1.0
+    power = 10.0 ** np.floor(np.log10(x))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= x * (1 - 1e-12))
+
+
 def sweep_figure(table: pd.DataFrame, saturation_rate: float | None = None) -> go.Figure:
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["handler_utilisation"], name="handler utilisation "
@@ -254,11 +278,19 @@ def sweep_figure(table: pd.DataFrame, saturation_rate: float | None = None) -> g
     fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["mean_requestQueueTime"], name="mean requestQueueTime (ms)",
                              line=dict(color=PALETTE[1])), secondary_y=True)
     fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["leader_and_isr_wait_ms"], name="the LeaderAndIsr's wait (ms)",
-                             mode="markers", marker=dict(color=PALETTE[3], size=9)), secondary_y=True)
+                             mode="markers", marker=dict(color=PALETTE[3], size=9), cliponaxis=False),
+                  secondary_y=True)  # not clipped: most waits sit on the axis' zero
     if saturation_rate:
         fig.add_vline(x=saturation_rate, line=dict(color="#999", dash="dash"), annotation_text="ρ = 1")
-    fig.update_yaxes(title_text="utilisation", range=[0, 1.05], secondary_y=False)
-    fig.update_yaxes(title_text="wait (ms)", secondary_y=True)
+    # both axes from 0 with five round steps each, so their ticks share the grid lines
+    top = 1.05
+    wait_max = float(np.nanmax(table[["mean_requestQueueTime", "leader_and_isr_wait_ms"]].to_numpy(dtype=float),
+                               initial=0.0))
+    step = _round_step(wait_max / 5)
+    fig.update_yaxes(title_text="utilisation", range=[0, top], tickmode="linear", tick0=0, dtick=0.2,
+                     secondary_y=False)
+    fig.update_yaxes(title_text="wait (ms)", range=[0, top * 5 * step], tickmode="linear", tick0=0, dtick=step,
+                     showgrid=False, secondary_y=True)
     fig.update_layout(title="Where the data plane saturates", xaxis_title="produce requests per second",
                       template="plotly_white", height=400, margin=dict(l=60, r=60, t=60, b=50),
                       legend=dict(orientation="h", y=-0.2))
