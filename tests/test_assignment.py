@@ -126,11 +126,35 @@ def test_java_int_overflow_at_the_edge(fn):
         fn([BrokerMetadata(i) for i in range(5)], 2, 3, 2**31 - 1)
 
 
-def test_start_partition_id_keys_and_shift():
-    full = assign_replicas_to_brokers([BrokerMetadata(i) for i in range(5)], 10, 3, 0)
-    tail = assign_replicas_to_brokers([BrokerMetadata(i) for i in range(5)], 6, 3, 0, 4)
+# AdminTest.testReplicaAssignment's expected map (5 brokers, RF 3, fixedStartIndex 0), partitions 0..9
+ADMIN_TEST_10 = {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1],
+                 5: [0, 2, 3], 6: [1, 3, 4], 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+
+
+@pytest.mark.parametrize("fn", BOTH)
+def test_start_partition_id_keys_and_shift(fn):
+    # startPartitionId 4: keys start at 4, and the shift follows the *absolute* id, so partitions 4..9
+    # are AdminTest's own partitions 4..9 (a shift counted from the first new partition would bump at 9, not 5)
+    tail = fn([BrokerMetadata(i) for i in range(5)], 6, 3, 0, 4)
     assert list(tail) == list(range(4, 10))
-    assert tail == {p: full[p] for p in range(4, 10)}  # the shift follows the absolute partition id
+    assert tail == {p: ADMIN_TEST_10[p] for p in range(4, 10)}
+    # startPartitionId -1 (the default) and any negative value mean 0
+    assert fn([BrokerMetadata(i) for i in range(5)], 2, 3, 0, -7) == {0: [0, 1, 2], 1: [1, 2, 3]}
+
+
+@pytest.mark.parametrize("fn", BOTH)
+def test_rack_aware_k_is_not_reset_between_followers(fn):
+    # 0 -> a, 1 -> b, 2 -> b, 3 -> b: list [0, 1, 2, 3], n = 4, numRacks = 2, start = shift = 0, RF 3.
+    # Partition 2: leader = list[2] = broker 2 (rack b). Candidates are list[(2 + 1 + (0 + k) % 3) % 4]:
+    #   k=0 -> broker 3 (rack b, used, not all racks used yet): skip;  k=1 -> broker 0 (rack a): take.
+    #   Second follower: k goes on at 2 -> broker 1 (every rack used now, broker 1 unused): take -> [2, 0, 1].
+    #   Restarting k at 0 would take broker 3 instead: [2, 0, 3].
+    a = fn(brokers_from_racks({0: "a", 1: "b", 2: "b", 3: "b"}), 3, 3, 0)
+    assert a[2] == [2, 0, 1]
+    # Partition 0 by the same walk: leader 0 (a); k=0 -> broker 1 (b): take; k=1 -> broker 2: take.
+    # Partition 1: leader 1 (b); k=0 -> broker 2 (b): skip; k=1 -> broker 3 (b): skip; k=2 -> broker 0 (a): take;
+    #   k=3 -> (1 + 1 + 0) % 4 = 2 -> broker 2: take.
+    assert a == {0: [0, 1, 2], 1: [1, 0, 2], 2: [2, 0, 1]}
 
 
 # ---------------------------------------------------------------- the rack-alternated list
@@ -264,7 +288,8 @@ def test_zk_enforced_partial_racks_message_comes_first():
 def test_zk_disable_rack_aware_and_safe_fall_back_to_rack_unaware_on_sorted_ids():
     brokers = [BrokerMetadata(2, "b"), BrokerMetadata(0, "a"), BrokerMetadata(1)]
     plain = [BrokerMetadata(i) for i in range(3)]
-    expected = assign_replicas_to_brokers(plain, 6, 2, 0)
+    # rack-unaware over ids 0, 1, 2, start = shift = 0: p0..p2 followers at first + 1, p3..p5 (shift 1) at first + 2
+    expected = {0: [0, 1], 1: [1, 2], 2: [2, 0], 3: [0, 2], 4: [1, 0], 5: [2, 1]}
     assert assign_for_topic(brokers, 6, 2, rack_aware_mode="disabled", fixed_start_index=0) == expected
     assert assign_for_topic(brokers, 6, 2, rack_aware_mode="safe", fixed_start_index=0) == expected
     # safe keeps the racks when every broker has one
@@ -276,16 +301,14 @@ def test_zk_disable_rack_aware_and_safe_fall_back_to_rack_unaware_on_sorted_ids(
 
 def test_zk_sorts_brokers_by_id_before_rack_unaware():
     shuffled = [BrokerMetadata(i) for i in (3, 0, 4, 1, 2)]
-    assert assign_for_topic(shuffled, 10, 3, fixed_start_index=0) == \
-        assign_replicas_to_brokers([BrokerMetadata(i) for i in range(5)], 10, 3, 0)
+    assert assign_for_topic(shuffled, 10, 3, fixed_start_index=0) == ADMIN_TEST_10
 
 
 def test_add_partitions_continues_the_shift():
     brokers = [BrokerMetadata(i) for i in range(5)]
-    full = assign_replicas_to_brokers(brokers, 10, 3, 0)
-    existing = {p: full[p] for p in range(3)}
+    existing = {p: ADMIN_TEST_10[p] for p in range(3)}
     # partition 0's leader is broker 0 -> index 0 in the id-sorted list; startPartitionId = 3
-    assert add_partitions(brokers, existing, 10) == {p: full[p] for p in range(3, 10)}
+    assert add_partitions(brokers, existing, 10) == {p: ADMIN_TEST_10[p] for p in range(3, 10)}
 
 
 def test_add_partitions_start_index_is_an_index_in_the_sorted_id_list():
