@@ -276,6 +276,24 @@ def test_controller_listener_names_dropped_from_advertised_and_data_plane():
     assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1"] and strs(b.data_plane_listeners) == ["PLAINTEXT://h:1"]
 
 
+def test_controller_listener_names_split_on_plain_commas_and_not_upper_cased():
+    # 2.8: controllerListenerNames = value.split(","), compared with the normalised listener names
+    base = {"listeners": "PLAINTEXT://h:1,CTL://h:2", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"}
+    for value in ("ctl", "OTHER, CTL"):           # lower case; " CTL" keeps its space after a plain split
+        b = resolve(dict(base, **{"controller.listener.names": value}))
+        assert strs(b.advertised_listeners) == strs(b.data_plane_listeners) == ["PLAINTEXT://h:1", "CTL://h:2"]
+    b = resolve(dict(base, **{"controller.listener.names": "  CTL  "}))   # ConfigDef trims the whole value
+    assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1"]
+
+
+def test_controller_listener_may_be_advertised_at_another_endpoint():
+    # only an advertised endpoint *identical* to a controller listener (name, host, port, protocol) is refused
+    b = resolve({"listeners": "PLAINTEXT://h:1,CTL://h:2", "advertised.listeners": "PLAINTEXT://h:1,CTL://lb:2",
+                 "controller.listener.names": "CTL", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"})
+    assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1", "CTL://lb:2"]
+    assert strs(b.data_plane_listeners) == ["PLAINTEXT://h:1"]
+
+
 # ------------------------------------------------------------------------------ every rule, Kafka's message
 
 RULES = [
