@@ -2,6 +2,7 @@
 
 from itertools import combinations
 
+import numpy as np
 import pytest
 
 from kafka_lab.exercises import check, exercises
@@ -111,3 +112,21 @@ def test_exercises_agree_with_the_panel_defaults():
     assert check("00.per_broker", int(b.replicas_per_broker)).ok
     assert check("00.acks_all_losses", b.losses_writable).ok
     assert check("00.replicas", "36").ok and not check("00.replicas", True).ok
+
+
+@pytest.mark.parametrize("answer", ["36", " 36.0 ", 36.0, np.int64(36), 12 * 3])
+def test_replicas_accepts_formatting_variants(answer):
+    assert check("00.replicas", answer).ok
+
+
+@pytest.mark.parametrize("ex_id, answer, says", [
+    ("00.replicas", 24, "followers only"),          # 12 x (3 - 1)
+    ("00.replicas", 12, "number of partitions"),
+    ("00.replicas", "36 replicas", "not a whole number"),
+    ("00.per_broker", 4, "followers only"),         # 24 followers / 6 brokers
+    ("00.per_broker", 2, "leaders only"),
+    ("00.acks_all_losses", 2, "single replica"),
+])
+def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
+    fb = check(ex_id, answer)
+    assert fb.status == "incorrect" and says in fb.message, str(fb)

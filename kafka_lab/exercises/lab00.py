@@ -6,6 +6,9 @@ panel shows, so what the panel says and what the check accepts cannot drift apar
 
 from __future__ import annotations
 
+import numbers
+import re
+
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.ui.lab00 import KIP36_BROKERS, replication_budget
 
@@ -13,30 +16,37 @@ from kafka_lab.ui.lab00 import KIP36_BROKERS, replication_budget
 _KIP36 = dict(partitions=12, replication_factor=3, brokers=KIP36_BROKERS)
 
 
-def _whole_number(answer):
-    """The answer as an int, or None when it is not a whole number (bools are not numbers here)."""
+_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+(\.0*)?")
+
+
+def whole_number(answer):
+    """The answer as an int, or None when it is not a whole number (bools are not numbers here).
+
+    Accepts Python and numpy integers, whole floats (``36 / 6`` is ``6.0``) and their text ("36", " 6.0 ").
+    Lab 02's checks read each entry of a list answer with it too.
+    """
     if isinstance(answer, bool):
         return None
-    if isinstance(answer, int):
-        return answer
-    if isinstance(answer, float) and answer.is_integer():
+    if isinstance(answer, numbers.Integral):
         return int(answer)
-    if isinstance(answer, str) and answer.strip().isdigit():
-        return int(answer.strip())
+    if isinstance(answer, numbers.Real) and float(answer).is_integer():
+        return int(answer)
+    if isinstance(answer, str) and _NUMBER_TEXT.fullmatch(answer.strip()):
+        return int(float(answer.strip()))
     return None
 
 
 _NOT_A_NUMBER = "answer with a whole number, for example answer_1 = 7 (no quotes needed)."
 
 
-@exercise("00.replicas", solution=36, wrong=[12, 15, 3, "twelve"],
+@exercise("00.replicas", solution=36, wrong=[12, 15, 3, 24, "twelve", "36 replicas"],
           prompt="A topic has 12 partitions with replication factor 3 (KIP-36's worked example). "
                  "How many replicas does the cluster hold for it?",
           explanation="Each partition has replication-factor copies: one leader and RF - 1 followers, "
                       "so 12 x 3 = 36 replicas.")
 def _(answer):
     truth = replication_budget(**_KIP36).replicas
-    n = _whole_number(answer)
+    n = whole_number(answer)
     if n is None:
         return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
     if n == truth:
@@ -45,6 +55,9 @@ def _(answer):
     if n == _KIP36["partitions"]:
         return incorrect("12 is the number of partitions, and so the number of leaders.",
                          hint="every partition also has followers: replication factor 3 means 3 copies of each.")
+    if n == _KIP36["partitions"] * (_KIP36["replication_factor"] - 1):
+        return incorrect(f"{n} counts the followers only.",
+                         hint="the leader is a replica too: each partition has replication-factor copies in all.")
     if n == _KIP36["partitions"] + _KIP36["replication_factor"]:
         return incorrect("partitions and replication factor do not add up.",
                          hint="each partition has 3 copies; how many copies do 12 partitions have?")
@@ -52,12 +65,12 @@ def _(answer):
                                              "factor to 3, and read the first line.")
 
 
-@exercise("00.per_broker", solution=6, wrong=[2, 36, 12],
+@exercise("00.per_broker", solution=6, wrong=[2, 4, 36, 12],
           prompt="Spread evenly over KIP-36's 6 brokers, how many of those replicas does each broker hold?",
           explanation="36 replicas / 6 brokers = 6 per broker (2 leaders and 4 followers each).")
 def _(answer):
     b = replication_budget(**_KIP36)
-    n = _whole_number(answer)
+    n = whole_number(answer)
     if n is None:
         return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
     if n == b.replicas_per_broker:
@@ -67,6 +80,9 @@ def _(answer):
     if n == b.leaders_per_broker:
         return incorrect(f"{n} per broker counts the leaders only (12 partitions / 6 brokers).",
                          hint="followers are replicas too: divide all the replicas by the brokers.")
+    if n == b.replicas_per_broker - b.leaders_per_broker:
+        return incorrect(f"{n} per broker counts the followers only.",
+                         hint="a broker holds its leader replicas too: divide all the replicas by the brokers.")
     if n == b.replicas:
         return incorrect(f"{n} is the whole cluster's count.", hint="share it out over the 6 brokers.")
     return incorrect(f"{n} is not it.", hint="divide the cluster's replicas (the previous exercise) by the brokers.")
@@ -80,7 +96,7 @@ def _(answer):
                       "with NOT_ENOUGH_REPLICAS.")
 def _(answer):
     b = replication_budget(partitions=1, replication_factor=3, min_insync_replicas=2)
-    n = _whole_number(answer)
+    n = whole_number(answer)
     if n is None:
         return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
     if n == b.losses_writable:
