@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -162,3 +163,34 @@ def _walk(w):
     yield w
     for c in getattr(w, "children", ()):
         yield from _walk(c)
+
+
+@pytest.mark.parametrize("ex_id, answer", [
+    ("02.partition0", "[0, 3, 1]"), ("02.partition0", "0 3 1"), ("02.partition0", ("0", "3", "1")),
+    ("02.partition0", np.array([0, 3, 1])), ("02.partition6", "(0,4,2)"),
+    ("02.partition6", {0: [0, 3, 1], 6: [0, 4, 2]}),              # a whole assignment: partition 6's entry
+    ("02.penalized", "3, 2, 1"), ("02.penalized", {0: 3, 1: 2, 2: 1}),
+    ("02.rack_failure", [1, 0]), ("02.rack_failure", "1, 0"),
+])
+def test_exercises_accept_formatting_variants(ex_id, answer):
+    assert check(ex_id, answer).ok
+
+
+@pytest.mark.parametrize("ex_id, answer, says", [
+    ("02.partition0", [0, 5, 3], "both on rack1"),      # KIP-36: 0 -> rack1, 5 -> rack1
+    ("02.partition0", [3, 0, 1], "the leader is not 3"),
+    ("02.partition0", [0, 1, 3], "wrong order"),
+    ("02.partition0", [0, 0, 1], "appears twice"),
+    ("02.partition0", [0, 3, 7], "no broker 7"),
+    ("02.partition0", "0, 3", "you gave 2"),
+    ("02.partition6", [0, 3, 1], "repeats partition 0"),
+    ("02.partition6", [0, 5, 4], "both on rack1"),
+    ("02.partition6", (3, 2, 0), "partition 7"),        # KIP-36: 7 -> (3,2,0)
+    ("02.penalized", [1, 2, 3], "in reverse"),
+    ("02.penalized", [1, 1, 1], "leaders only"),
+    ("02.rack_failure", (0, 1), "swapped"),
+    ("02.rack_failure", "1", "not two counts"),
+])
+def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
+    fb = check(ex_id, answer)
+    assert fb.status == "incorrect" and says in fb.message, str(fb)
