@@ -192,3 +192,38 @@ def test_exercise_4_accepts_other_valid_shapes():
     named = ("listener.security.protocol.map=CLIENT:PLAINTEXT\nlisteners=CLIENT://0.0.0.0:9092\n"
              "advertised.listeners=CLIENT://broker1.example.com:9092\ninter.broker.listener.name=CLIENT\n")
     assert check("01.all_interfaces", named).ok
+
+
+def test_exercise_4_accepts_every_wildcard_bind():
+    # the lab's §1: an empty host binds Java's wildcard address in 2.8, like 0.0.0.0 (and :: for IPv6)
+    for host in ("", "[::]"):
+        fb = check("01.all_interfaces", f"listeners=PLAINTEXT://{host}:9092\n"
+                                        "advertised.listeners=PLAINTEXT://broker1.example.com:9092\n")
+        assert fb.ok and "default interface" in fb.message, str(fb)
+    legacy = "listeners=PLAINTEXT://0.0.0.0:9092\nadvertised.host.name=broker1.example.com\n"  # advertised.port = port
+    assert check("01.all_interfaces", legacy).ok
+
+
+@pytest.mark.parametrize("ex_id, answer, says", [
+    ("01.fix_config", BROKEN_ROUND_2.replace("advertised.listeners=", "advertised.listeners="
+                                             "CONTROLLER://broker1.example.com:9092,"), "INTERNAL's socket"),
+    ("01.fix_config", "advertised.listeners=CONTROLLER://broker1.example.com:9091,"
+                      "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093", "only part of a config"),
+    ("01.fix_config", {"listeners": 9092}, "must be a string"),
+    ("01.controller_endpoint", "INTERNAL", "is a listener name"),
+    ("01.controller_endpoint", "INTERNAL://192.1.1.8:9092", "what broker 1 binds"),
+    ("01.controller_endpoint", "INTERNAL://broker1.example.com:9093", "not the address broker 1 published"),
+    ("01.controller_endpoint", "CONTROLLER://broker1.example.com:9091", "Whose config decides"),
+    ("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092, advertised.listeners=PLAINTEXT://broker1.example.com:9092",
+     "contains another setting"),
+    ("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n", "0.0.0.0"),
+])
+def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
+    fb = check(ex_id, answer)
+    assert fb.status == "incorrect" and says in fb.message, str(fb)
+
+
+@pytest.mark.parametrize("answer", ["b", " B. ", "B)", SAME_LISTENER_CHOICES["B"]])
+def test_exercise_3_accepts_the_letter_in_any_usual_form(answer):
+    assert check("01.same_listener", answer).ok
+    assert not check("01.same_listener", SAME_LISTENER_CHOICES["A"]).ok
