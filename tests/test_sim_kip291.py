@@ -227,3 +227,25 @@ def test_fifo_wait_is_exact_for_any_backlog_that_fits(backlog, handlers, service
     assert controller_wait_ms(lai) == pytest.approx(expected, abs=1e-9)
     assert controller_wait_ms(controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers,
                                                        service_ms=service).request("LeaderAndIsr")) == 0
+
+
+def test_a_leader_and_isr_that_shrinks_the_isr_to_the_leader_completes_waiting_produces():
+    """Partition.makeLeader: "we may need to increment high watermark since ISR could be down to 1".
+    The followers stopped fetching orders-0, so acks=all produces wait; a LeaderAndIsr that keeps this
+    broker the leader with ISR = {itself} moves the HW to the log end and they complete with NONE, at once."""
+    from kafka_lab.sim import Scenario
+    from kafka_lab.sim.experiments import lab_settings
+
+    sc = Scenario(lab_properties(True), seed=0, settings=lab_settings(1.0), replicas=3, client_listener="PLAINTEXT")
+    for f in sc.followers():
+        f.stop_fetching(sc.partitions[0])
+    sc.producer(connections=16, acks=-1, partitions=[sc.partitions[0]]).burst(16)
+    me = sc.broker.id
+    sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=me, isr=[me])], at_ms=5.0)
+    res = sc.run(20.0)
+    applied = res.request("LeaderAndIsr")["api_local_complete_ms"]
+    assert applied == pytest.approx(6.0)  # sent at 5 ms, its own 1 ms on the control plane
+    p = res.requests.query("api == 'Produce'")
+    assert len(p) == 16 and (p["error"] == "NONE").all()
+    assert np.allclose(p["response_complete_ms"], applied)  # parked since 1 or 2 ms, all released at 6 ms
+    assert res.broker.replica_manager.partitions[("orders", 0)].hw == 16 * 10

@@ -8,7 +8,9 @@ Kept small but real:
 - :class:`ReplicaManager`: appends produce requests (``acks`` 0/1/all), advances the HW on follower
   fetches, and applies LeaderAndIsr (become leader / become follower) and StopReplica. Becoming a
   follower completes the produce requests waiting in purgatory for that partition with
-  ``NOT_LEADER_OR_FOLLOWER``, as ``ReplicaManager.makeFollowers`` does.
+  ``NOT_LEADER_OR_FOLLOWER``, as ``ReplicaManager.makeFollowers`` does. Staying (or becoming) the
+  leader with a smaller ISR may advance the HW, as ``Partition.makeLeader`` does, and so complete
+  waiting produces with ``NONE``.
 - :class:`MetadataCache`: changes only on UpdateMetadata. It remembers, per update, when the
   controller sent it and when this broker applied it: the difference is how long clients asking
   this broker for metadata were served stale leadership.
@@ -134,7 +136,13 @@ class ReplicaManager:
             was_leader = p.leader == self.broker_id
             p.leader, p.leader_epoch = st["leader"], st["leader_epoch"]
             p.isr = list(st.get("isr", p.isr))
-            if was_leader and p.leader != self.broker_id:  # makeFollowers
+            if p.leader == self.broker_id:  # makeLeader
+                if not was_leader:  # a new leader knows nothing yet of its followers' logs
+                    p.follower_leo.clear()
+                # "we may need to increment high watermark since ISR could be down to 1"
+                if p.advance_hw():
+                    self.produce_purgatory.check_and_complete(tp)
+            elif was_leader:  # makeFollowers
                 p.follower_leo.clear()
                 self.produce_purgatory.check_and_complete(tp)
                 self.fetch_purgatory.check_and_complete(tp)
