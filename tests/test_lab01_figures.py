@@ -227,3 +227,17 @@ def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
 def test_exercise_3_accepts_the_letter_in_any_usual_form(answer):
     assert check("01.same_listener", answer).ok
     assert not check("01.same_listener", SAME_LISTENER_CHOICES["A"]).ok
+
+
+def test_plane_sizes_the_lab_states():
+    """§1 and the panel: the data plane's queue is queued.max.requests = 500 by default; KIP-291's control plane
+    has 1 network thread, a queue of 20 and 1 handler (KAFKA_REFERENCE.md §3: literals in SocketServer/KafkaServer)."""
+    from kafka_lab.sim.config import (CONTROL_PLANE_HANDLERS, CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY,
+                                      BrokerConfig)
+    assert (CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_HANDLERS) == (1, 20, 1)
+    defaults = BrokerConfig.from_properties({})
+    assert (defaults.queued_max_requests, defaults.num_io_threads, defaults.num_network_threads) == (500, 8, 3)
+    src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
+    assert "`queued.max.requests`, 500 by default" in src
+    assert "one network thread, a request queue of 20, one request-handler thread" in src
+    assert "1 thread, queue of 20" in render_config(PRESETS["KIP-291 broker1, after (dedicated controller listener)"])
