@@ -92,9 +92,10 @@ def test_partial_racks_messages_in_the_lab():
 
 
 def test_growing_the_kip_topic_matches():
-    full = asg.assign_replicas_to_brokers(KIP, 12, 3, fixed_start_index=0)
-    grown = asg.add_partitions(KIP, {p: full[p] for p in range(6)}, 12)
-    assert grown == {p: full[p] for p in range(6, 12)}
+    # KIP-36's first table (partitions 0-5) grown to 12 gives its second table (6-11), as the lab says
+    first = {0: [0, 3, 1], 1: [3, 1, 5], 2: [1, 5, 4], 3: [5, 4, 2], 4: [4, 2, 0], 5: [2, 0, 3]}
+    grown = asg.add_partitions(KIP, first, 12)
+    assert grown == {6: [0, 4, 2], 7: [3, 2, 0], 8: [1, 0, 3], 9: [5, 3, 1], 10: [4, 1, 5], 11: [2, 5, 4]}
 
 
 def test_scale_example_is_even_per_rack():
