@@ -300,6 +300,9 @@ RULES = [
     ({"listeners": "PLAINTEXT://localhost:9091,SSL://localhost:9091"},
      "requirement failed: Each listener must have a different port, listeners: "
      "PLAINTEXT://localhost:9091,SSL://localhost:9091", "IllegalArgumentException", "listeners"),
+    ({"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092"},      # 2.8: no IPv4 + IPv6 exception (3.1+ has one)
+     "requirement failed: Each listener must have a different port, listeners: "
+     "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092", "IllegalArgumentException", "listeners"),
     ({"listeners": "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092"},
      "requirement failed: Each listener must have a different name, listeners: "
      "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092", "IllegalArgumentException", "listeners"),
