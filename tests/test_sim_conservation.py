@@ -1,8 +1,9 @@
 """Conservation laws of the broker model: Little's law for every queue, no request lost or doubled.
 
-Little's law is checked twice: exactly (the time integral of each queue-size metric equals the
-summed time requests spent in that queue, a bookkeeping identity between two independent records:
-the metric's change log and the request log), and as L = λW with λ and W estimated from the log.
+Little's law is checked exactly: the time integral of each queue-size metric equals the summed time
+requests spent in that queue (L·T = Σ stays = λT·W), an identity between two independent records,
+the metric's change log and the request log's timestamps. A steady run checks it once more with
+requests still in flight at the end left out, where it holds only approximately.
 """
 
 import numpy as np
@@ -57,10 +58,7 @@ def test_littles_law_holds_exactly_for_every_queue(seed, control_plane):
             continue
         s, e = stays(r[r["plane"] == plane], start, end, T)
         L = res.time_average(metric, 0, T)
-        assert L * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric
-        if len(s) > 100:  # L = lambda * W with lambda, W estimated from the requests
-            lam, W = len(s) / T, (e - s).mean()
-            assert L == pytest.approx(lam * W, rel=1e-9)
+        assert L * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric  # L = lambda·W, exactly
         checked += 1
     # purgatory: acks=all produces parked from apiLocalComplete until responseComplete
     p = r[(r["api"] == "Produce") & (r["acks"] == -1)]
