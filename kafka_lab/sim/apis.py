@@ -23,6 +23,12 @@ The effects of a request apply when that work is done:
 ==================== ===========================================================================
 
 A produce response's error is the first non-``NONE`` partition error in request order.
+
+Simplifications, deliberate: an ``acks=0`` produce that fails on some partition is recorded with its
+error and the connection is unmuted as for any ``acks=0`` request (Kafka instead *closes* the
+connection, so that the producer notices and refreshes its metadata); a consumer fetch never
+long-polls (as with ``fetch.min.bytes`` satisfied at once); a request's effects are applied at the
+end of its ``localTime`` rather than part-way through it.
 """
 
 from __future__ import annotations

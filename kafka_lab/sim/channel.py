@@ -11,6 +11,9 @@ They still count against the same capacity, and they still have to be read first
 that may be blocked on a full queue, which is why the KIP rejected it.
 
 Each plane's response queues (one per processor) live on the processors (see :mod:`.network`).
+
+Simplification: when several processors are blocked on a full queue, the model lets them in in the
+order they blocked; Kafka's ``ArrayBlockingQueue`` (a non-fair lock) promises no order among them.
 """
 
 from __future__ import annotations

@@ -11,9 +11,13 @@ Each metric is kept as an exact *change log*: a piecewise-constant function of s
 Gauges (``RequestQueueSize``, ``ControlPlaneRequestQueueSize``, ``ResponseQueueSize``,
 ``ControlPlaneResponseQueueSize``, ``PurgatorySize``) are sampled as their value at the sample time.
 ``*AvgIdlePercent`` metrics are kept as the number of *busy* threads of a pool; a sample is the
-fraction of the pool's thread time that was idle over the preceding interval, a number in 0..1.
-Kafka's meters of the same names report the same fraction (an exponentially weighted rate of idle
-nanoseconds per nanosecond, "percent" in name only); here the window is exact rather than weighted.
+fraction of the pool's thread time that was idle over the preceding interval, a number in 0..1
+("percent" in name only, in Kafka too). What counts as idle is Kafka's: a request handler is idle
+while it polls an empty request queue (``RequestHandlerAvgIdlePercent`` is a meter each handler
+marks with its poll time / the number of handlers, an exponentially weighted rate); a network
+processor is idle only while it waits in its selector (``NetworkProcessorAvgIdlePercent`` averages
+the processors' ``io-wait-ratio``, a windowed rate), so a processor blocked putting a request into
+a full queue is *busy*. Here the window is exact rather than weighted or windowed.
 """
 
 from __future__ import annotations

@@ -17,6 +17,13 @@ round-robin. A processor is one thread multiplexing all of its connections:
 With KIP-291 (``control.plane.listener.name`` set) the control-plane listener gets its own acceptor
 and a single processor feeding the control-plane request queue. Read and send times are small and
 configurable (``network_read_ms``, ``network_send_ms``).
+
+Simplification: Kafka's processor works in rounds (send every queued response, poll the selector,
+then put every request the poll completed); the model's processor does one thing at a time,
+responses first, then the oldest request ready to read. The order of requests and the blocking on a
+full queue are the same; a request's ``start`` is stamped just before its put, as in Kafka, so time
+spent blocked on the put shows in ``requestQueueTime`` of that request and in ``socketWaitTime`` of
+the requests behind it.
 """
 
 from __future__ import annotations
