@@ -241,3 +241,11 @@ def test_plane_sizes_the_lab_states():
     assert "`queued.max.requests`, 500 by default" in src
     assert "one network thread, a request queue of 20, one request-handler thread" in src
     assert "1 thread, queue of 20" in render_config(PRESETS["KIP-291 broker1, after (dedicated controller listener)"])
+
+
+def test_exercise_4_zero_address_hint_depends_on_what_was_written():
+    unset = check("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n")
+    assert "falls back to listeners" in unset.hint
+    explicit = check("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n"
+                                          "advertised.listeners=PLAINTEXT://0.0.0.0:9092\n")
+    assert "not 0.0.0.0" in explicit.hint and "falls back" not in explicit.hint

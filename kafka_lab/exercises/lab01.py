@@ -53,7 +53,9 @@ def _resolved(answer, refused: str, whole_config: bool = False):
     try:
         return resolve(props), None
     except ConfigException as exc:
-        if "0.0.0.0" in str(exc):
+        if "0.0.0.0" in str(exc) and "advertised.listeners" in props:
+            hint = "advertised.listeners is what clients are told: give it a name they can reach, not 0.0.0.0."
+        elif "0.0.0.0" in str(exc):
             hint = "advertised.listeners falls back to listeners when unset -- set it to the name clients use."
         else:
             hint = _KEY_HINTS.get(exc.config_key, f"look at {exc.config_key}.")
