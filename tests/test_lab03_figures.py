@@ -204,3 +204,23 @@ def test_backlog_panel_default_numbers():
     assert controller_wait_ms(cp) == 0
     for row in (fifo, prio, cp):
         assert f"<td>{controller_wait_ms(row):.3f}</td>" in text
+
+
+@pytest.mark.parametrize("eid,answer", [("03.backlog_wait", "50"), ("03.backlog_wait", 50.0), ("03.backlog_wait", 49.999),
+                                        ("03.backlog_wait", "50 ms"), ("03.backlog_wait", np.float64(50)),
+                                        ("03.saturation", "4,000"), ("03.saturation", "4000/s"), ("03.saturation", 4000.0),
+                                        ("03.priority_full", "125"), ("03.priority_full", 124.999),
+                                        ("03.why_rejected", "B"), ("03.why_rejected", "(b)"), ("03.why_rejected", "b.")])
+def test_exercises_accept_the_usual_spellings_of_a_right_answer(eid, answer):
+    assert check(eid, answer).ok
+
+
+@pytest.mark.parametrize("eid,answer,says", [
+    ("03.backlog_wait", 49, "one round"), ("03.backlog_wait", 51, "one round"),
+    ("03.backlog_wait", 1, "dedicated control plane"), ("03.backlog_wait", 0.05, "seconds"),
+    ("03.saturation", 4, "per millisecond"), ("03.saturation", 8000, "1 ms per request"),
+    ("03.priority_full", 62.5, "jumps that queue"), ("03.priority_full", 126, "own 1 ms"),
+    ("03.why_rejected", "a", "never drops")])
+def test_exercises_explain_the_typical_wrong_answers(eid, answer, says):
+    fb = check(eid, answer)
+    assert fb.status == "incorrect" and says in fb.message
