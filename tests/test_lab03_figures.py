@@ -224,3 +224,21 @@ def test_exercises_accept_the_usual_spellings_of_a_right_answer(eid, answer):
 def test_exercises_explain_the_typical_wrong_answers(eid, answer, says):
     fb = check(eid, answer)
     assert fb.status == "incorrect" and says in fb.message
+
+
+def test_live_panel_keeps_up_below_8000_per_second():
+    """Step 2's prose: 8 handlers × 1000 requests per second (1 ms each): below 8000/s the handlers keep up
+    (the queue stays short, the LeaderAndIsr hardly waits); above it the queue grows
+    until it holds queued.max.requests (at 10000/s within the panel's 600 ms: test_live_panel_default_numbers)."""
+    from kafka_lab.sim.experiments import steady_load
+
+    assert saturation_rate(8, 1.0) == 8000
+    below = steady_load(6000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
+    assert max(below.broker.metrics.gauges["RequestQueueSize"].values) < 50
+    assert 1 - below.time_average("RequestHandlerAvgIdlePercent") == pytest.approx(6000 / 8000, abs=0.05)
+    assert controller_wait_ms(below.request("LeaderAndIsr")) < 5.0
+    above = steady_load(9000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
+    q = above.metrics.set_index("time_ms")["RequestQueueSize"]
+    # 1000 requests/s more than the handlers take; the queue keeps growing, if slower than that, since a
+    # connection whose request is queued is muted and the rest of the excess waits in the socket
+    assert q.loc[300.0] > 100 and q.iloc[-1] - q.loc[300.0] > 100  # still growing
