@@ -78,9 +78,20 @@ def test_littles_law_with_sampling_noise_is_close_too():
 
 
 @pytest.mark.parametrize("control_plane", [True, False])
-def test_every_request_ends_exactly_once_or_is_in_flight(control_plane):
+def test_every_request_ends_exactly_once_or_is_in_flight(control_plane, monkeypatch):
+    from collections import Counter
+
+    from kafka_lab.sim.network import Connection, Processor
+
+    # count, independently of the request log, every response handed to a processor and every send finished
+    answered, sent = Counter(), Counter()
+    enqueue, done = Processor.enqueue_response, Connection.response_sent
+    monkeypatch.setattr(Processor, "enqueue_response", lambda self, req: (answered.update([id(req)]), enqueue(self, req))[1])
+    monkeypatch.setattr(Connection, "response_sent", lambda self, req: (sent.update([id(req)]), done(self, req))[1])
     res = busy_run(7, control_plane)
+    assert max(answered.values()) == 1 and max(sent.values()) == 1  # no request answered (or sent) twice
     r = res.requests
+    assert len(sent) == r["end_ms"].notna().sum() and len(answered) == r["response_complete_ms"].notna().sum()
     # one row per request sent, counted independently by each client
     assert len(r) == sum(res.sent.values())
     assert not r.duplicated(["client_id", "correlation_id"]).any()
