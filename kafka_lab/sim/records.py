@@ -18,8 +18,9 @@ the records become one pandas DataFrame (:func:`requests_frame`) with Kafka's re
 
 One more column is *not* in Kafka's request log, and that is the point of showing it:
 ``socketWaitTime`` = start − sent, the time the request sat in the socket before its network
-processor read it (behind an earlier request on the same connection, or behind a processor that is
-blocked on a full request queue: KIP-291's first failure mode, invisible to ``requestQueueTime``).
+processor had read it, the read itself (``network_read_ms``) included: behind an earlier request on
+the same connection, or behind a processor that is blocked on a full request queue (KIP-291's first
+failure mode, invisible to ``requestQueueTime``).
 
 All times are simulated milliseconds. A request the run ended before finishing has the outcome
 ``IN_FLIGHT`` and NaN for the phases it has not reached.
