@@ -142,6 +142,9 @@ def test_conservation_property(seed, queued, handlers, acks, control_plane, prio
         if metric in res.broker.metrics.gauges:
             s, e = stays(r[r["plane"] == plane], start, end, T)
             assert res.time_average(metric, 0, T) * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric
+    # and for produce purgatory: parked from apiLocalComplete to responseComplete
+    s, e = stays(r[(r["api"] == "Produce") & (r["acks"] == -1)], "api_local_complete_ms", "response_complete_ms", T)
+    assert res.time_average("NumDelayedOperations", 0, T) * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9)
 
 
 def test_same_seed_same_dataframes():
