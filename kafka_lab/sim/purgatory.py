@@ -14,6 +14,9 @@ one of its partitions or ``replica.fetch.wait.max.ms`` passes.
 Gauges (``delayedOperation=Produce``): ``NumDelayedOperations`` (operations not yet completed) and
 ``PurgatorySize`` (watch-list entries: one per pending partition of each pending operation; Kafka's
 also keeps completed entries until its periodic purge, which is not modelled).
+
+Simplification: an operation expires exactly ``timeoutMs`` after it was parked; Kafka's timing wheel
+(1 ms ticks, advanced by the ``ExpirationReaper`` thread) expires it within about a tick of that.
 """
 
 from __future__ import annotations
