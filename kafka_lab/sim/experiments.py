@@ -10,6 +10,8 @@ control plane is switched on the way Kafka switches it: by ``control.plane.liste
   controller request. How long does the controller request wait?
 - :func:`steady_load`: Poisson produce traffic at a chosen rate, with a LeaderAndIsr part-way.
 - :func:`load_sweep`: :func:`steady_load` over several rates (where does the data plane saturate?).
+- :func:`backlog_table`: the controller request's wait behind each backlog, for the three :data:`DESIGNS`.
+- :func:`downstream_table`: what that wait costs clients (purgatory, acks=1 after the decision, stale metadata).
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ from .config import ModelSettings
 from .distributions import Deterministic, Exponential
 from .scenario import Results, Scenario
 
-__all__ = ["lab_properties", "lab_settings", "controller_behind_backlog", "steady_load", "load_sweep", "controller_wait_ms"]
+__all__ = ["lab_properties", "lab_settings", "controller_behind_backlog", "steady_load", "load_sweep", "controller_wait_ms",
+           "DESIGNS", "backlog_table", "downstream_table"]
+
+#: the three designs the lab compares: (label, control plane?, controller requests prioritised?)
+DESIGNS = [("data plane only (FIFO)", False, False), ("rejected: priority in the data queue", False, True),
+           ("KIP-291 control plane", True, False)]
 
 
 def lab_properties(control_plane: bool = False, *, num_io_threads: int = 8, num_network_threads: int = 3,
@@ -138,3 +145,51 @@ def load_sweep(rates_per_s, *, progress=None, **kw) -> pd.DataFrame:
             "leader_and_isr_wait_ms": controller_wait_ms(lai.iloc[0]) if len(lai) and lai.iloc[0]["error"] != "IN_FLIGHT" else np.nan,
         })
     return pd.DataFrame(rows)
+
+def backlog_table(backlogs, *, queued_max_requests: int = 500, num_io_threads: int = 8,
+                  service_ms: float = 1.0) -> pd.DataFrame:
+    """The LeaderAndIsr's wait (ms) behind each backlog, for the three designs (deterministic service)."""
+    rows = []
+    for b in backlogs:
+        for label, cp, prio in DESIGNS:
+            row = controller_behind_backlog(int(b), control_plane=cp, prioritise=prio, service_ms=service_ms,
+                                            queued_max_requests=queued_max_requests,
+                                            num_io_threads=num_io_threads).request("LeaderAndIsr")
+            rows.append({"backlog": int(b), "design": label, "wait_ms": controller_wait_ms(row),
+                         "socketWaitTime": row["socketWaitTime"], "requestQueueTime": row["requestQueueTime"]})
+    return pd.DataFrame(rows)
+
+
+def downstream_table(backlog: int = 200) -> pd.DataFrame:
+    """What the LeaderAndIsr's delay does downstream, without and with the control plane (KIP-291's motivation).
+
+    - acks=all produces to the partition being moved wait in purgatory until the LeaderAndIsr is applied
+      (the followers stopped fetching it), then fail NOT_LEADER_OR_FOLLOWER;
+    - acks=1 produces handled after the controller decided are acknowledged by a broker that is no
+      longer the leader (their records will be truncated) instead of failing and being retried;
+    - an UpdateMetadata's delay is how long this broker serves stale metadata.
+
+    One row per measure, one column per design (narrow enough for a notebook column); times in ms,
+    rounded to the microsecond, counts as whole numbers.
+    """
+    rows = {}
+    for label, cp in (("no control plane", False), ("control.plane.listener.name=CONTROLLER", True)):
+        purg = controller_behind_backlog(backlog, control_plane=cp, acks=-1, replicas=3, produce_partitions=1,
+                                         until_ms=200.0)
+        lai = purg.request("LeaderAndIsr")
+        p = purg.requests[purg.requests["api"] == "Produce"]
+        acks1 = controller_behind_backlog(backlog, control_plane=cp, acks=1).requests
+        decided = float(acks1.loc[acks1["api"] == "LeaderAndIsr", "sent_ms"].iloc[0])
+        late = acks1[(acks1["api"] == "Produce") & (acks1["dequeue_ms"] > decided)]
+        um = controller_behind_backlog(backlog, control_plane=cp, controller_api="UpdateMetadata", controller_ms=0.5)
+        umr = um.request("UpdateMetadata")
+        rows[label] = {
+            "LeaderAndIsr applied at (ms)": round(float(lai["api_local_complete_ms"]), 3),
+            "acks=all: mean remoteTime (ms)": round(float(p["remoteTime"].mean()), 3),
+            "acks=all: NOT_LEADER_OR_FOLLOWER": int((p["error"] == "NOT_LEADER_OR_FOLLOWER").sum()),
+            "acks=1: acknowledged after the decision": int((late["error"] == "NONE").sum()),
+            "UpdateMetadata: stale window (ms)": round(float(umr["api_local_complete_ms"] - umr["sent_ms"]), 3),
+        }
+    # object columns keep each cell's type: a count shows as 200, not 200.000
+    table = pd.DataFrame({label: pd.Series(measures, dtype=object) for label, measures in rows.items()})
+    return table

@@ -23,7 +23,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
-from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties, load_sweep, steady_load
+from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind_backlog, controller_wait_ms,
+                                      downstream_table, lab_properties, load_sweep, steady_load)
 
 from . import PALETTE, primary, primary_output, show_figure
 
@@ -47,9 +48,6 @@ _START = {"socketWaitTime": "sent_ms", "requestQueueTime": "start_ms", "localTim
 TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms", "socketWaitTime", "requestQueueTime",
            "localTime", "remoteTime", "responseQueueTime", "sendTime", "totalTime"]
 
-#: the three designs the lab compares: (label, control plane?, controller requests prioritised?)
-DESIGNS = [("data plane only (FIFO)", False, False), ("rejected: priority in the data queue", False, True),
-           ("KIP-291 control plane", True, False)]
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
 #: the LeaderAndIsr's marker lines: a colour no trace uses
 _MARKER = "#333333"
@@ -71,16 +69,14 @@ def config_html(props: dict, client_listener: str = "PLAINTEXT") -> str:
     rows = []
     for e in res.listeners:
         name = e.listener_name
-        if cp is not None and name == cp.listener_name:
-            plane, users = "control (1 processor, queue of 20, 1 handler)", ["the controller"]
-        else:
-            plane, users = f"data ({threads} processors)", []
-            if name == client_listener:
-                users.append("producers")
-            if name == res.inter_broker_listener_name:
-                users.append("other brokers")
-                if cp is None:
-                    users.append("the controller")
+        # who uses it in this experiment: the producers on client_listener; the rest is listener resolution's
+        users = ["producers"] if name == client_listener and res.plane(name) == "data" else []
+        if name == res.inter_broker_listener_name:
+            users.append("other brokers")
+        if name == res.controller_to_broker_listener_name:
+            users.append("the controller")
+        plane = ("control (1 processor, queue of 20, 1 handler)" if res.plane(name) == "control"
+                 else f"data ({threads} processors)")
         who = ", ".join(users) or "nobody in this experiment (bound but unused, like round 1 of the KIP's migration)"
         rows.append(f"<tr><td><code>{html.escape(str(e))}</code></td><td>{plane}</td><td>{who}</td></tr>")
     verdict = (f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
@@ -98,39 +94,6 @@ def show_config(props: dict):
     return HTML(config_html(props))
 
 
-def downstream_table(backlog: int = 200) -> pd.DataFrame:
-    """What the LeaderAndIsr's delay does downstream, without and with the control plane (KIP-291's motivation).
-
-    - acks=all produces to the partition being moved wait in purgatory until the LeaderAndIsr is applied
-      (the followers stopped fetching it), then fail NOT_LEADER_OR_FOLLOWER;
-    - acks=1 produces handled after the controller decided are acknowledged by a broker that is no
-      longer the leader (their records will be truncated) instead of failing and being retried;
-    - an UpdateMetadata's delay is how long this broker serves stale metadata.
-
-    One row per measure, one column per design (narrow enough for a notebook column); times in ms,
-    rounded to the microsecond, counts as whole numbers.
-    """
-    rows = {}
-    for label, cp in (("no control plane", False), ("control.plane.listener.name=CONTROLLER", True)):
-        purg = controller_behind_backlog(backlog, control_plane=cp, acks=-1, replicas=3, produce_partitions=1,
-                                         until_ms=200.0)
-        lai = purg.request("LeaderAndIsr")
-        p = purg.requests[purg.requests["api"] == "Produce"]
-        acks1 = controller_behind_backlog(backlog, control_plane=cp, acks=1).requests
-        decided = float(acks1.loc[acks1["api"] == "LeaderAndIsr", "sent_ms"].iloc[0])
-        late = acks1[(acks1["api"] == "Produce") & (acks1["dequeue_ms"] > decided)]
-        um = controller_behind_backlog(backlog, control_plane=cp, controller_api="UpdateMetadata", controller_ms=0.5)
-        umr = um.request("UpdateMetadata")
-        rows[label] = {
-            "LeaderAndIsr applied at (ms)": round(float(lai["api_local_complete_ms"]), 3),
-            "acks=all: mean remoteTime (ms)": round(float(p["remoteTime"].mean()), 3),
-            "acks=all: NOT_LEADER_OR_FOLLOWER": int((p["error"] == "NOT_LEADER_OR_FOLLOWER").sum()),
-            "acks=1: acknowledged after the decision": int((late["error"] == "NONE").sum()),
-            "UpdateMetadata: stale window (ms)": round(float(umr["api_local_complete_ms"] - umr["sent_ms"]), 3),
-        }
-    # object columns keep each cell's type: a count shows as 200, not 200.000
-    table = pd.DataFrame({label: pd.Series(measures, dtype=object) for label, measures in rows.items()})
-    return table
 
 
 def leader_and_isr_summary(res) -> str:
@@ -222,18 +185,6 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
     return fig
 
 
-def backlog_table(backlogs, *, queued_max_requests: int = 500, num_io_threads: int = 8,
-                  service_ms: float = 1.0) -> pd.DataFrame:
-    """The LeaderAndIsr's wait (ms) behind each backlog, for the three designs (deterministic service)."""
-    rows = []
-    for b in backlogs:
-        for label, cp, prio in DESIGNS:
-            row = controller_behind_backlog(int(b), control_plane=cp, prioritise=prio, service_ms=service_ms,
-                                            queued_max_requests=queued_max_requests,
-                                            num_io_threads=num_io_threads).request("LeaderAndIsr")
-            rows.append({"backlog": int(b), "design": label, "wait_ms": controller_wait_ms(row),
-                         "socketWaitTime": row["socketWaitTime"], "requestQueueTime": row["requestQueueTime"]})
-    return pd.DataFrame(rows)
 
 
 def backlog_figure(table: pd.DataFrame, *, queued_max_requests: int = 500, num_io_threads: int = 8,
