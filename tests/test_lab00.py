@@ -7,8 +7,9 @@ import pytest
 
 from kafka_lab.exercises import check, exercises
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
-from kafka_lab.ui.lab00 import (OFFLINE, READ_ONLY, WRITABLE, not_enough_replicas_message, partition_state,
-                                replication_budget, survival_figure, warmup_panel)
+from kafka_lab.replication import (OFFLINE, READ_ONLY, WRITABLE, not_enough_replicas_message, partition_state,
+                                   replication_budget)
+from kafka_lab.ui.lab00 import survival_figure, warmup_panel
 
 #: KIP-36's worked example, copied from the KIP: 6 brokers in 3 racks, 12 partitions, replication factor 3
 KIP36_ASSIGNMENT = {
@@ -76,6 +77,19 @@ def test_bad_topics_get_kafkas_messages(args, message):
     with pytest.raises(ValueError) as e:
         replication_budget(*args)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize("args, java_class", [
+    ((0, 3), "InvalidPartitionsException"),
+    ((12, 0), "InvalidReplicationFactorException"),
+    ((12, 7), "InvalidReplicationFactorException"),
+    ((12, 3, 0), "ConfigException"),
+])
+def test_bad_topics_raise_kafkas_exception_classes(args, java_class):
+    """The same classes topic creation raises (kafka_lab.assignment), not a look-alike ValueError."""
+    with pytest.raises(ValueError) as e:
+        replication_budget(*args)
+    assert type(e.value).__name__ == java_class
 
 
 def test_not_enough_replicas_message_is_kafkas():

@@ -1,6 +1,6 @@
 """Lab 00's warm-up exercises: learn how a check answers, on three small facts about replication.
 
-The truth comes from :func:`kafka_lab.ui.lab00.replication_budget`, the same function the lab's
+The truth comes from :func:`kafka_lab.replication.replication_budget`, the same function the lab's
 panel shows, so what the panel says and what the check accepts cannot drift apart.
 """
 
@@ -10,7 +10,7 @@ import numbers
 import re
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.ui.lab00 import KIP36_BROKERS, replication_budget
+from kafka_lab.replication import KIP36_BROKERS, replication_budget
 
 #: KIP-36's worked example topic: 12 partitions, replication factor 3, on 6 brokers
 _KIP36 = dict(partitions=12, replication_factor=3, brokers=KIP36_BROKERS)
