@@ -104,7 +104,7 @@ class InvalidReplicationFactorException(ApiException):
 class AdminOperationException(ValueError):
     """``org.apache.kafka.server.common.AdminOperationException`` (a plain RuntimeException in Kafka).
 
-    That is its 3.x name, as KAFKA_REFERENCE.md gives it; Kafka 2.8 throws the same-named Scala class
+    That is its 3.x name (docs/kafka-reference.md §1); Kafka 2.8 throws the same-named Scala class
     ``kafka.admin.AdminOperationException`` (``core/src/main/scala/kafka/admin/``) with the same messages.
     """
 

@@ -1,11 +1,11 @@
 """kafka_lab.assignment against KIP-36's worked examples, Kafka's own tests, and Kafka's messages.
 
 Sources of the expected values:
-- KIP-36 (seed 004): the 6-broker / 3-rack list and its 12 partitions, and the uneven 3-broker example.
+- KIP-36's worked examples: the 6-broker / 3-rack list and its 12 partitions, and the uneven 3-broker example.
 - Kafka's AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers
   (core/src/test/scala/unit/kafka/admin/AdminRackAwareTest.scala) and AdminTest.testReplicaAssignment
   (core/src/test/scala/unit/kafka/admin/AdminTest.scala, 5 brokers, 10 partitions, RF 3, fixedStartIndex 0).
-- Hand derivations from the formula in KAFKA_REFERENCE.md "API semantics (exact)" (shown in comments).
+- Hand derivations from the loop in docs/kafka-reference.md §1 ("The loop") (shown in comments).
 """
 
 import random

@@ -1,6 +1,6 @@
 """Properties: the fast assignment equals the Java transcription, and KIP-36's stated guarantees hold.
 
-KIP-36 (seed 004), "Proposed Changes":
+KIP-36, "Proposed Changes":
 - partitions = N x brokers and every rack has the same broker count -> same leader count and the same
   replica count on every broker; different broker counts per rack -> still the same leader count;
 - racks >= replicas -> each rack holds at most one replica of a partition;

@@ -1,4 +1,4 @@
-"""Every number lab 02 teaches, from the same package calls, against KIP-36 (seed 004) or a hand count."""
+"""Every number lab 02 teaches, from the same package calls, against KIP-36's worked examples or a hand count."""
 
 import json
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Listener resolution against Kafka 2.8: the KIP-291 page's examples and KafkaConfigTest's rules.
 
-Every expected message below is Kafka's text as KAFKA_REFERENCE.md §2 records it (read from
+Every expected message below is Kafka's text as docs/kafka-reference.md §2 records it (read from
 KafkaConfig.scala / CoreUtils.scala / EndPoint.scala, branch 2.8), written out here by hand.
 """
 

@@ -1,7 +1,7 @@
 """Lab 02's guided exercises: predict KIP-36's assignment, explain the penalized broker, lose a rack.
 
 Each check computes its truth with :mod:`kafka_lab.assignment` (Kafka-exact), on KIP-36's own
-worked examples (seed 004), so a check cannot drift from the model or from the KIP.
+worked examples (docs/kafka-reference.md §1), so a check cannot drift from the model or from the KIP.
 """
 
 from __future__ import annotations
