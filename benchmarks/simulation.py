@@ -91,7 +91,7 @@ def main(argv=None):
     print("growth with load (full broker model):")
     base = None
     for k in (1, 4, 16):
-        s, m = best(lambda: broker_model(n * k // 4), max(1, args.repeat - 1))
+        s, m = best(lambda k=k: broker_model(n * k // 4), max(1, args.repeat - 1))
         per = s / m * 1e6
         base = base or per
         print(f"  {k:>2}x: {m:8d} requests  {s:7.3f} s  {per:6.2f} µs/request  ({per / base:.2f}x the 1x cost per request)")

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import gc
 import random as _random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -218,7 +219,7 @@ def rack_alternated_steps(brokers) -> pd.DataFrame:
         by_rack.setdefault(rack, []).append(bid)
     racks = sorted(by_rack, key=_java_string_key)
     queues = {r: sorted(by_rack[r]) for r in racks}
-    rows, taken, rack_index = [], {r: 0 for r in racks}, 0
+    rows, taken, rack_index = [], dict.fromkeys(racks, 0), 0
     while len(rows) < len(rmap):
         r = racks[rack_index]
         if taken[r] < len(queues[r]):

@@ -22,8 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_lab.assignment import (MSG_PARTITIONS, MSG_RF, InvalidPartitionsException,
-                                  InvalidReplicationFactorException, _msg_rf_too_large)
+from kafka_lab.assignment import (
+    MSG_PARTITIONS,
+    MSG_RF,
+    InvalidPartitionsException,
+    InvalidReplicationFactorException,
+    _msg_rf_too_large,
+)
 from kafka_lab.listeners import ConfigException
 
 __all__ = ["ReplicationBudget", "replication_budget", "partition_state", "not_enough_replicas_message",

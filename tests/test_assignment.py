@@ -228,7 +228,7 @@ def test_exception_classes_follow_kafka_hierarchy():
 
 
 def test_no_brokers():
-    with pytest.raises(InvalidReplicationFactorException, match="^Replication factor: 1 larger than available brokers: 0.$"):
+    with pytest.raises(InvalidReplicationFactorException, match=r"^Replication factor: 1 larger than available brokers: 0\.$"):
         assign_replicas_to_brokers([], 1, 1, 0)
 
 
@@ -237,7 +237,7 @@ def test_bad_python_input_is_a_clear_error():
         assign_replicas_to_brokers([BrokerMetadata(0)], 1.5, 1)
     with pytest.raises(ValueError, match="outside Java's int range"):
         assign_replicas_to_brokers([BrokerMetadata(0)], 2**31, 1)
-    with pytest.raises(TypeError, match="broker.rack must be a string"):
+    with pytest.raises(TypeError, match=r"broker\.rack must be a string"):
         BrokerMetadata(0, 3)
     with pytest.raises(TypeError, match="rng must be"):
         assign_replicas_to_brokers([BrokerMetadata(0)], 1, 1, rng="seed")

@@ -134,7 +134,7 @@ def test_panel_shows_kafka_error_for_a_broker_without_rack():
     panel = ui.rack_awareness_panel()
     dropdowns = [w for w in _walk(panel) if getattr(w, "description", "") == "broker 1"]
     dropdowns[0].value = ui.NO_RACK
-    out = [w for w in _walk(panel) if PRIMARY_OUTPUT in w._dom_classes][0]
+    out = next(w for w in _walk(panel) if PRIMARY_OUTPUT in w._dom_classes)
     assert "Not all brokers have rack information for replica rack aware assignment." in out.value
 
 

@@ -8,9 +8,21 @@ import json
 
 import pytest
 
-from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException,
-                                 ConfigException, EndPoint, broker_registration, controller_endpoint, kip291_broker,
-                                 parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, resolve)
+from kafka_lab.listeners import (
+    KIP291_AS_PRINTED,
+    KIP291_TIMESTAMP_MS,
+    BrokerEndPointNotAvailableException,
+    ConfigException,
+    EndPoint,
+    broker_registration,
+    controller_endpoint,
+    kip291_broker,
+    parse_csv_map,
+    parse_endpoint,
+    parse_properties,
+    registered_endpoints,
+    resolve,
+)
 
 KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"})
 KIP_AFTER = {

@@ -121,7 +121,7 @@ class ReplicaFetcher(_Client):
     def __init__(self, scenario, broker, replica_id: int, *, listener, partitions, append_ms=0.1):
         super().__init__(scenario, broker, f"broker-{replica_id}-fetcher-0", listener, 1)
         self.replica_id = replica_id
-        self.leo = {tp: 0 for tp in partitions}
+        self.leo = dict.fromkeys(partitions, 0)
         self.stopped: set = set()
         self.append_ms = append_ms
         self._done = None

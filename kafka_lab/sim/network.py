@@ -39,7 +39,7 @@ class Connection:
 
     __slots__ = ("connection_id", "listener", "plane", "processor", "client_id", "in_flight", "pending")
 
-    def __init__(self, connection_id: str, listener: str, plane: str, processor: "Processor", client_id: str):
+    def __init__(self, connection_id: str, listener: str, plane: str, processor: Processor, client_id: str):
         self.connection_id = connection_id
         self.listener = listener
         self.plane = plane

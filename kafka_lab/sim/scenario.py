@@ -98,7 +98,7 @@ class Scenario:
         if self._client_listener is not None:
             return self._client_listener
         cfg = self.broker.config
-        names = [l.name for l in cfg.data_plane_listeners]
+        names = [listener.name for listener in cfg.data_plane_listeners]
         others = [n for n in names if n != cfg.inter_broker_listener_name]
         return (others or names)[0]
 

@@ -9,8 +9,16 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from kafka_lab.replication import (KIP36_BROKERS, OFFLINE, READ_ONLY, WRITABLE, ReplicationBudget,
-                                   not_enough_replicas_message, partition_state, replication_budget)
+from kafka_lab.replication import (
+    KIP36_BROKERS,
+    OFFLINE,
+    READ_ONLY,
+    WRITABLE,
+    ReplicationBudget,
+    not_enough_replicas_message,
+    partition_state,
+    replication_budget,
+)
 
 from . import PALETTE, primary, primary_output, show_figure
 

@@ -23,8 +23,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
-from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind_backlog, controller_wait_ms,
-                                      downstream_table, lab_properties, load_sweep, steady_load)
+from kafka_lab.sim.experiments import (
+    DESIGNS,
+    backlog_table,
+    controller_behind_backlog,
+    controller_wait_ms,
+    downstream_table,
+    lab_properties,
+    load_sweep,
+    steady_load,
+)
 
 from . import PALETTE, primary, primary_output, show_figure
 
