@@ -358,3 +358,13 @@ def test_failure_impact_counts():
     assert s["offline"] == 2 and s["leader_lost"] == 2  # only partition 2 keeps a replica (broker 2)
     with pytest.raises(ValueError, match="no broker is in rack"):
         failure_impact(a, brokers, failed_racks=["rack9"])
+
+
+def test_the_package_docstring_example_runs():
+    """The package's docstring shows KIP-36's partition 6; the example must run and give the KIP's value."""
+    import doctest
+
+    import kafka_lab.assignment as pkg
+
+    result = doctest.testmod(pkg)
+    assert result.attempted >= 1 and result.failed == 0
