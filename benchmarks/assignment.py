@@ -20,7 +20,7 @@ import numpy as np
 
 from kafka_lab.assignment import (
     BrokerMetadata,
-    _assign_array,
+    assign_replicas_array,
     assign_replicas_to_brokers,
     assign_replicas_to_brokers_reference,
 )
@@ -54,10 +54,10 @@ def main(argv=None) -> int:
             brokers = [BrokerMetadata(i, f"rack{i % n_racks}" if aware else None) for i in range(n_brokers)]
             call = (brokers, partitions, RF)
             assign_replicas_to_brokers(brokers, 1000, RF, rng=np.random.default_rng(SEED))  # warm-up
-            fast_ms, fast = best_of(lambda: assign_replicas_to_brokers(*call, rng=np.random.default_rng(SEED)),
+            fast_ms, fast = best_of(lambda call=call: assign_replicas_to_brokers(*call, rng=np.random.default_rng(SEED)),
                                     args.repeat)
-            arr_ms, _ = best_of(lambda: _assign_array(*call, rng=np.random.default_rng(SEED)), args.repeat)
-            ref_ms, ref = best_of(lambda: assign_replicas_to_brokers_reference(*call, rng=np.random.default_rng(SEED)),
+            arr_ms, _ = best_of(lambda call=call: assign_replicas_array(*call, rng=np.random.default_rng(SEED)), args.repeat)
+            ref_ms, ref = best_of(lambda call=call: assign_replicas_to_brokers_reference(*call, rng=np.random.default_rng(SEED)),
                                   1)
             same = fast == ref
             ok &= same

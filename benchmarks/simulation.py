@@ -1,7 +1,7 @@
 """How fast is the broker model? Simulated requests per wall-clock second, against bare simpy.
 
 The floor of any simpy model is simpy itself. The baseline here is the bare M/M/c loop of
-RECIPES.md §6 (each customer a process: request a Resource, wait, hold it for an exponential time),
+docs/recipes.md §6 (each customer a process: request a Resource, wait, hold it for an exponential time),
 run in the same process, on the same queue (M/M/8, mu = 1 per ms, rho = 0.8). The full broker model
 runs the same queue with everything a request does in the lab: a producer's connections, network
 processors (read and send 0.01 ms), the bounded request queue, handler threads, a produce append,
@@ -29,7 +29,7 @@ LAM = RHO * C * MU                   # arrivals per ms
 
 
 def bare_simpy(n: int, seed: int = 1) -> float:
-    """RECIPES.md §6: the bare simpy M/M/c loop; returns wall seconds for n customers."""
+    """docs/recipes.md §6: the bare simpy M/M/c loop; returns wall seconds for n customers."""
     rnd = random.Random(seed)
     env = simpy.Environment()
     res = simpy.Resource(env, capacity=C)
@@ -91,7 +91,7 @@ def main(argv=None):
     print("growth with load (full broker model):")
     base = None
     for k in (1, 4, 16):
-        s, m = best(lambda: broker_model(n * k // 4), max(1, args.repeat - 1))
+        s, m = best(lambda k=k: broker_model(n * k // 4), max(1, args.repeat - 1))
         per = s / m * 1e6
         base = base or per
         print(f"  {k:>2}x: {m:8d} requests  {s:7.3f} s  {per:6.2f} µs/request  ({per / base:.2f}x the 1x cost per request)")

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_lab.assignment import (MSG_PARTITIONS, MSG_RF, InvalidPartitionsException,
-                                  InvalidReplicationFactorException, _msg_rf_too_large)
+from kafka_lab.assignment import KIP36_RACKS, check_counts
 from kafka_lab.listeners import ConfigException
 
 __all__ = ["ReplicationBudget", "replication_budget", "partition_state", "not_enough_replicas_message",
            "KIP36_BROKERS", "WRITABLE", "READ_ONLY", "OFFLINE"]
 
 #: KIP-36's worked example: 6 brokers (in 3 racks), 12 partitions, replication factor 3
-KIP36_BROKERS = 6
+KIP36_BROKERS = len(KIP36_RACKS)
 
 WRITABLE = "acks=all writes accepted"
 READ_ONLY = "acks=all rejected (NOT_ENOUGH_REPLICAS)"
@@ -59,13 +58,7 @@ def replication_budget(partitions: int, replication_factor: int, min_insync_repl
                     ("min_insync_replicas", min_insync_replicas), ("brokers", brokers)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{name} must be an int, not {type(v).__name__}")
-    # the same checks, in the same order, as the replica assignment a topic creation runs
-    if partitions <= 0:
-        raise InvalidPartitionsException(MSG_PARTITIONS)
-    if replication_factor <= 0:
-        raise InvalidReplicationFactorException(MSG_RF)
-    if replication_factor > brokers:
-        raise InvalidReplicationFactorException(_msg_rf_too_large(replication_factor, brokers))
+    check_counts(partitions, replication_factor, brokers)  # what a topic creation checks first, as Kafka does
     if min_insync_replicas < 1:  # ConfigDef's atLeast(1) validator on the topic config
         raise ConfigException(f"Invalid value {min_insync_replicas} for configuration min.insync.replicas: "
                               "Value must be at least 1", kafka_exception="ConfigException",

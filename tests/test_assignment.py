@@ -1,11 +1,11 @@
 """kafka_lab.assignment against KIP-36's worked examples, Kafka's own tests, and Kafka's messages.
 
 Sources of the expected values:
-- KIP-36 (seed 004): the 6-broker / 3-rack list and its 12 partitions, and the uneven 3-broker example.
+- KIP-36's worked examples: the 6-broker / 3-rack list and its 12 partitions, and the uneven 3-broker example.
 - Kafka's AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers
   (core/src/test/scala/unit/kafka/admin/AdminRackAwareTest.scala) and AdminTest.testReplicaAssignment
   (core/src/test/scala/unit/kafka/admin/AdminTest.scala, 5 brokers, 10 partitions, RF 3, fixedStartIndex 0).
-- Hand derivations from the formula in KAFKA_REFERENCE.md "API semantics (exact)" (shown in comments).
+- Hand derivations from the loop in docs/kafka-reference.md §1 ("The loop") (shown in comments).
 """
 
 import random
@@ -228,7 +228,7 @@ def test_exception_classes_follow_kafka_hierarchy():
 
 
 def test_no_brokers():
-    with pytest.raises(InvalidReplicationFactorException, match="^Replication factor: 1 larger than available brokers: 0.$"):
+    with pytest.raises(InvalidReplicationFactorException, match=r"^Replication factor: 1 larger than available brokers: 0\.$"):
         assign_replicas_to_brokers([], 1, 1, 0)
 
 
@@ -237,7 +237,7 @@ def test_bad_python_input_is_a_clear_error():
         assign_replicas_to_brokers([BrokerMetadata(0)], 1.5, 1)
     with pytest.raises(ValueError, match="outside Java's int range"):
         assign_replicas_to_brokers([BrokerMetadata(0)], 2**31, 1)
-    with pytest.raises(TypeError, match="broker.rack must be a string"):
+    with pytest.raises(TypeError, match=r"broker\.rack must be a string"):
         BrokerMetadata(0, 3)
     with pytest.raises(TypeError, match="rng must be"):
         assign_replicas_to_brokers([BrokerMetadata(0)], 1, 1, rng="seed")
@@ -358,3 +358,13 @@ def test_failure_impact_counts():
     assert s["offline"] == 2 and s["leader_lost"] == 2  # only partition 2 keeps a replica (broker 2)
     with pytest.raises(ValueError, match="no broker is in rack"):
         failure_impact(a, brokers, failed_racks=["rack9"])
+
+
+def test_the_package_docstring_example_runs():
+    """The package's docstring shows KIP-36's partition 6; the example must run and give the KIP's value."""
+    import doctest
+
+    import kafka_lab.assignment as pkg
+
+    result = doctest.testmod(pkg)
+    assert result.attempted >= 1 and result.failed == 0

@@ -1,6 +1,6 @@
 """Properties: the fast assignment equals the Java transcription, and KIP-36's stated guarantees hold.
 
-KIP-36 (seed 004), "Proposed Changes":
+KIP-36, "Proposed Changes":
 - partitions = N x brokers and every rack has the same broker count -> same leader count and the same
   replica count on every broker; different broker counts per rack -> still the same leader count;
 - racks >= replicas -> each rack holds at most one replica of a partition;
@@ -44,7 +44,7 @@ def broker_sets(draw, allow_partial=True, allow_duplicates=True):
 def _outcome(fn, *args, **kw):
     try:
         return ("ok", fn(*args, **kw))
-    except Exception as e:  # noqa: BLE001 -- the same exception, class and text, is the property
+    except Exception as e:
         return ("raised", type(e).__name__, str(e))
 
 

@@ -50,7 +50,7 @@ def test_post_build_is_a_strict_bash_script():
 
 def test_start_is_a_bash_wrapper_that_execs():
     text = (BINDER / "start").read_text()
-    assert text.startswith("#!/bin/bash") or text.startswith("#!/usr/bin/env bash")
+    assert text.startswith(("#!/bin/bash", "#!/usr/bin/env bash"))
     assert text.rstrip().splitlines()[-1] == 'exec "$@"', "repo2docker's start must end with exec \"$@\""
     assert os.access(BINDER / "start", os.X_OK)
     assert subprocess.run(["bash", "-n", str(BINDER / "start")]).returncode == 0

@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 
 from kafka_lab.exercises import check, exercises
+from kafka_lab.replication import (
+    OFFLINE,
+    READ_ONLY,
+    WRITABLE,
+    not_enough_replicas_message,
+    partition_state,
+    replication_budget,
+)
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
-from kafka_lab.replication import (OFFLINE, READ_ONLY, WRITABLE, not_enough_replicas_message, partition_state,
-                                   replication_budget)
 from kafka_lab.ui.lab00 import survival_figure, warmup_panel
 
 #: KIP-36's worked example, copied from the KIP: 6 brokers in 3 racks, 12 partitions, replication factor 3

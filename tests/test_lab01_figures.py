@@ -1,20 +1,28 @@
 """What lab 01 prints, asserted with the same calls the notebook makes.
 
 The truths are the KIP-291 page's examples (its configs, JSON payloads and controller endpoints),
-Kafka 2.8's messages from KAFKA_REFERENCE.md, and the KIP's migration plan.
+Kafka 2.8's messages from docs/kafka-reference.md §2, and the KIP's migration plan.
 """
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises.lab01 import BROKEN_ROUND_2, SAME_LISTENER_CHOICES, same_listener_outcome
-from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, PRESETS, broker_registration,
-                                 controller_endpoint, kip291_broker, listener_table, migration_steps,
-                                 migration_summary, resolve)
+from kafka_lab.listeners import (
+    KIP291_AS_PRINTED,
+    KIP291_TIMESTAMP_MS,
+    PRESETS,
+    broker_registration,
+    controller_endpoint,
+    kip291_broker,
+    listener_table,
+    migration_steps,
+    migration_summary,
+    resolve,
+)
 from kafka_lab.ui.lab01 import listener_panel, migration_html, migration_panel, render_config, show_config, show_table
 
 LAB = Path(__file__).resolve().parent.parent / "labs" / "01_listeners.ipynb"
@@ -231,9 +239,13 @@ def test_exercise_3_accepts_the_letter_in_any_usual_form(answer):
 
 def test_plane_sizes_the_lab_states():
     """§1 and the panel: the data plane's queue is queued.max.requests = 500 by default; KIP-291's control plane
-    has 1 network thread, a queue of 20 and 1 handler (KAFKA_REFERENCE.md §3: literals in SocketServer/KafkaServer)."""
-    from kafka_lab.sim.config import (CONTROL_PLANE_HANDLERS, CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY,
-                                      BrokerConfig)
+    has 1 network thread, a queue of 20 and 1 handler (docs/kafka-reference.md §3: literals in SocketServer/KafkaServer)."""
+    from kafka_lab.sim.config import (
+        CONTROL_PLANE_HANDLERS,
+        CONTROL_PLANE_PROCESSORS,
+        CONTROL_PLANE_QUEUE_CAPACITY,
+        BrokerConfig,
+    )
     assert (CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_HANDLERS) == (1, 20, 1)
     defaults = BrokerConfig.from_properties({})
     assert (defaults.queued_max_requests, defaults.num_io_threads, defaults.num_network_threads) == (500, 8, 3)

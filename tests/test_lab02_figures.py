@@ -1,6 +1,7 @@
-"""Every number lab 02 teaches, from the same package calls, against KIP-36 (seed 004) or a hand count."""
+"""Every number lab 02 teaches, from the same package calls, against KIP-36's worked examples or a hand count."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,18 +14,28 @@ from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab02 as ui
 
 LAB = Path(__file__).resolve().parent.parent / "labs" / "02_rack_awareness.ipynb"
-KIP = asg.brokers_from_racks(ui.KIP36_RACKS)
+KIP = asg.brokers_from_racks(asg.KIP36_RACKS)
 
 
 def test_constants_are_the_kip_examples():
-    assert ui.KIP36_RACKS == {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
-    assert ui.UNEVEN_RACKS == {0: "rack1", 1: "rack2", 2: "rack2"}
+    assert asg.KIP36_RACKS == {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
+    assert asg.UNEVEN_RACKS == {0: "rack1", 1: "rack2", 2: "rack2"}
 
 
 def test_step_by_step_list_is_the_kip_list():
-    steps = ui.show_steps(ui.KIP36_RACKS)
+    steps = asg.rack_alternated_steps(asg.KIP36_RACKS)
     assert steps["broker"].tolist() == [0, 3, 1, 5, 4, 2]  # KIP-36: "0 (rack1), 3 (rack2), 1 (rack3), 5 (rack1), 4 (rack2), 2 (rack3)"
     assert steps["rack"].tolist() == ["rack1", "rack2", "rack3"] * 2
+    assert steps["left in rack"].tolist() == ["5", "4", "2", "-", "-", "-"]
+
+
+def test_show_steps_shows_the_racks_the_picks_and_the_table():
+    shown = ui.show_steps(asg.KIP36_RACKS).data
+    racks, picks = re.search(r"Racks in Java string order, brokers by id: (.*?)<br>One broker from each rack in "
+                             r"turn: (.*?)</div>", shown).groups()
+    assert re.findall(r"<b>(\w+)</b>: ([\d, ]+)", racks) == [("rack1", "0, 5"), ("rack2", "3, 4"), ("rack3", "1, 2")]
+    assert re.findall(r"<b>(\d+)</b>", picks) == ["0", "3", "1", "5", "4", "2"]
+    assert "left in rack" in shown and shown.count("<tr>") == 1 + 6  # the header and one row per pick
 
 
 def test_rack10_sorts_before_rack2():
@@ -44,7 +55,7 @@ def test_kip_twelve_partitions_and_balance():
 
 
 def test_uneven_example_penalizes_broker_0():
-    uneven = asg.brokers_from_racks(ui.UNEVEN_RACKS)
+    uneven = asg.brokers_from_racks(asg.UNEVEN_RACKS)
     a = asg.assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0)
     assert a == {0: [0, 1], 1: [1, 0], 2: [2, 0]}  # KIP-36
     fig = ui.balance_figure(a, uneven)
@@ -55,7 +66,7 @@ def test_uneven_example_penalizes_broker_0():
 def test_rack_failure_rf2_by_hand():
     # rack-unaware over 0..5, start 0: p0-5 -> [p, p+1], so p5 = [5, 0]: both in rack1 (0 and 5) -> offline.
     # p6-11 -> [f, f+2]: (0,2) (1,3) (2,4) (3,5) (4,0) (5,1): none inside {0, 5}.
-    t = ui.comparison(ui.KIP36_RACKS, 12, 2, failed_rack="rack1")
+    t = asg.rack_failure_comparison(asg.KIP36_RACKS, 12, 2, failed_rack="rack1")
     assert t.loc["rack-unaware", "offline"] == 1
     assert t.loc["rack-aware", "offline"] == 0
     assert t.loc["rack-aware", "min racks spanned"] == 2 and t.loc["rack-unaware", "min racks spanned"] == 1
@@ -67,7 +78,7 @@ def test_rack_failure_rf2_by_hand():
 
 def test_rack_failure_rf3_min_isr_2_by_hand():
     # rack-unaware: p0-5 -> [f, f+1, f+2], p6-11 -> [f, f+2, f+3]; two of {0, 5} in p4 [4,5,0], p5 [5,0,1], p9 [3,5,0]
-    t = ui.comparison(ui.KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)
+    t = asg.rack_failure_comparison(asg.KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)
     assert t.loc["rack-unaware", "below_min_isr"] == 3 and t.loc["rack-unaware", "writable (acks=all)"] == 9
     assert t.loc["rack-aware", "below_min_isr"] == 0 and t.loc["rack-aware", "writable (acks=all)"] == 12
     assert (t["offline"] == 0).all()
@@ -134,13 +145,13 @@ def test_panel_shows_kafka_error_for_a_broker_without_rack():
     panel = ui.rack_awareness_panel()
     dropdowns = [w for w in _walk(panel) if getattr(w, "description", "") == "broker 1"]
     dropdowns[0].value = ui.NO_RACK
-    out = [w for w in _walk(panel) if PRIMARY_OUTPUT in w._dom_classes][0]
+    out = next(w for w in _walk(panel) if PRIMARY_OUTPUT in w._dom_classes)
     assert "Not all brokers have rack information for replica rack aware assignment." in out.value
 
 
 def test_failure_panel_builds():
     panel = ui.rack_failure_panel()
-    assert isinstance(ui._side_by_side(ui.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
+    assert isinstance(ui._side_by_side(asg.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
     assert panel.children
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab03 as ex
+from kafka_lab.sim import experiments
 from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties
 from kafka_lab.sim.theory import saturation_rate
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
@@ -71,8 +72,8 @@ def test_control_plane_backlog_of_400():
 
 def test_backlog_table_three_designs():
     backlogs = [0, 250, 500, 750, 1000, 1500, 2000]
-    t = ui.backlog_table(backlogs).pivot(index="backlog", columns="design", values="wait_ms")
-    fifo, prio, cp = (t[label] for label, _, _ in ui.DESIGNS)
+    t = experiments.backlog_table(backlogs).pivot(index="backlog", columns="design", values="wait_ms")
+    fifo, prio, cp = (t[label] for label, _, _ in experiments.DESIGNS)
     for n in backlogs:
         assert fifo[n] == pytest.approx(max(math.floor(n / 8) - 0.001, 0), abs=1e-9)  # backlog × s / c
         assert cp[n] == 0
@@ -80,12 +81,12 @@ def test_backlog_table_three_designs():
             assert prio[n] <= 1.0  # jumps the queue: at most one service time
         else:
             assert prio[n] == pytest.approx((n - 500) / 8, abs=1.5)  # waits to be read behind a blocked processor
-    fig = ui.backlog_figure(ui.backlog_table([0, 1000]))
-    assert [tr.name for tr in fig.data][:3] == [d[0] for d in ui.DESIGNS]
+    fig = ui.backlog_figure(experiments.backlog_table([0, 1000]))
+    assert [tr.name for tr in fig.data][:3] == [d[0] for d in experiments.DESIGNS]
 
 
 def test_downstream_table():
-    t = ui.downstream_table(backlog=200)
+    t = experiments.downstream_table(backlog=200)
     # one row per measure, the two designs as columns (it fits a notebook column)
     assert list(t.columns) == ["no control plane", "control.plane.listener.name=CONTROLLER"]
     no, yes = t["no control plane"], t["control.plane.listener.name=CONTROLLER"]
@@ -198,7 +199,7 @@ def test_live_panel_default_numbers():
 def test_backlog_panel_default_numbers():
     text = ui.backlog_panel(backlog=1500).children[2].value
     fifo, prio, cp = (controller_behind_backlog(1500, control_plane=c, prioritise=p).request("LeaderAndIsr")
-                      for _, c, p in ui.DESIGNS)
+                      for _, c, p in experiments.DESIGNS)
     assert controller_wait_ms(fifo) == pytest.approx(1500 / 8 - 0.5 - 0.001)  # floor(1500 / 8) rounds of 1 ms
     assert controller_wait_ms(prio) == pytest.approx((1500 - 500) / 8, abs=1.5)
     assert controller_wait_ms(cp) == 0

@@ -1,6 +1,6 @@
 """Listener resolution against Kafka 2.8: the KIP-291 page's examples and KafkaConfigTest's rules.
 
-Every expected message below is Kafka's text as KAFKA_REFERENCE.md §2 records it (read from
+Every expected message below is Kafka's text as docs/kafka-reference.md §2 records it (read from
 KafkaConfig.scala / CoreUtils.scala / EndPoint.scala, branch 2.8), written out here by hand.
 """
 
@@ -8,9 +8,21 @@ import json
 
 import pytest
 
-from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException,
-                                 ConfigException, EndPoint, broker_registration, controller_endpoint, kip291_broker,
-                                 parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, resolve)
+from kafka_lab.listeners import (
+    KIP291_AS_PRINTED,
+    KIP291_TIMESTAMP_MS,
+    BrokerEndPointNotAvailableException,
+    ConfigException,
+    EndPoint,
+    broker_registration,
+    controller_endpoint,
+    kip291_broker,
+    parse_csv_map,
+    parse_endpoint,
+    parse_properties,
+    registered_endpoints,
+    resolve,
+)
 
 KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"})
 KIP_AFTER = {

@@ -5,8 +5,17 @@ import string
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kafka_lab.listeners import (SECURITY_PROTOCOLS, ConfigException, EndPoint, broker_registration, controller_endpoint,
-                                 format_endpoint, parse_endpoint, registered_endpoints, resolve)
+from kafka_lab.listeners import (
+    SECURITY_PROTOCOLS,
+    ConfigException,
+    EndPoint,
+    broker_registration,
+    controller_endpoint,
+    format_endpoint,
+    parse_endpoint,
+    registered_endpoints,
+    resolve,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -148,13 +157,13 @@ def _break(props, bound, advertised, ibl, how, draw):
 @SETTINGS
 @given(valid_configs(), st.sampled_from(BREAKS), st.data())
 def test_broken_configs_name_their_setting(case, how, data):
-    props, bound, advertised, ibl, cp = case
+    props, bound, advertised, ibl, _cp = case
     broken, key = _break(props, bound, advertised, ibl, how, data.draw)
     try:
         resolve(broken)
     except ConfigException as e:
         assert e.config_key == key, (how, str(e))
-        assert key in str(e) or key in ("listeners", "advertised.listeners") and "broker listeners" in str(e) \
+        assert key in str(e) or (key in ("listeners", "advertised.listeners") and "broker listeners" in str(e)) \
             or key == "security.inter.broker.protocol", (how, str(e))
     else:
         raise AssertionError(f"{how} was accepted: {broken}")

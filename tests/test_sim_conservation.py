@@ -9,9 +9,10 @@ requests still in flight at the end left out, where it holds only approximately.
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario, kip291_properties
+from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario
 from kafka_lab.sim.experiments import controller_behind_backlog, lab_properties, steady_load
 
 QUEUES = {
@@ -58,7 +59,7 @@ def test_littles_law_holds_exactly_for_every_queue(seed, control_plane):
             continue
         s, e = stays(r[r["plane"] == plane], start, end, T)
         L = res.time_average(metric, 0, T)
-        assert L * T == pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9), metric  # L = lambda·W, exactly
+        assert pytest.approx((e - s).sum(), rel=1e-9, abs=1e-9) == L * T, metric  # L = lambda·W, exactly
         checked += 1
     # purgatory: acks=all produces parked from apiLocalComplete until responseComplete
     p = r[(r["api"] == "Produce") & (r["acks"] == -1)]

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties
 
@@ -201,7 +203,6 @@ def test_metadata_requests_are_answered_stale_until_update_metadata_is_applied()
         sc.metadata_client(connections=50).open_loop(2000)
         sc.controller.send(sc.broker, "UpdateMetadata", [sc.leader_and_isr_state(0, leader=2)], at_ms=EPS)
         res = sc.run(80.0)
-        r = res.requests
         applied = res.request("UpdateMetadata")["api_local_complete_ms"]
         md = [req for req in sc.log if req.api == "Metadata" and req.result is not None]
         # a Metadata response's partition: (error, leader, leader epoch)
@@ -233,8 +234,6 @@ def test_under_sustained_overload_a_full_queue_adds_the_blocked_processor_time(o
     cp = steady_load(rate, control_plane=True, deterministic=True, duration_ms=600, controller_at_ms=450)
     assert controller_wait_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)
 
-
-from hypothesis import given, settings, strategies as st
 
 
 @settings(max_examples=25)

@@ -6,9 +6,20 @@ import pytest
 import simpy
 
 from kafka_lab.listeners import ConfigException as ListenerConfigException
-from kafka_lab.sim import (Broker, BrokerConfig, CostModel, Deterministic, Empirical, Exponential, LogNormal,
-                           ModelSettings, Scenario, TIMING_COLUMNS, kip291_properties)
-from kafka_lab.sim.config import ConfigException, CONTROL_PLANE_QUEUE_CAPACITY
+from kafka_lab.sim import (
+    TIMING_COLUMNS,
+    Broker,
+    BrokerConfig,
+    CostModel,
+    Deterministic,
+    Empirical,
+    Exponential,
+    LogNormal,
+    ModelSettings,
+    Scenario,
+    kip291_properties,
+)
+from kafka_lab.sim.config import CONTROL_PLANE_QUEUE_CAPACITY, ConfigException
 from kafka_lab.sim.experiments import lab_properties
 
 
@@ -19,7 +30,7 @@ def broker(props, **kw):
 def test_kafka_defaults():
     cfg = BrokerConfig.from_properties({})
     assert (cfg.num_network_threads, cfg.num_io_threads, cfg.queued_max_requests, cfg.request_timeout_ms) == (3, 8, 500, 30000)
-    assert [l.name for l in cfg.data_plane_listeners] == ["PLAINTEXT"] and cfg.control_plane_listener is None
+    assert [e.name for e in cfg.data_plane_listeners] == ["PLAINTEXT"] and cfg.control_plane_listener is None
     b = broker({})
     assert set(b.planes) == {"data"}
     data = b.planes["data"]
@@ -56,7 +67,7 @@ def test_listener_errors_are_kafkas():
     assert str(e.value) == ("requirement failed: control.plane.listener.name, when defined, should have a different "
                             "value from the inter broker listener name. Currently they both have the value "
                             "ListenerName(INTERNAL)")
-    with pytest.raises(ListenerConfigException, match="Listener with NOPE defined in control.plane.listener.name not found"):
+    with pytest.raises(ListenerConfigException, match=r"Listener with NOPE defined in control\.plane\.listener\.name not found"):
         BrokerConfig.from_properties(lab_properties(True, **{"control.plane.listener.name": "NOPE"}))
 
 

@@ -16,7 +16,7 @@ from kafka_lab.sim.theory import erlang_c, mm_c_utilisation, mm_c_wait, saturati
 
 
 def test_erlang_c_matches_the_recipes_numbers():
-    # RECIPES.md §6: M/M/8, mu = 1, rho = 0.8
+    # docs/recipes.md §6: M/M/8, mu = 1, rho = 0.8
     assert erlang_c(8, 6.4, 1.0) == pytest.approx(0.45764, abs=5e-6)
     assert mm_c_wait(8, 6.4, 1.0) == pytest.approx(0.28603, abs=5e-6)
 

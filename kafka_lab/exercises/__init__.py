@@ -31,8 +31,9 @@ from __future__ import annotations
 import html
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 __all__ = [
     "Exercise",
@@ -120,9 +121,7 @@ def is_unanswered(answer: Any) -> bool:
         return True
     if isinstance(answer, str) and not answer.strip():
         return True
-    if isinstance(answer, (list, tuple, dict, set)) and len(answer) == 0:
-        return True
-    return False
+    return isinstance(answer, (list, tuple, dict, set)) and len(answer) == 0
 
 
 @dataclass(frozen=True)

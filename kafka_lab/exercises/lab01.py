@@ -7,9 +7,19 @@ messages), so the feedback is what Kafka itself would say.
 from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, LISTENER_KEYS, ConfigException, EndPoint, broker_registration,
-                                 controller_endpoint, kip291_broker, kip291_properties_text, parse_endpoint,
-                                 parse_properties, resolve)
+from kafka_lab.listeners import (
+    KIP291_TIMESTAMP_MS,
+    LISTENER_KEYS,
+    ConfigException,
+    EndPoint,
+    broker_registration,
+    controller_endpoint,
+    kip291_broker,
+    kip291_properties_text,
+    parse_endpoint,
+    parse_properties,
+    resolve,
+)
 
 __all__ = ["BROKEN_ROUND_2", "SAME_LISTENER_CHOICES", "same_listener_outcome"]
 

@@ -1,7 +1,7 @@
 """Lab 02's guided exercises: predict KIP-36's assignment, explain the penalized broker, lose a rack.
 
 Each check computes its truth with :mod:`kafka_lab.assignment` (Kafka-exact), on KIP-36's own
-worked examples (seed 004), so a check cannot drift from the model or from the KIP.
+worked examples (docs/kafka-reference.md §1), so a check cannot drift from the model or from the KIP.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ import re
 from collections.abc import Mapping
 
 from kafka_lab import assignment as asg
+from kafka_lab.assignment import KIP36_RACKS, UNEVEN_RACKS
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.lab00 import whole_number
 
-#: KIP-36's first example, and its uneven one (broker -> rack)
-KIP36_RACKS = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
-UNEVEN_RACKS = {0: "rack1", 1: "rack2", 2: "rack2"}
 FAILED_RACK = "rack1"
 
 _SEPARATORS = re.compile(r"[\s,;()\[\]{}]+")
@@ -165,11 +163,8 @@ def _(answer):
                       "Rack-aware puts the two replicas of every partition on two different racks: none goes offline.")
 def _(answer):
     brokers = asg.brokers_from_racks(KIP36_RACKS)
-    truth = []
-    for mode in ("disabled", "enforced"):
-        a = asg.assign_for_topic(brokers, 12, 2, rack_aware_mode=mode, fixed_start_index=0)
-        truth.append(asg.failure_summary(a, brokers, failed_racks=[FAILED_RACK])["offline"])
-    truth = tuple(truth)
+    offline = asg.rack_failure_comparison(brokers, 12, 2, failed_rack=FAILED_RACK)["offline"]
+    truth = (int(offline["rack-unaware"]), int(offline["rack-aware"]))
     got = _int_list(answer)
     if got is None or len(got) != 2:
         return incorrect(f"{answer!r} is not two counts.",

@@ -16,14 +16,29 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 'SSL://[::1]:9093'
 """
 
-from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, format_endpoint,
-                       listener_list_to_endpoints, parse_csv_list, parse_csv_map, parse_endpoint,
-                       parse_listener_security_protocol_map)
+from .endpoint import (
+                       DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP,
+                       SECURITY_PROTOCOLS,
+                       EndPoint,
+                       format_endpoint,
+                       listener_list_to_endpoints,
+                       parse_csv_list,
+                       parse_csv_map,
+                       parse_endpoint,
+                       parse_listener_security_protocol_map,
+)
 from .errors import ConfigException
 from .examples import KIP291_AS_PRINTED, PRESETS, STAGES, kip291_broker, kip291_properties_text
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
-from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
-                           broker_registration, controller_endpoint, registered_endpoints, registration_json)
+from .registration import (
+                       KIP291_TIMESTAMP_MS,
+                       BrokerEndPointNotAvailableException,
+                       ControllerRoute,
+                       broker_registration,
+                       controller_endpoint,
+                       registered_endpoints,
+                       registration_json,
+)
 from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve
 from .views import listener_table, users_of
 

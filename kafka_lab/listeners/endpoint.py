@@ -19,8 +19,8 @@ This module also holds the small string rules everything else builds on: Java's 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .errors import ConfigException, require
 

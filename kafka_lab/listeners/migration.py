@@ -29,8 +29,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .examples import kip291_broker
-from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
-                           broker_registration, controller_endpoint)
+from .registration import (
+    KIP291_TIMESTAMP_MS,
+    BrokerEndPointNotAvailableException,
+    ControllerRoute,
+    broker_registration,
+    controller_endpoint,
+)
 from .resolve import resolve
 
 __all__ = ["ClusterState", "migration_states", "controller_routes", "migration_steps", "migration_summary"]
@@ -64,7 +69,7 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
         raise ValueError(f"need at least two distinct broker ids, not {broker_ids}")
     if controller not in ids:
         raise ValueError(f"the controller ({controller}) must be one of the brokers {ids}")
-    stages = {b: "before" for b in ids}
+    stages = dict.fromkeys(ids, "before")
     states = [_state(0, 0, "before: every broker runs its original config", controller, stages, None)]
     rounds = [(1, "round 2")] if one_round else [(1, "round 1"), (2, "round 2")]
     for rnd, stage in rounds:

@@ -27,8 +27,8 @@ If the broker has not published that listener the controller fails with
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .endpoint import EndPoint, parse_endpoint
 from .resolve import BrokerListeners

@@ -25,11 +25,18 @@ advertised, different from the inter-broker listener).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
-from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, EndPoint, java_trim, listener_list_to_endpoints,
-                       normalise_listener_name, parse_listener_security_protocol_map, security_protocol_for_name)
+from .endpoint import (
+    DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP,
+    EndPoint,
+    java_trim,
+    listener_list_to_endpoints,
+    normalise_listener_name,
+    parse_listener_security_protocol_map,
+    security_protocol_for_name,
+)
 from .errors import ConfigException, require
 
 __all__ = ["BrokerListeners", "resolve", "parse_properties", "LISTENER_KEYS", "DEFAULT_PORT"]

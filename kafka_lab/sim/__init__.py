@@ -19,10 +19,10 @@ sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workl
 
 from .apis import CostModel, default_costs
 from .broker import Broker
+from .cluster import Cluster, ClusterResults, cluster_properties
 from .config import BrokerConfig, ModelSettings
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .records import TIMING_COLUMNS, Request
-from .cluster import Cluster, ClusterResults, cluster_properties
 from .scenario import Results, Scenario, kip291_properties
 
 __all__ = ["Broker", "BrokerConfig", "Cluster", "ClusterResults", "CostModel", "Deterministic", "Empirical",

@@ -15,8 +15,13 @@ from __future__ import annotations
 
 from .apis import KafkaApis, default_costs
 from .channel import RequestQueue
-from .config import (CONTROL_PLANE_HANDLERS, CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY, BrokerConfig,
-                     ModelSettings)
+from .config import (
+    CONTROL_PLANE_HANDLERS,
+    CONTROL_PLANE_PROCESSORS,
+    CONTROL_PLANE_QUEUE_CAPACITY,
+    BrokerConfig,
+    ModelSettings,
+)
 from .handlers import RequestHandlerPool
 from .metrics import Metrics
 from .network import Acceptor, Processor

@@ -39,7 +39,7 @@ import simpy
 from .broker import Broker
 from .config import ModelSettings
 from .controller import Controller
-from .ledger import ledger_frame, leader_log_index
+from .ledger import leader_log_index, ledger_frame
 from .producer import KafkaConsumer, KafkaProducer
 from .records import requests_frame
 
@@ -77,7 +77,7 @@ class ClusterResults:
     unavailability: pd.DataFrame
     events: pd.DataFrame
     duration_ms: float
-    cluster: "Cluster" = field(repr=False)
+    cluster: Cluster = field(repr=False)
 
     def time_average(self, metric: str, broker_id: int, t0: float = 0.0, t1: float | None = None) -> float:
         return self.cluster.brokers[broker_id].metrics.time_average(metric, t0, self.duration_ms if t1 is None else t1)

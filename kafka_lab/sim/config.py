@@ -19,8 +19,8 @@ models, the rejected priority-queue alternative), live in :class:`ModelSettings`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from kafka_lab.listeners import ConfigException
 
@@ -121,7 +121,7 @@ class BrokerConfig:
     props: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_properties(cls, props: Mapping | None = None) -> "BrokerConfig":
+    def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
         props = dict(props or {})
         ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
         data, control, ibl = resolve_listeners(props)

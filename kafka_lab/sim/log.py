@@ -78,7 +78,7 @@ class Log:
         removed (they were never written, e.g. a leader that appended nothing).
         """
         if self.epochs:
-            last_epoch, last_start = self.epochs[-1]
+            last_epoch = self.epochs[-1][0]
             if epoch < last_epoch:
                 return
             if epoch == last_epoch:

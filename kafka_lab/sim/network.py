@@ -40,7 +40,7 @@ class Connection:
     __slots__ = ("connection_id", "listener", "plane", "processor", "client_id", "in_flight", "pending", "broker_id",
                  "closed")
 
-    def __init__(self, connection_id: str, listener: str, plane: str, processor: "Processor", client_id: str,
+    def __init__(self, connection_id: str, listener: str, plane: str, processor: Processor, client_id: str,
                  broker_id: int = 0):
         self.connection_id = connection_id
         self.broker_id = broker_id

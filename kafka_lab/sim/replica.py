@@ -400,7 +400,7 @@ class ReplicaManager:
     def stop_replicas(self, partitions: dict, controller_epoch: int | None = None) -> dict:
         """Apply a StopReplica: ``partitions`` maps tp → (leader_epoch, delete)."""
         if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):
-            return {tp: "STALE_CONTROLLER_EPOCH" for tp in partitions}
+            return dict.fromkeys(partitions, "STALE_CONTROLLER_EPOCH")
         errors, stop = {}, []
         for tp, (epoch, delete) in partitions.items():
             p = self.partitions.get(tp)

@@ -14,7 +14,6 @@ Conventions every lab panel follows (the browser tests rely on them):
 from __future__ import annotations
 
 import ipywidgets as widgets
-from IPython.display import display
 
 PRIMARY_CONTROL = "kl-primary-control"
 PRIMARY_OUTPUT = "kl-primary-output"

@@ -9,13 +9,19 @@ from __future__ import annotations
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from kafka_lab.replication import (KIP36_BROKERS, OFFLINE, READ_ONLY, WRITABLE, ReplicationBudget,
-                                   not_enough_replicas_message, partition_state, replication_budget)
+from kafka_lab.replication import (
+    KIP36_BROKERS,
+    OFFLINE,
+    READ_ONLY,
+    WRITABLE,
+    ReplicationBudget,
+    partition_state,
+    replication_budget,
+)
 
 from . import PALETTE, primary, primary_output, show_figure
 
-__all__ = ["ReplicationBudget", "replication_budget", "partition_state", "not_enough_replicas_message",
-           "warmup_panel", "KIP36_BROKERS"]
+__all__ = ["survival_figure", "warmup_panel"]
 
 _STATE_COLOUR = {WRITABLE: PALETTE[2], READ_ONLY: PALETTE[1], OFFLINE: PALETTE[3]}
 

@@ -15,8 +15,19 @@ import ipywidgets as widgets
 import pandas as pd
 from IPython.display import HTML
 
-from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
-                                 listener_table, migration_steps, parse_properties, registration_json, resolve, users_of)
+from kafka_lab.listeners import (
+    KIP291_TIMESTAMP_MS,
+    PRESETS,
+    BrokerListeners,
+    ConfigException,
+    broker_registration,
+    listener_table,
+    migration_steps,
+    parse_properties,
+    registration_json,
+    resolve,
+    users_of,
+)
 
 from . import PALETTE, primary, primary_output
 

@@ -1,6 +1,7 @@
 """Lab 02's panels: KIP-36 replica assignment on a cluster you put in racks, and losing a rack.
 
 Every number here comes from :mod:`kafka_lab.assignment` (Kafka-exact); this module only draws.
+The notebook imports the model (KIP-36's clusters, the assignment, the tables) from there.
 
 - :func:`assignment_figure` -- the broker x partition picture: a square per replica, coloured by the
   broker's rack, a star on the (preferred) leader; brokers grouped by rack.
@@ -8,6 +9,7 @@ Every number here comes from :mod:`kafka_lab.assignment` (Kafka-exact); this mod
 - :func:`rack_awareness_panel` -- the live experiment: put brokers in racks, pick partitions, replication
   factor and the start index, and watch the rack-alternated list, the assignment and the balance.
 - :func:`rack_failure_panel` -- rack-aware and rack-unaware side by side, then fail a rack.
+- :func:`show_steps` -- the rack-alternated list, one pick at a time, coloured by rack.
 """
 
 from __future__ import annotations
@@ -15,37 +17,29 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
-import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
+from IPython.display import HTML, display
 from plotly.subplots import make_subplots
 
 from kafka_lab import assignment as asg
+from kafka_lab.assignment import KIP36_RACKS
 
 from . import PALETTE, primary, primary_output, show_figure
 
 __all__ = [
-    "KIP36_RACKS",
-    "UNEVEN_RACKS",
     "assignment_figure",
     "balance_figure",
-    "comparison",
     "kafka_says",
     "rack_awareness_panel",
     "rack_failure_panel",
     "show_steps",
 ]
 
-#: KIP-36's first worked example: broker id -> rack
-KIP36_RACKS = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
-#: KIP-36's uneven example, where broker 0 is "penalized"
-UNEVEN_RACKS = {0: "rack1", 1: "rack2", 2: "rack2"}
-
 NO_RACK = "(no rack)"
 
 
 def _rack_colours(brokers) -> dict:
-    racks = sorted({b.rack for b in brokers if b.rack is not None}, key=asg._java_string_key)
+    racks = sorted({b.rack for b in brokers if b.rack is not None}, key=asg.java_string_key)
     colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(racks)}
     colours[None] = "#7f7f7f"
     return colours
@@ -58,7 +52,7 @@ def _broker_label(b) -> str:
 def _broker_order(brokers) -> list:
     """Brokers grouped by rack (Kafka's rack order), ids ascending: the picture's rows, top to bottom."""
     def key(b):
-        return (b.rack is None, asg._java_string_key(b.rack or ""), b.id)
+        return (b.rack is None, asg.java_string_key(b.rack or ""), b.id)
     return sorted(brokers, key=key)
 
 
@@ -90,7 +84,7 @@ def _grid_traces(assignment, brokers, failed=frozenset(), showlegend=True):
 
 def assignment_figure(assignment, brokers, *, title: str = "", failed=()) -> go.Figure:
     """Broker x partition: a square per replica coloured by rack, a star on each partition's leader."""
-    brokers = asg._as_brokers(brokers)
+    brokers = asg.as_brokers(brokers)
     failed = frozenset(failed)
     fig = go.Figure(_grid_traces(assignment, brokers, failed))
     rows = [_broker_label(b) for b in _broker_order(brokers)]
@@ -107,7 +101,7 @@ def assignment_figure(assignment, brokers, *, title: str = "", failed=()) -> go.
 
 def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
     """Leaders and replicas per broker (bars coloured by rack)."""
-    brokers = asg._as_brokers(brokers)
+    brokers = asg.as_brokers(brokers)
     bb = asg.broker_balance(assignment, brokers)
     colours = _rack_colours(brokers)
     order = [b.id for b in _broker_order(brokers)]
@@ -126,20 +120,19 @@ def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
     return fig
 
 
-def show_steps(brokers) -> pd.DataFrame:
-    """The rack-alternated list, built one pick at a time (a table)."""
-    return asg.rack_alternated_steps(brokers)
+def show_steps(brokers) -> HTML:
+    """Show how Kafka builds the rack-alternated list: the racks, the picks in turn, and the table of
+    :func:`kafka_lab.assignment.rack_alternated_steps` (one row per pick)."""
+    brokers = asg.as_brokers(brokers)
+    return HTML(_steps_html(brokers) + asg.rack_alternated_steps(brokers).to_html())
 
 
 def _steps_html(brokers) -> str:
     steps = asg.rack_alternated_steps(brokers)
-    by_rack = {}
-    for b in sorted(brokers, key=lambda b: b.id):
-        by_rack.setdefault(b.rack, []).append(b.id)
-    racks = sorted(by_rack, key=asg._java_string_key)
+    by_rack = asg.brokers_by_rack(brokers)
     colours = _rack_colours(brokers)
     head = " ".join(f"<span style='color:{colours[r]}'><b>{html.escape(r) or '&quot;&quot;'}</b>: "
-                    f"{', '.join(map(str, by_rack[r]))}</span>" for r in racks)
+                    f"{', '.join(map(str, ids))}</span>" for r, ids in by_rack.items())
     picks = " → ".join(f"<span style='color:{colours[r]}'><b>{b}</b></span>"
                        for b, r in zip(steps["broker"], steps["rack"]))
     return (f"<div style='line-height:1.7'>Racks in Java string order, brokers by id: {head}<br>"
@@ -223,28 +216,13 @@ def rack_awareness_panel(racks: dict | None = None, partitions: int = 12, replic
                          steps, summary, grid, bars])
 
 
-def comparison(racks: dict, partitions: int, replication_factor: int, *, failed_rack: str | None = None,
-               min_insync_replicas: int = 1, start_index: int = 0) -> pd.DataFrame:
-    """Rack-aware vs rack-unaware (``--disable-rack-aware``) for the same cluster: what a rack failure does."""
-    brokers = asg.brokers_from_racks(racks)
-    rows = {}
-    for mode, label in (("enforced", "rack-aware"), ("disabled", "rack-unaware")):
-        a = asg.assign_for_topic(brokers, partitions, replication_factor, rack_aware_mode=mode,
-                                 fixed_start_index=start_index)
-        s = asg.failure_summary(a, brokers, failed_racks=[failed_rack] if failed_rack else [],
-                                min_insync_replicas=min_insync_replicas)
-        s["min racks spanned"] = int(asg.partition_racks(a, brokers)["racks spanned"].min())
-        rows[label] = s
-    return pd.DataFrame(rows).T
-
-
 def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> go.Figure:
     brokers = asg.brokers_from_racks(racks)
     failed = {b.id for b in brokers if b.rack == failed_rack}
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("rack-aware (KIP-36)", "rack-unaware (--disable-rack-aware)"))
-    for col, mode in ((1, "enforced"), (2, "disabled")):
-        a = asg.assign_for_topic(brokers, partitions, rf, rack_aware_mode=mode, fixed_start_index=start_index)
+    assignments = asg.rack_mode_assignments(brokers, partitions, rf, start_index=start_index)
+    for col, a in enumerate(assignments.values(), start=1):
         for t in _grid_traces(a, brokers, failed, showlegend=col == 1):
             fig.add_trace(t, row=1, col=col)
         impact = asg.failure_impact(a, brokers, failed_racks=[failed_rack] if failed_rack else [],
@@ -269,7 +247,7 @@ def rack_failure_panel(racks: dict | None = None, partitions: int = 12, replicat
                        start_index: int = 0) -> widgets.VBox:
     """Rack-aware and rack-unaware side by side; choose a rack to fail and see what stays available."""
     racks = dict(KIP36_RACKS if racks is None else racks)
-    rack_opts = sorted(set(racks.values()), key=asg._java_string_key)
+    rack_opts = list(asg.brokers_by_rack(racks))
     style = {"description_width": "150px"}
     lay = widgets.Layout(width="420px")
     fail = widgets.Dropdown(options=[("none", None)] + [(r, r) for r in rack_opts], value=failed_rack,
@@ -285,8 +263,8 @@ def rack_failure_panel(racks: dict | None = None, partitions: int = 12, replicat
     def redraw(_=None):
         with table:
             table.clear_output(wait=True)
-            display(comparison(racks, p.value, rf.value, failed_rack=fail.value,
-                               min_insync_replicas=isr.value, start_index=start_index))
+            display(asg.rack_failure_comparison(racks, p.value, rf.value, failed_rack=fail.value,
+                                                min_insync_replicas=isr.value, start_index=start_index))
         show_figure(_side_by_side(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
 
     for w in (fail, rf, p, isr):

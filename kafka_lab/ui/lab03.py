@@ -23,13 +23,19 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
-from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind_backlog, controller_wait_ms,
-                                      downstream_table, lab_properties, load_sweep, steady_load)
+from kafka_lab.sim.experiments import (
+    DESIGNS,
+    controller_behind_backlog,
+    controller_wait_ms,
+    lab_properties,
+    load_sweep,
+    steady_load,
+)
 
 from . import PALETTE, primary, primary_output, show_figure
 
-__all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "downstream_table", "metrics_figure", "timeline_figure", "backlog_table", "backlog_figure",
-           "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary", "DESIGNS"]
+__all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "metrics_figure", "timeline_figure", "backlog_figure",
+           "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary"]
 
 #: the request-log phases, in the order a request lives them, and their colours
 PHASES = {

@@ -17,6 +17,7 @@ left is killed). Without ``/usr/bin/chromium`` the browser tests are skipped, un
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -132,10 +133,8 @@ def _stop(proc: subprocess.Popen) -> None:
         family = psutil.Process(proc.pid).children(recursive=True)
     except psutil.NoSuchProcess:
         family = []
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)     # the server shuts its kernels down on SIGTERM
-    except ProcessLookupError:
-        pass
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
@@ -181,7 +180,7 @@ def jupyterlab(tmp_path_factory) -> JupyterLab:
     env.pop("JUPYTERLAB_SETTINGS_DIR", None)
     env.pop("JUPYTERLAB_WORKSPACES_DIR", None)
     log_path = ARTIFACTS / "jupyterlab.log"
-    log = open(log_path, "w")
+    log = open(log_path, "w")  # noqa: SIM115 -- the server writes to it until it stops; closed in the finally below
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=LABS_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -201,10 +200,8 @@ def jupyterlab(tmp_path_factory) -> JupyterLab:
         server.startup_s = time.monotonic() - t0
         (ARTIFACTS / "timings.txt").write_text(f"jupyterlab_start_s {server.startup_s:.2f}\n")
         yield server
-        try:
+        with contextlib.suppress(OSError):
             server.shutdown_sessions()
-        except OSError:
-            pass
     finally:
         _stop(proc)
         log.close()

@@ -91,7 +91,7 @@ def _accept_kernel_dialog(page) -> None:
 
 def _run_all(page) -> None:
     """Run → Run All Cells; again if nothing started (a click that landed before the kernel was ready)."""
-    for attempt in range(3):
+    for _attempt in range(3):
         _accept_kernel_dialog(page)
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         page.locator("li.lm-Menu-item .lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
