@@ -20,6 +20,7 @@ sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workl
 from .apis import CostModel, default_costs
 from .broker import Broker
 from .cluster import Cluster, ClusterResults, cluster_properties
+from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .config import BrokerConfig, ModelSettings
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .records import TIMING_COLUMNS, Request
@@ -27,4 +28,5 @@ from .scenario import Results, Scenario, kip291_properties
 
 __all__ = ["Broker", "BrokerConfig", "Cluster", "ClusterResults", "CostModel", "Deterministic", "Empirical",
            "Exponential", "LogNormal", "ModelSettings", "Request", "Results", "Scenario", "TIMING_COLUMNS",
-           "cluster_properties", "default_costs", "kip291_properties"]
+           "cluster_properties", "default_costs", "kip291_properties", "purgatory_incident", "stale_metadata_incident",
+           "truncation_incident", "unavailability_incident"]

@@ -139,6 +139,10 @@ class Log:
     def truncate_to(self, offset: int) -> list[Batch]:
         """Remove every batch that ends after ``offset`` (cut at a batch boundary); return them."""
         if offset >= self.leo:
+            # Log.truncateTo: "Always truncate epoch cache since we may have a conflicting epoch entry at
+            # the end of the log from the leader" (a leader that assigned its epoch, then appended nothing)
+            while self.epochs and self.epochs[-1][1] >= self.leo:
+                self.epochs.pop()
             return []
         # the first batch that ends after ``offset``: it and everything after it go (a batch that
         # straddles ``offset`` goes whole, as LogSegment.truncateTo cuts at a batch's position)

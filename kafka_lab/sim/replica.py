@@ -431,7 +431,8 @@ class ReplicaManager:
         if p.hw > p.log.leo:
             p.hw = p.log.leo
         self._event("truncated", tp, offset=offset, removed_batches=len(removed),
-                    removed_records=sum(b.records for b in removed), reason=reason, leo=p.log.leo)
+                    removed_records=sum(b.records for b in removed), reason=reason, leo=p.log.leo,
+                    batch_ids=[b.batch_id for b in removed])
         return removed
 
     def append_as_follower(self, tp, batches, leader_hw: int) -> None:
