@@ -75,7 +75,7 @@ def test_acks_all_below_min_insync_replicas_fails_not_enough_replicas_and_append
         records = 10
         payload = None
 
-    required, bases, errors = rm.append(Req)
+    required, _bases, errors = rm.append(Req)
     assert errors == {TP: "NOT_ENOUGH_REPLICAS"} and rm.partitions[TP].leo == 0 and not required
     Req.acks = 1
     _, _, errors = rm.append(Req)
@@ -310,9 +310,9 @@ def purgatory(purge_interval=1000):
 
 def test_purgatory_size_counts_one_watch_entry_per_partition_of_each_request():
     """DelayedOperationPurgatory.watched: an operation is watched under every key (partition) it has."""
-    env, reps, pur, answered = purgatory()
+    _env, reps, pur, answered = purgatory()
     tps = [("t", p) for p in range(20)]
-    pur.try_complete_else_watch(_Req(tps), {tp: 10 for tp in tps}, {})
+    pur.try_complete_else_watch(_Req(tps), dict.fromkeys(tps, 10), {})
     assert pur.size.value == 20 and pur.num_delayed.value == 1
     for tp in tps[1:]:  # 19 partitions replicated: the operation still waits for partition 0
         reps.hw[tp] = 10
@@ -340,7 +340,7 @@ def test_completed_operations_are_purged_once_more_than_the_purge_interval_are_s
 
 
 def test_a_wake_up_examines_only_the_partition_that_changed():
-    env, reps, pur, answered = purgatory()
+    _env, reps, pur, answered = purgatory()
     a, b = ("t", 0), ("t", 1)
     pur.try_complete_else_watch(_Req([a, b]), {a: 1, b: 1}, {})
     reps.hw[a] = reps.hw[b] = 1

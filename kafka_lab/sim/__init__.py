@@ -20,9 +20,9 @@ sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workl
 from .apis import CostModel, default_costs
 from .broker import Broker
 from .cluster import Cluster, ClusterResults, cluster_properties
-from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .config import BrokerConfig, ModelSettings
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
+from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
 
