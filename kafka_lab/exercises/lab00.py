@@ -6,34 +6,12 @@ panel shows, so what the panel says and what the check accepts cannot drift apar
 
 from __future__ import annotations
 
-import numbers
-import re
-
 from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import whole_number
 from kafka_lab.replication import KIP36_BROKERS, replication_budget
 
 #: KIP-36's worked example topic: 12 partitions, replication factor 3, on 6 brokers
 _KIP36 = dict(partitions=12, replication_factor=3, brokers=KIP36_BROKERS)
-
-
-_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+(\.0*)?")
-
-
-def whole_number(answer):
-    """The answer as an int, or None when it is not a whole number (bools are not numbers here).
-
-    Accepts Python and numpy integers, whole floats (``36 / 6`` is ``6.0``) and their text ("36", " 6.0 ").
-    Lab 02's checks read each entry of a list answer with it too.
-    """
-    if isinstance(answer, bool):
-        return None
-    if isinstance(answer, numbers.Integral):
-        return int(answer)
-    if isinstance(answer, numbers.Real) and float(answer).is_integer():
-        return int(answer)
-    if isinstance(answer, str) and _NUMBER_TEXT.fullmatch(answer.strip()):
-        return int(float(answer.strip()))
-    return None
 
 
 _NOT_A_NUMBER = "answer with a whole number, for example answer_1 = 7 (no quotes needed)."

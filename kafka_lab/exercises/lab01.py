@@ -7,6 +7,7 @@ messages), so the feedback is what Kafka itself would say.
 from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import Choices, choice
 from kafka_lab.listeners import (
     KIP291_TIMESTAMP_MS,
     LISTENER_KEYS,
@@ -189,12 +190,12 @@ def _(answer):
 
 # ---------------------------------------------------------------------- 3. control plane = inter-broker listener
 
-SAME_LISTENER_CHOICES = {
+SAME_LISTENER_CHOICES = Choices({
     "A": "The broker starts; controller requests simply share the INTERNAL listener's data-plane queue.",
     "B": "The broker refuses to start: control.plane.listener.name must differ from the inter-broker listener.",
     "C": "The broker starts, but the controller cannot connect (BrokerEndPointNotAvailableException).",
     "D": "The broker starts and ignores control.plane.listener.name.",
-}
+})
 _SAME = kip291_broker(1, "round 2") | {"control.plane.listener.name": "INTERNAL"}
 
 
@@ -216,12 +217,8 @@ def _(answer):
     letter, message = same_listener_outcome()
     if not isinstance(answer, str):
         return incorrect(f"{type(answer).__name__} is not a letter.", hint="answer with 'A', 'B', 'C' or 'D'.")
-    a = answer.strip()
-    by_text = {text.rstrip("."): key for key, text in SAME_LISTENER_CHOICES.items()}
-    a = by_text.get(a.rstrip("."), a)                 # the text of a choice counts as its letter
-    if len(a) <= 3 and a.rstrip(".):").upper() in SAME_LISTENER_CHOICES:   # "b", "B.", "B)"
-        a = a.rstrip(".):").upper()
-    if a == message or a.upper() == letter:
+    a = choice(answer, SAME_LISTENER_CHOICES) or answer.strip()   # a letter, or a choice's text, or Kafka's message
+    if a in (message, letter):
         return correct(f"Kafka refuses to start with: {message}. A dedicated plane needs a listener of its own; "
                        "validation catches it before any socket is bound.")
     feedback = {
@@ -229,8 +226,8 @@ def _(answer):
         "C": "the controller never gets that far: the broker itself does not start.",
         "D": "Kafka does not ignore a setting it validates.",
     }
-    if a.upper() in feedback:
-        return incorrect(feedback[a.upper()], hint="set the preset 'control plane on the inter-broker listener' in "
+    if a in feedback:
+        return incorrect(feedback[a], hint="set the preset 'control plane on the inter-broker listener' in "
                                                    "the panel above and read Kafka's message.")
     return incorrect(f"{a!r} is not one of the choices.", hint="answer with 'A', 'B', 'C' or 'D'.")
 

@@ -6,39 +6,14 @@ worked examples (docs/kafka-reference.md §1), so a check cannot drift from the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from kafka_lab import assignment as asg
 from kafka_lab.assignment import KIP36_RACKS, UNEVEN_RACKS
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.lab00 import whole_number
+from kafka_lab.exercises.answers import whole_numbers
 
 FAILED_RACK = "rack1"
-
-_SEPARATORS = re.compile(r"[\s,;()\[\]{}]+")
-
-
-def _int_list(answer):
-    """The answer as a list of ints, or None.
-
-    Accepts a list, tuple or array of whole numbers (digit strings too), a ``{broker: count}`` mapping
-    (read in key order), or text such as ``"[0, 3, 1]"``, ``"(0,3,1)"`` or ``"0 3 1"``.
-    """
-    if isinstance(answer, str):
-        items = [x for x in _SEPARATORS.split(answer) if x]
-    elif isinstance(answer, Mapping):
-        try:
-            items = [answer[k] for k in sorted(answer)]
-        except TypeError:
-            return None
-    elif isinstance(answer, bytes) or not hasattr(answer, "__iter__"):
-        return None
-    else:
-        items = list(answer)
-    out = [whole_number(x) for x in items]
-    return out if out and None not in out else None
-
 
 def _kip_assignment(partitions: int = 12, rf: int = 3):
     return asg.assign_replicas_to_brokers(asg.brokers_from_racks(KIP36_RACKS), partitions, rf, 0)
@@ -76,7 +51,7 @@ def _check_replicas(answer, partition: int, *, why: str, known: dict, hint: str)
     truth = _kip_assignment()[partition]
     if isinstance(answer, Mapping) and partition in answer:      # {partition: [replicas]}, e.g. a whole assignment
         answer = answer[partition]
-    got = _int_list(answer)
+    got = whole_numbers(answer)
     if got is None:
         return incorrect(f"{answer!r} is not a list of broker ids.",
                          hint="answer like [5, 4, 2]: the leader first, then the followers.")
@@ -134,7 +109,7 @@ def _(answer):
     a = asg.assign_replicas_to_brokers(brokers, 3, 2, 0)
     balance = asg.broker_balance(a, brokers)
     truth, leaders = balance["replicas"].tolist(), balance["leaders"].tolist()
-    got = _int_list(answer)
+    got = whole_numbers(answer)
     if got is None or len(got) != 3:
         return incorrect(f"{answer!r} is not three counts.", hint="answer like [1, 1, 4]: broker 0, 1, 2.")
     if got == truth:
@@ -165,7 +140,7 @@ def _(answer):
     brokers = asg.brokers_from_racks(KIP36_RACKS)
     offline = asg.rack_failure_comparison(brokers, 12, 2, failed_rack=FAILED_RACK)["offline"]
     truth = (int(offline["rack-unaware"]), int(offline["rack-aware"]))
-    got = _int_list(answer)
+    got = whole_numbers(answer)
     if got is None or len(got) != 2:
         return incorrect(f"{answer!r} is not two counts.",
                          hint="answer with a pair like (3, 2): the rack-unaware count first, then the rack-aware one.")

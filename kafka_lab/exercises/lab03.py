@@ -6,9 +6,8 @@ same settings and seed as the lab, so a check cannot drift from the model.
 
 from __future__ import annotations
 
-import math
-
 from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import Choices, choice, number
 from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
 from kafka_lab.sim.theory import saturation_rate
 
@@ -18,35 +17,6 @@ SERVICE_MS = 1.0       # each Produce takes 1 ms of a handler (deterministic in 
 SWEEP_SERVICE_MS = 2.0  # exercise 2: mean Produce handler time
 FULL_BACKLOG = 1500    # exercise 3: a backlog that overflows queued.max.requests = 500
 QUEUE = 500
-
-
-_UNITS = ("requests per second", "requests/s", "req/s", "per second", "/s", "rps", "ms")
-
-
-def _number(answer) -> float | None:
-    """A number from an int, a float (numpy's too) or a string like "50", "50 ms", "4,000/s"; else None."""
-    if isinstance(answer, bool):
-        return None
-    try:
-        import numbers
-
-        if isinstance(answer, numbers.Real):
-            value = float(answer)
-            return value if math.isfinite(value) else None
-    except (TypeError, ValueError):
-        return None
-    if isinstance(answer, str):
-        text = answer.strip().lower().replace(",", "").replace("_", "")
-        for unit in _UNITS:
-            if text.endswith(unit):
-                text = text[: -len(unit)].strip()
-                break
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value if math.isfinite(value) else None
-    return None
 
 
 def backlog_wait() -> float:
@@ -62,7 +32,7 @@ def backlog_wait() -> float:
           explanation="The handlers drain the FIFO 8 at a time, one round per millisecond: 400 / 8 × 1 ms = 50 ms.")
 def _(answer):
     truth = backlog_wait()
-    got = _number(answer)
+    got = number(answer)
     if got is None:
         return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
     rounds = BACKLOG / HANDLERS
@@ -98,7 +68,7 @@ def _(answer):
           explanation="ρ = λ × service time / handlers = 1 gives λ = 8 / 2 ms = 4000 requests per second.")
 def _(answer):
     truth = saturation_rate(HANDLERS, SWEEP_SERVICE_MS)
-    got = _number(answer)
+    got = number(answer)
     if got is None:
         return incorrect(f"{answer!r} is not a rate.", hint="answer in requests per second, like 1234.")
     if abs(got - truth) <= 0.03 * truth:
@@ -136,7 +106,7 @@ def priority_full_wait() -> dict:
                       "completion: (1500 − 500) / 8 × 1 ms = 125 ms. Once read, it jumps the queue.")
 def _(answer):
     truth = priority_full_wait()
-    got = _number(answer)
+    got = number(answer)
     if got is None:
         return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
     # (1500 − 500) / 8 = 125 rounds of 1 ms, exact up to the 0.001 ms it was sent after the backlog
@@ -167,24 +137,24 @@ def _(answer):
                      hint="how many requests must the processors put before the LeaderAndIsr can be read?")
 
 
-CHOICES = {
+WHY_REJECTED_CHOICES = Choices({
     "a": "the request queue drops the controller request when it is full",
     "b": "the network processor that owns the controller's connection is blocked on the full queue, "
          "so the controller request is not even read",
     "c": "the handler threads serve the priority queue in FIFO order anyway",
     "d": "the controller sends its requests to the wrong listener",
-}
+})
 
 
 @exercise("03.why_rejected", solution="b", wrong=["a", "c", "d", "A", "e"],
           prompt="Why did KIP-291 reject prioritising controller requests inside the data request queue? "
-                 "Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in CHOICES.items()),
+                 "Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in WHY_REJECTED_CHOICES.items()),
           explanation="KIP-291: 'When the request queue is full, the processor thread will be blocked first when "
                       "trying to enqueue the data request from connection0 ... even though the controller request "
                       "is ready to be enqueued.'")
 def _(answer):
-    got = answer.strip().lower().strip("()[].:'\" ") if isinstance(answer, str) else None
-    if got not in CHOICES:
+    got = choice(answer, WHY_REJECTED_CHOICES)
+    if got is None:
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint="answer like \"a\".")
     t = priority_full_wait()
     blocked = t["socket"] > t["queue"]  # the model's verdict: where the time went
