@@ -505,3 +505,23 @@ def test_package_docstring_examples():
 
     import kafka_lab.listeners as pkg
     assert doctest.testmod(pkg).failed == 0
+
+
+def test_the_kip291_configs_have_one_home():
+    """listeners/examples.py builds the KIP's broker and the control-plane broker; the simulation's copies
+    (sim.scenario.kip291_properties, sim.experiments.lab_properties) must give the same properties until
+    they call it (docs/kafka-reference.md §2: control.plane.listener.name turns the plane on)."""
+    from kafka_lab.listeners import control_plane_broker, kip291_broker
+    from kafka_lab.sim.experiments import lab_properties
+    from kafka_lab.sim.scenario import kip291_properties
+
+    for cp, stage in ((True, "round 2"), (False, "round 1")):
+        assert kip291_properties(cp) == kip291_broker(1, stage, **{"broker.id": None})
+        assert kip291_properties(cp, **{"num.io.threads": 4}) == kip291_broker(1, stage, **{"broker.id": None,
+                                                                                            "num.io.threads": 4})
+        threads = {"num.io.threads": 8, "num.network.threads": 3, "queued.max.requests": 500}
+        assert lab_properties(cp) == control_plane_broker(cp, **threads)
+    on, off = resolve(control_plane_broker(True)), resolve(control_plane_broker(False))
+    assert on.control_plane_listener.connection_string == "CONTROLLER://:9091" and off.control_plane_listener is None
+    assert off.controller_to_broker_listener_name == "PLAINTEXT"
+    assert "control.plane.listener.name" not in kip291_broker(1, "round 2", **{"control.plane.listener.name": None})

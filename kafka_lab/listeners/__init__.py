@@ -28,7 +28,7 @@ from .endpoint import (
                        parse_listener_security_protocol_map,
 )
 from .errors import ConfigException
-from .examples import KIP291_AS_PRINTED, PRESETS, STAGES, kip291_broker, kip291_properties_text
+from .examples import KIP291_AS_PRINTED, PRESETS, STAGES, control_plane_broker, kip291_broker, kip291_properties_text
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
 from .registration import (
                        KIP291_TIMESTAMP_MS,
@@ -46,7 +46,7 @@ __all__ = [
     "BrokerEndPointNotAvailableException", "BrokerListeners", "ClusterState", "ConfigException", "ControllerRoute",
     "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "KIP291_AS_PRINTED", "KIP291_TIMESTAMP_MS",
     "LISTENER_KEYS", "PRESETS", "SECURITY_PROTOCOLS", "STAGES", "bind_description", "broker_registration",
-    "controller_endpoint", "controller_routes", "format_endpoint", "kip291_broker", "kip291_properties_text",
+    "control_plane_broker", "controller_endpoint", "controller_routes", "format_endpoint", "kip291_broker", "kip291_properties_text",
     "listener_list_to_endpoints", "migration_states", "migration_steps", "migration_summary", "parse_csv_list", "parse_csv_map",
     "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "registered_endpoints",
     "registration_json", "resolve", "listener_table", "users_of",

@@ -19,11 +19,14 @@ the page's lines verbatim.
 
 Brokers 2 and 3 of the lab's cluster follow broker1's pattern (``broker2.example.com``,
 ``192.1.1.9``, ...): the KIP shows broker1 only.
+
+This module is the one home of these configs: the simulation's scenarios and experiments build
+their brokers from :func:`kip291_broker` and :func:`control_plane_broker`, with overrides.
 """
 
 from __future__ import annotations
 
-__all__ = ["KIP291_AS_PRINTED", "STAGES", "kip291_broker", "kip291_properties_text", "PRESETS"]
+__all__ = ["KIP291_AS_PRINTED", "STAGES", "control_plane_broker", "kip291_broker", "kip291_properties_text", "PRESETS"]
 
 #: broker1 "before", exactly the three lines the KIP prints
 KIP291_AS_PRINTED = {
@@ -36,8 +39,17 @@ KIP291_AS_PRINTED = {
 STAGES = ("before", "round 1", "round 2")
 
 
-def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
-    """Broker ``broker_id``'s properties at a stage of the KIP-291 migration (broker 1 = the KIP's broker1)."""
+def _with(props: dict, overrides: dict) -> dict:
+    """``props`` updated with ``overrides``; an override of ``None`` removes the key."""
+    props.update(overrides)
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def kip291_broker(broker_id: int = 1, stage: str = "round 2", **overrides) -> dict[str, str]:
+    """Broker ``broker_id``'s properties at a stage of the KIP-291 migration (broker 1 = the KIP's broker1).
+
+    ``overrides`` (Kafka's keys, e.g. ``**{"num.io.threads": 4}``) are applied last; ``None`` removes a key.
+    """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
     if not 1 <= broker_id <= 200:
@@ -57,7 +69,23 @@ def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
     props["inter.broker.listener.name"] = "INTERNAL"
     if stage == "round 2":
         props["control.plane.listener.name"] = "CONTROLLER"
-    return props
+    return _with(props, overrides)
+
+
+def control_plane_broker(control_plane: bool = False, *, broker_id: int = 1, **overrides) -> dict:
+    """The smallest broker with a choice of control plane: ``PLAINTEXT`` for clients and other brokers (and,
+    without KIP-291, the controller), and a ``CONTROLLER`` listener that becomes the control plane with
+    ``control_plane=True`` (``control.plane.listener.name=CONTROLLER``). Without it, CONTROLLER is bound but
+    unused, like round 1 of the KIP's migration. ``overrides`` as in :func:`kip291_broker`.
+    """
+    props = {
+        "broker.id": str(broker_id),
+        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
+    if control_plane:
+        props["control.plane.listener.name"] = "CONTROLLER"
+    return _with(props, overrides)
 
 
 def kip291_properties_text(props: dict[str, str]) -> str:
