@@ -135,28 +135,7 @@ def test_distributions():
         broker({}, settings=ModelSettings(costs={"Produse": CostModel(1.0)}))
 
 
-def test_metric_samples_are_gauge_values_and_exact_idle_fractions():
-    """One handler, one 2 ms request at t=0: sampled every 1 ms, the handler is busy for the first two
-    samples' windows (idle 0) and idle afterwards (idle 1); the data queue never holds it."""
-    sc = Scenario({"num.io.threads": 1}, seed=0,
-                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
-    sc.producer().burst(1)
-    res = sc.run(4.0, metrics_interval_ms=1.0)
-    m = res.metrics
-    assert m["time_ms"].tolist() == [1.0, 2.0, 3.0, 4.0]
-    assert m["RequestHandlerAvgIdlePercent"].tolist() == [0.0, 0.0, 1.0, 1.0]
-    assert m["RequestQueueSize"].tolist() == [0, 0, 0, 0]
-    assert res.time_average("RequestHandlerAvgIdlePercent") == pytest.approx(0.5)
-    # two requests on two connections, one handler: the second waits in the queue for 2 ms
-    sc = Scenario({"num.io.threads": 1}, seed=0,
-                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
-    sc.producer(connections=2).burst(2)
-    res = sc.run(4.0, metrics_interval_ms=1.0)
-    assert res.metrics["RequestQueueSize"].tolist() == [1, 0, 0, 0]
-    assert res.time_average("RequestQueueSize") == pytest.approx(2.0 / 4.0)
-
-
-@pytest.mark.parametrize("module", ["kafka_lab.sim.scenario", "kafka_lab.sim.theory"])
+@pytest.mark.parametrize("module", ["kafka_lab.sim.scenario", "kafka_lab.sim.theory", "kafka_lab.sim.distributions"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib
