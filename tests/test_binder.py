@@ -89,6 +89,41 @@ def test_post_build_is_a_strict_bash_script():
     assert re.search(r"pip install .*-e \.", text), "postBuild installs the package from the checkout"
 
 
+def _repo2docker_env(root: Path, notebook_prefix: Path) -> dict[str, str]:
+    """The variables repo2docker sets for postBuild: CONDA_DIR (/srv/conda, the base environment) and
+    NB_PYTHON_PREFIX (/srv/conda/envs/notebook, which runs JupyterLab), the notebook env first on PATH."""
+    conda = root / "srv" / "conda"
+    return dict(os.environ, CONDA_DIR=str(conda), NB_PYTHON_PREFIX=str(notebook_prefix),
+                PATH=f"{notebook_prefix / 'bin'}{os.pathsep}{conda / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_post_build_writes_jupyterlab_settings_into_the_notebook_environment(tmp_path):
+    """With repo2docker's variables, the override lands where JupyterLab in the notebook environment reads it,
+    <NB_PYTHON_PREFIX>/share/jupyter/lab/settings, nothing under CONDA_DIR, and the package is installed with
+    the notebook environment's Python. (Here that Python is a stub that logs its arguments.)"""
+    from jupyterlab.labapp import LabApp
+    from jupyterlab_server.settings_utils import _get_overrides
+
+    notebook = tmp_path / "srv" / "conda" / "envs" / "notebook"
+    (notebook / "bin").mkdir(parents=True)
+    (tmp_path / "srv" / "conda" / "bin").mkdir(parents=True)
+    log = tmp_path / "python-calls.txt"
+    stub = notebook / "bin" / "python"
+    stub.write_text(f'#!/bin/bash\necho "$*" >> {log}\n')
+    stub.chmod(0o755)
+    r = subprocess.run(["bash", str(BINDER / "postBuild")], cwd=REPO, env=_repo2docker_env(tmp_path, notebook),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert log.read_text().splitlines() == ["-m pip install --no-deps -e ."]
+    settings = notebook / "share" / "jupyter" / "lab" / "settings"
+    overrides, error = _get_overrides(str(settings))       # JupyterLab's own reader
+    assert not error and overrides == json.loads((BINDER / "overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert not (tmp_path / "srv" / "conda" / "share").exists(), "nothing goes to the base environment"
+    # and JupyterLab looks there: <sys.prefix>/share/jupyter/lab/settings of the environment that runs it
+    assert Path(LabApp().app_settings_dir) == Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings"
+
+
 def test_start_is_a_bash_wrapper_that_execs():
     text = (BINDER / "start").read_text()
     assert text.startswith(("#!/bin/bash", "#!/usr/bin/env bash"))
@@ -124,8 +159,7 @@ def test_a_fresh_binder_install_freezes_to_the_project_environment(tmp_path):
     pip = [str(py), "-m", "pip", "--disable-pip-version-check", "--quiet"]
     r = subprocess.run(pip + ["install", "-r", str(BINDER / "requirements.txt")], capture_output=True, text=True)
     assert r.returncode == 0, f"pip install -r binder/requirements.txt failed:\n{r.stderr[-3000:]}"
-    env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(venv))
-    env.pop("CONDA_DIR", None)
+    env = dict(_repo2docker_env(tmp_path, venv), VIRTUAL_ENV=str(venv))   # the venv plays the notebook env
     r = subprocess.run(["bash", str(BINDER / "postBuild")], cwd=REPO, env=env, capture_output=True, text=True)
     assert r.returncode == 0, f"binder/postBuild failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     assert (venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists(), \
