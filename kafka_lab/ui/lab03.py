@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
+from kafka_lab.sim import theory
 from kafka_lab.sim.experiments import (
     DESIGNS,
     controller_behind_backlog,
@@ -254,8 +255,12 @@ def sweep_figure(table: pd.DataFrame, saturation_rate: float | None = None) -> g
     return fig
 
 
-def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.VBox:
-    """The live experiment: produce rate (primary), threads, queue, control plane and the rejected alternative."""
+def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms: float = 1.0) -> widgets.VBox:
+    """The live experiment: produce rate (primary), threads, queue, control plane and the rejected alternative.
+
+    Each Produce takes ``service_ms`` of a handler on average (exponential); the summary's offered load is
+    ρ = rate / :func:`~kafka_lab.sim.theory.saturation_rate` of the handlers.
+    """
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")
     rate_w = primary(widgets.IntSlider(value=rate, min=500, max=12000, step=250, description="produce requests/s",
@@ -278,13 +283,14 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
         props = lab_properties(cp.value, num_io_threads=io.value, num_network_threads=net.value,
                                queued_max_requests=queue.value)
         config.value = config_html(props)
-        res = steady_load(rate_w.value, control_plane=cp.value, num_io_threads=io.value,
+        res = steady_load(rate_w.value, control_plane=cp.value, service_ms=service_ms, num_io_threads=io.value,
                           num_network_threads=net.value, queued_max_requests=queue.value,
                           prioritise=prio.value and not cp.value, duration_ms=duration_ms,
                           controller_at_ms=0.75 * duration_ms)
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
-        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, 1 ms each on average: "
-                         f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
+        rho = rate_w.value / theory.saturation_rate(io.value, service_ms)
+        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, {service_ms:g} ms each "
+                         f"on average: offered load ρ = {rho:.2f}, measured handler utilisation "
                          f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
                          f"{html.escape(leader_and_isr_summary(res))}</div>")
         show_figure(metrics_figure(res), figs)
