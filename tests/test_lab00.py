@@ -22,7 +22,7 @@ def test_panel_primary_control_drives_primary_output():
     assert "<b>36</b> replicas" in summary.value
     p.value = 13
     assert "<b>39</b> replicas" in summary.value
-    rf.value = 1        # min.insync.replicas=2 is now more than the replicas: no acks=all write succeeds
+    rf.value = 1  # min.insync.replicas=2 is now more than the replicas: no acks=all write succeeds
     assert "<b>13</b> replicas" in summary.value and "<b>no</b> acks=all write" in summary.value
     isr.value = 1
     assert "through <b>0</b> lost" in summary.value
@@ -43,14 +43,17 @@ def test_replicas_accepts_formatting_variants(answer):
     assert check("00.replicas", answer).ok
 
 
-@pytest.mark.parametrize("ex_id, answer, says", [
-    ("00.replicas", 24, "followers only"),          # 12 x (3 - 1)
-    ("00.replicas", 12, "number of partitions"),
-    ("00.replicas", "36 replicas", "not a whole number"),
-    ("00.per_broker", 4, "followers only"),         # 24 followers / 6 brokers
-    ("00.per_broker", 2, "leaders only"),
-    ("00.acks_all_losses", 2, "single replica"),
-])
+@pytest.mark.parametrize(
+    "ex_id, answer, says",
+    [
+        ("00.replicas", 24, "followers only"),  # 12 x (3 - 1)
+        ("00.replicas", 12, "number of partitions"),
+        ("00.replicas", "36 replicas", "not a whole number"),
+        ("00.per_broker", 4, "followers only"),  # 24 followers / 6 brokers
+        ("00.per_broker", 2, "leaders only"),
+        ("00.acks_all_losses", 2, "single replica"),
+    ],
+)
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
     fb = check(ex_id, answer)
     assert fb.status == "incorrect" and says in fb.message, str(fb)

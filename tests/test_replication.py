@@ -22,8 +22,18 @@ from kafka_lab.replication import (
 
 #: KIP-36's worked example, copied from the KIP: 6 brokers in 3 racks, 12 partitions, replication factor 3
 KIP36_ASSIGNMENT = {
-    0: (0, 3, 1), 1: (3, 1, 5), 2: (1, 5, 4), 3: (5, 4, 2), 4: (4, 2, 0), 5: (2, 0, 3),
-    6: (0, 4, 2), 7: (3, 2, 0), 8: (1, 0, 3), 9: (5, 3, 1), 10: (4, 1, 5), 11: (2, 5, 4),
+    0: (0, 3, 1),
+    1: (3, 1, 5),
+    2: (1, 5, 4),
+    3: (5, 4, 2),
+    4: (4, 2, 0),
+    5: (2, 0, 3),
+    6: (0, 4, 2),
+    7: (3, 2, 0),
+    8: (1, 0, 3),
+    9: (5, 3, 1),
+    10: (4, 1, 5),
+    11: (2, 5, 4),
 }
 KIP36_BROKER_IDS = range(6)
 #: KIP-36's uneven example: brokers 0 (rack1), 1 and 2 (rack2); 3 partitions, replication factor 2
@@ -60,8 +70,10 @@ def _first_loss_count_that_breaks(assignment, brokers, min_isr, need):
 def test_failure_budget_matches_brute_force_over_kip36_cluster(min_isr):
     b = replication_budget(12, 3, min_isr, brokers=6)
     # the ISR loses each dead broker; acks=all needs |ISR| >= min.insync.replicas, reads need one replica
-    assert _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKER_IDS, min_isr, need=min_isr) \
+    assert (
+        _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKER_IDS, min_isr, need=min_isr)
         == b.losses_writable + 1
+    )
     assert _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKER_IDS, min_isr, need=1) == b.losses_readable + 1
 
 
@@ -76,24 +88,30 @@ def test_min_isr_above_rf_never_writes():
     assert replication_budget(1, 3, 4).losses_writable == -1
 
 
-@pytest.mark.parametrize("args, message", [
-    ((0, 3), "Number of partitions must be larger than 0."),
-    ((12, 0), "Replication factor must be larger than 0."),
-    ((12, 7), "Replication factor: 7 larger than available brokers: 6."),
-    ((12, 3, 0), "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((0, 3), "Number of partitions must be larger than 0."),
+        ((12, 0), "Replication factor must be larger than 0."),
+        ((12, 7), "Replication factor: 7 larger than available brokers: 6."),
+        ((12, 3, 0), "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
+    ],
+)
 def test_bad_topics_get_kafkas_messages(args, message):
     with pytest.raises(ValueError) as e:
         replication_budget(*args)
     assert str(e.value) == message
 
 
-@pytest.mark.parametrize("args, java_class", [
-    ((0, 3), "InvalidPartitionsException"),
-    ((12, 0), "InvalidReplicationFactorException"),
-    ((12, 7), "InvalidReplicationFactorException"),
-    ((12, 3, 0), "ConfigException"),
-])
+@pytest.mark.parametrize(
+    "args, java_class",
+    [
+        ((0, 3), "InvalidPartitionsException"),
+        ((12, 0), "InvalidReplicationFactorException"),
+        ((12, 7), "InvalidReplicationFactorException"),
+        ((12, 3, 0), "ConfigException"),
+    ],
+)
 def test_bad_topics_raise_kafkas_exception_classes(args, java_class):
     """The same classes topic creation raises (kafka_lab.assignment), not a look-alike ValueError."""
     with pytest.raises(ValueError) as e:
@@ -104,7 +122,8 @@ def test_bad_topics_raise_kafkas_exception_classes(args, java_class):
 def test_not_enough_replicas_message_is_kafkas():
     assert not_enough_replicas_message([1], 2, "orders", 0) == (
         "The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of 2 "
-        "for partition orders-0")
+        "for partition orders-0"
+    )
     assert "Set(1, 2)" in not_enough_replicas_message([1, 2], 3, "t", 5)
 
 

@@ -24,5 +24,19 @@ from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
 
-__all__ = ["Broker", "BrokerConfig", "CostModel", "Deterministic", "Empirical", "Exponential", "LogNormal",
-           "ModelSettings", "Request", "Results", "Scenario", "TIMING_COLUMNS", "default_costs", "kip291_properties"]
+__all__ = [
+    "Broker",
+    "BrokerConfig",
+    "CostModel",
+    "Deterministic",
+    "Empirical",
+    "Exponential",
+    "LogNormal",
+    "ModelSettings",
+    "Request",
+    "Results",
+    "Scenario",
+    "TIMING_COLUMNS",
+    "default_costs",
+    "kip291_properties",
+]

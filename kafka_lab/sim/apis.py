@@ -92,8 +92,9 @@ class KafkaApis:
         self.replicas = broker.replica_manager
         self.metadata_cache = broker.metadata_cache
         self.replica_fetch_wait_max_ms = broker.config.replica_fetch_wait_max_ms
-        self._costs = {api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms)
-                       for api, cm in costs.items()}
+        self._costs = {
+            api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms) for api, cm in costs.items()
+        }
 
     def handle(self, req) -> float:
         """The handler time this request takes (its ``localTime``)."""
@@ -127,7 +128,9 @@ class KafkaApis:
         p = req.payload or {}
         replica_id = p.get("replica_id", -1)
         if replica_id < 0:
-            errors = {tp: "NOT_LEADER_OR_FOLLOWER" for tp in req.partitions if self.replicas.leader_partition(tp) is None}
+            errors = {
+                tp: "NOT_LEADER_OR_FOLLOWER" for tp in req.partitions if self.replicas.leader_partition(tp) is None
+            }
             req.partition_errors = errors
             req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
             return self.respond(req)
@@ -157,5 +160,7 @@ class KafkaApis:
         self.respond(req)
 
     def _StopReplica(self, req):
-        req.partition_errors = self.replicas.stop_replicas(list(req.partitions), req.payload.get("delete_partitions", False))
+        req.partition_errors = self.replicas.stop_replicas(
+            list(req.partitions), req.payload.get("delete_partitions", False)
+        )
         self.respond(req)

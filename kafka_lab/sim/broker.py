@@ -59,8 +59,12 @@ class Broker:
         self.apis = KafkaApis(self, {**default_costs(), **settings.costs}, rng)
         respond = self.apis.respond
         self.produce_purgatory = ProducePurgatory(
-            env, self.replica_manager, self.metrics.gauge("NumDelayedOperations"),
-            self.metrics.gauge("PurgatorySize"), respond)
+            env,
+            self.replica_manager,
+            self.metrics.gauge("NumDelayedOperations"),
+            self.metrics.gauge("PurgatorySize"),
+            respond,
+        )
         self.fetch_purgatory = FetchPurgatory(env, self.apis.respond_follower_fetch)
         self.replica_manager.produce_purgatory = self.produce_purgatory
         self.replica_manager.fetch_purgatory = self.fetch_purgatory
@@ -71,9 +75,12 @@ class Broker:
         # SocketServer.startup: the control plane's acceptor and processor first, then the data plane's
         if cfg.control_plane_listener is not None:
             lst = cfg.control_plane_listener
-            plane = self.planes["control"] = Plane("control", self.metrics, CONTROL_PLANE_QUEUE_CAPACITY,
-                                                   CONTROL_PLANE_PROCESSORS, False)
-            plane.processors.append(Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms))
+            plane = self.planes["control"] = Plane(
+                "control", self.metrics, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_PROCESSORS, False
+            )
+            plane.processors.append(
+                Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms)
+            )
             pid += 1
             self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, plane.processors, plane)
         n_data = cfg.num_network_threads * len(cfg.data_plane_listeners)
@@ -90,7 +97,9 @@ class Broker:
         data.handlers = RequestHandlerPool(env, data, cfg.num_io_threads, self.apis)
         if "control" in self.planes:
             cp = self.planes["control"]
-            cp.handler_busy = self.metrics.gauge("ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS)
+            cp.handler_busy = self.metrics.gauge(
+                "ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS
+            )
             cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis)
 
     @property
@@ -102,9 +111,13 @@ class Broker:
         try:
             acceptor = self.acceptors[listener]
         except KeyError:
-            raise ValueError(f"broker {self.id} has no listener {listener!r}; it listens on {sorted(self.acceptors)}") from None
+            raise ValueError(
+                f"broker {self.id} has no listener {listener!r}; it listens on {sorted(self.acceptors)}"
+            ) from None
         return acceptor.accept(client_id, client_host)
 
     def controller_connection(self, controller_id: int):
         """The connection the controller opens: to the control-plane listener, else the inter-broker one."""
-        return self.connect(self.config.controller_listener.name, f"controller-{controller_id}", client_host="10.0.0.100")
+        return self.connect(
+            self.config.controller_listener.name, f"controller-{controller_id}", client_host="10.0.0.100"
+        )

@@ -76,29 +76,51 @@ class _Client:
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
         """Write ``n`` requests at once at ``at_ms`` (a backlog)."""
+
         def go():
             if at_ms:
                 yield self.env.timeout(at_ms)
             for _ in range(n):
                 self.send_one()
+
         self.env.process(go())
 
 
 class Producer(_Client):
-    def __init__(self, scenario, broker, client_id="producer-1", *, listener, connections=1, acks=1,
-                 partitions=(("orders", 0),), records=10, request_timeout_ms=30000):
+    def __init__(
+        self,
+        scenario,
+        broker,
+        client_id="producer-1",
+        *,
+        listener,
+        connections=1,
+        acks=1,
+        partitions=(("orders", 0),),
+        records=10,
+        request_timeout_ms=30000,
+    ):
         if acks not in (0, 1, -1):
             raise ValueError(f"acks must be 0, 1 or -1 (all), got {acks!r}")
         super().__init__(scenario, broker, client_id, listener, connections)
         self.acks, self.partitions, self.records, self.timeout_ms = acks, tuple(partitions), records, request_timeout_ms
 
     def _request(self):
-        return Request("Produce", 0, self.client_id, acks=self.acks, partitions=self.partitions,
-                       records=self.records, timeout_ms=self.timeout_ms)
+        return Request(
+            "Produce",
+            0,
+            self.client_id,
+            acks=self.acks,
+            partitions=self.partitions,
+            records=self.records,
+            timeout_ms=self.timeout_ms,
+        )
 
 
 class Consumer(_Client):
-    def __init__(self, scenario, broker, client_id="consumer-1", *, listener, connections=1, partitions=(("orders", 0),)):
+    def __init__(
+        self, scenario, broker, client_id="consumer-1", *, listener, connections=1, partitions=(("orders", 0),)
+    ):
         super().__init__(scenario, broker, client_id, listener, connections)
         self.partitions = tuple(partitions)
 
@@ -132,9 +154,14 @@ class ReplicaFetcher(_Client):
 
     def _request(self):
         tps = tuple(tp for tp in self.leo if tp not in self.stopped)
-        return Request("Fetch", 0, self.client_id, partitions=tps,
-                       payload={"replica_id": self.replica_id, "offsets": {tp: self.leo[tp] for tp in tps}},
-                       on_done=self._on_done)
+        return Request(
+            "Fetch",
+            0,
+            self.client_id,
+            partitions=tps,
+            payload={"replica_id": self.replica_id, "offsets": {tp: self.leo[tp] for tp in tps}},
+            on_done=self._on_done,
+        )
 
     def _on_done(self, req):
         self._done.succeed(req)
@@ -171,23 +198,46 @@ class Controller:
     def _channel(self, broker):
         ch = self._channels.get(broker.id)
         if ch is None:
-            ch = self._channels[broker.id] = {"conn": broker.controller_connection(self.id), "queue": deque(), "busy": False}
+            ch = self._channels[broker.id] = {
+                "conn": broker.controller_connection(self.id),
+                "queue": deque(),
+                "busy": False,
+            }
         return ch
 
-    def send(self, broker, api: str, partition_states: list[dict] | None = None, *, at_ms: float = 0.0,
-             partitions=None, delete_partitions: bool = False) -> None:
+    def send(
+        self,
+        broker,
+        api: str,
+        partition_states: list[dict] | None = None,
+        *,
+        at_ms: float = 0.0,
+        partitions=None,
+        delete_partitions: bool = False,
+    ) -> None:
         """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
         states = list(partition_states or [])
         tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
-        payload = {"controller_id": self.id, "controller_epoch": self.epoch, "partition_states": states,
-                   "delete_partitions": delete_partitions}
+        payload = {
+            "controller_id": self.id,
+            "controller_epoch": self.epoch,
+            "partition_states": states,
+            "delete_partitions": delete_partitions,
+        }
         ch = self._channel(broker)
 
         def enqueue(_e=None):
-            req = Request(api, self._correlation, self.client_id, partitions=tps, payload=payload,
-                          is_controller=True, on_done=lambda r: self._answered(ch))
+            req = Request(
+                api,
+                self._correlation,
+                self.client_id,
+                partitions=tps,
+                payload=payload,
+                is_controller=True,
+                on_done=lambda r: self._answered(ch),
+            )
             self._correlation += 1
             ch["queue"].append(req)
             self._pump(ch)

@@ -57,7 +57,9 @@ class ReplicaManager:
         self.produce_purgatory = None  # set by the broker
         self.fetch_purgatory = None
 
-    def add_partition(self, topic: str, partition: int, replicas: list, leader: int, isr: list | None = None) -> Partition:
+    def add_partition(
+        self, topic: str, partition: int, replicas: list, leader: int, isr: list | None = None
+    ) -> Partition:
         p = Partition(topic, partition, list(replicas), leader, isr=list(isr if isr is not None else replicas))
         self.partitions[p.tp] = p
         return p
@@ -125,8 +127,9 @@ class ReplicaManager:
             tp = (st["topic"], st["partition"])
             p = self.partitions.get(tp)
             if p is None:
-                p = self.add_partition(st["topic"], st["partition"], st.get("replicas", [st["leader"]]),
-                                       st["leader"], st.get("isr"))
+                p = self.add_partition(
+                    st["topic"], st["partition"], st.get("replicas", [st["leader"]]), st["leader"], st.get("isr")
+                )
                 p.leader_epoch = st["leader_epoch"]
                 errors[tp] = "NONE"
                 continue

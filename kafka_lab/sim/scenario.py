@@ -40,7 +40,7 @@ def kip291_properties(control_plane: bool = True, **overrides) -> dict:
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
         "listeners": "CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
         "advertised.listeners": "CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,"
-                                "EXTERNAL://host1.example.com:9093",
+        "EXTERNAL://host1.example.com:9093",
         "inter.broker.listener.name": "INTERNAL",
     }
     if control_plane:
@@ -74,8 +74,17 @@ class Results:
 class Scenario:
     """One broker on a fresh simpy clock, with a topic it leads, ready for clients and incidents."""
 
-    def __init__(self, props=None, *, seed: int = 0, settings: ModelSettings | None = None,
-                 topic: str = "orders", partitions: int = 20, replicas: int = 1, client_listener: str | None = None):
+    def __init__(
+        self,
+        props=None,
+        *,
+        seed: int = 0,
+        settings: ModelSettings | None = None,
+        topic: str = "orders",
+        partitions: int = 20,
+        replicas: int = 1,
+        client_listener: str | None = None,
+    ):
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.log: list = []
@@ -103,25 +112,44 @@ class Scenario:
         return (others or names)[0]
 
     # -- processes -----------------------------------------------------------------------------------
-    def producer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
-                 partitions=None, **kw) -> Producer:
-        p = Producer(self, self.broker, client_id or f"producer-{len(self.clients) + 1}",
-                     listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions, **kw)
+    def producer(
+        self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None, partitions=None, **kw
+    ) -> Producer:
+        p = Producer(
+            self,
+            self.broker,
+            client_id or f"producer-{len(self.clients) + 1}",
+            listener=listener or self.client_listener,
+            connections=connections,
+            partitions=self.partitions if partitions is None else partitions,
+            **kw,
+        )
         self.clients.append(p)
         return p
 
-    def consumer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
-                 partitions=None) -> Consumer:
-        c = Consumer(self, self.broker, client_id or f"consumer-{len(self.clients) + 1}",
-                     listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions)
+    def consumer(
+        self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None, partitions=None
+    ) -> Consumer:
+        c = Consumer(
+            self,
+            self.broker,
+            client_id or f"consumer-{len(self.clients) + 1}",
+            listener=listener or self.client_listener,
+            connections=connections,
+            partitions=self.partitions if partitions is None else partitions,
+        )
         self.clients.append(c)
         return c
 
     def metadata_client(self, client_id: str | None = None, *, connections: int = 1) -> MetadataClient:
-        c = MetadataClient(self, self.broker, client_id or f"admin-{len(self.clients) + 1}",
-                           listener=self.client_listener, connections=connections, partitions=self.partitions)
+        c = MetadataClient(
+            self,
+            self.broker,
+            client_id or f"admin-{len(self.clients) + 1}",
+            listener=self.client_listener,
+            connections=connections,
+            partitions=self.partitions,
+        )
         self.clients.append(c)
         return c
 
@@ -129,16 +157,28 @@ class Scenario:
         """Start a fetcher for every other replica, on the inter-broker listener."""
         out = []
         for rid in self.replica_ids[1:]:
-            f = ReplicaFetcher(self, self.broker, rid, listener=self.broker.config.inter_broker_listener_name,
-                               partitions=self.partitions, append_ms=append_ms)
+            f = ReplicaFetcher(
+                self,
+                self.broker,
+                rid,
+                listener=self.broker.config.inter_broker_listener_name,
+                partitions=self.partitions,
+                append_ms=append_ms,
+            )
             self.clients.append(f)
             out.append(f)
         return out
 
     def leader_and_isr_state(self, partition: int, *, leader: int, leader_epoch: int = 1, isr=None) -> dict:
         """One partition state of a LeaderAndIsr/UpdateMetadata request for this scenario's topic."""
-        return {"topic": self.topic, "partition": partition, "leader": leader, "leader_epoch": leader_epoch,
-                "isr": list(isr) if isr is not None else list(self.replica_ids), "replicas": list(self.replica_ids)}
+        return {
+            "topic": self.topic,
+            "partition": partition,
+            "leader": leader,
+            "leader_epoch": leader_epoch,
+            "isr": list(isr) if isr is not None else list(self.replica_ids),
+            "replicas": list(self.replica_ids),
+        }
 
     # -- run ------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> Results:
@@ -155,5 +195,6 @@ class Scenario:
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         sent = {c.client_id: c.sent for c in self.clients}
         sent[self.controller.client_id] = self.controller.sent
-        return Results(requests_frame(self.log), self.broker.metrics.frame(interval, until_ms), until_ms,
-                       self.broker, sent)
+        return Results(
+            requests_frame(self.log), self.broker.metrics.frame(interval, until_ms), until_ms, self.broker, sent
+        )
