@@ -52,3 +52,33 @@ def test_solution_can_be_shown(ex_id):
 def test_unknown_exercise_is_feedback():
     fb = check("99.nope", 1)
     assert fb.status == "incorrect" and "no exercise" in fb.message
+
+
+def _choice_sets():
+    """Every multiple-choice option set of an exercise module: (lab number, name, Choices)."""
+    import importlib
+    import pkgutil
+
+    import kafka_lab.exercises as pkg
+    from kafka_lab.exercises.answers import Choices
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if mod.name.startswith("lab"):
+            module = importlib.import_module(f"kafka_lab.exercises.{mod.name}")
+            for name, value in vars(module).items():
+                if isinstance(value, Choices):
+                    yield mod.name[3:], name, value
+
+
+@pytest.mark.parametrize("lab, name, options", list(_choice_sets()), ids=lambda v: v if isinstance(v, str) else "")
+def test_multiple_choice_options_are_shown_from_code_not_retyped(lab, name, options):
+    import json
+    from pathlib import Path
+
+    (path,) = (Path(__file__).resolve().parent.parent / "labs").glob(f"{lab}_*.ipynb")
+    cells = json.loads(path.read_text())["cells"]
+    markdown = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    code = [ln.strip() for c in cells if c["cell_type"] == "code" for ln in "".join(c["source"]).splitlines()]
+    assert name in code, f"{path.name} never shows {name} (a cell whose last line is {name})"
+    retyped = [text for text in options.values() if " ".join(text.split())[:40] in markdown]
+    assert not retyped, f"{path.name} retypes options of {name} in markdown: {retyped}"

@@ -19,11 +19,14 @@ the page's lines verbatim.
 
 Brokers 2 and 3 of the lab's cluster follow broker1's pattern (``broker2.example.com``,
 ``192.1.1.9``, ...): the KIP shows broker1 only.
+
+This module is the one home of these configs: the simulation's scenarios and experiments build
+their brokers from :func:`kip291_broker` and :func:`control_plane_broker`, with overrides.
 """
 
 from __future__ import annotations
 
-__all__ = ["KIP291_AS_PRINTED", "STAGES", "kip291_broker", "kip291_properties_text", "PRESETS"]
+__all__ = ["KIP291_AS_PRINTED", "STAGES", "control_plane_broker", "kip291_broker", "kip291_properties_text", "PRESETS"]
 
 #: broker1 "before", exactly the three lines the KIP prints
 KIP291_AS_PRINTED = {
@@ -36,8 +39,17 @@ KIP291_AS_PRINTED = {
 STAGES = ("before", "round 1", "round 2")
 
 
-def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
-    """Broker ``broker_id``'s properties at a stage of the KIP-291 migration (broker 1 = the KIP's broker1)."""
+def _with(props: dict, overrides: dict) -> dict:
+    """``props`` updated with ``overrides``; an override of ``None`` removes the key."""
+    props.update(overrides)
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def kip291_broker(broker_id: int = 1, stage: str = "round 2", **overrides) -> dict[str, str]:
+    """Broker ``broker_id``'s properties at a stage of the KIP-291 migration (broker 1 = the KIP's broker1).
+
+    ``overrides`` (Kafka's keys, e.g. ``**{"num.io.threads": 4}``) are applied last; ``None`` removes a key.
+    """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
     if not 1 <= broker_id <= 200:
@@ -51,13 +63,28 @@ def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
         props["listeners"] = f"INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
     else:
         props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL"
-        props["advertised.listeners"] = (f"CONTROLLER://{name}:9091,INTERNAL://{name}:9092,"
-                                         f"EXTERNAL://{outside}:9093")
+        props["advertised.listeners"] = f"CONTROLLER://{name}:9091,INTERNAL://{name}:9092,EXTERNAL://{outside}:9093"
         props["listeners"] = f"CONTROLLER://{internal}:9091,INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
     props["inter.broker.listener.name"] = "INTERNAL"
     if stage == "round 2":
         props["control.plane.listener.name"] = "CONTROLLER"
-    return props
+    return _with(props, overrides)
+
+
+def control_plane_broker(control_plane: bool = False, *, broker_id: int = 1, **overrides) -> dict:
+    """The smallest broker with a choice of control plane: ``PLAINTEXT`` for clients and other brokers (and,
+    without KIP-291, the controller), and a ``CONTROLLER`` listener that becomes the control plane with
+    ``control_plane=True`` (``control.plane.listener.name=CONTROLLER``). Without it, CONTROLLER is bound but
+    unused, like round 1 of the KIP's migration. ``overrides`` as in :func:`kip291_broker`.
+    """
+    props = {
+        "broker.id": str(broker_id),
+        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
+    if control_plane:
+        props["control.plane.listener.name"] = "CONTROLLER"
+    return _with(props, overrides)
 
 
 def kip291_properties_text(props: dict[str, str]) -> str:
@@ -73,19 +100,30 @@ def _text(*lines: str) -> str:
 PRESETS: dict[str, str] = {
     "KIP-291 broker1, after (dedicated controller listener)": kip291_properties_text(kip291_broker(1, "round 2")),
     "KIP-291 broker1, before": kip291_properties_text(kip291_broker(1, "before")),
-    "KIP-291 broker1, after round 1 (endpoint added, name not set)": kip291_properties_text(kip291_broker(1, "round 1")),
-    "KIP-291 broker1 as printed (no inter.broker.listener.name)":
-        "broker.id=1\n" + kip291_properties_text(KIP291_AS_PRINTED),
-    "Kafka 2.8 defaults (nothing set)": _text("broker.id=1", "# listeners, advertised.listeners, host.name, port: all unset"),
-    "legacy host.name / advertised.host.name": _text("broker.id=1", "host.name=192.1.1.8", "port=9092",
-                                                     "advertised.host.name=broker1.example.com"),
+    "KIP-291 broker1, after round 1 (endpoint added, name not set)": kip291_properties_text(
+        kip291_broker(1, "round 1")
+    ),
+    "KIP-291 broker1 as printed (no inter.broker.listener.name)": "broker.id=1\n"
+    + kip291_properties_text(KIP291_AS_PRINTED),
+    "Kafka 2.8 defaults (nothing set)": _text(
+        "broker.id=1", "# listeners, advertised.listeners, host.name, port: all unset"
+    ),
+    "legacy host.name / advertised.host.name": _text(
+        "broker.id=1", "host.name=192.1.1.8", "port=9092", "advertised.host.name=broker1.example.com"
+    ),
     "all interfaces, nothing advertised (broken)": _text("broker.id=1", "listeners=PLAINTEXT://0.0.0.0:9092"),
     "control plane on the inter-broker listener (broken)": _text(
-        "broker.id=1", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "broker.id=1",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
         "listeners=CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
-        "inter.broker.listener.name=INTERNAL", "control.plane.listener.name=INTERNAL"),
-    "IPv6 listeners": _text("broker.id=1", "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",
-                            "listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[::]:9093",
-                            "advertised.listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[2001:db8::8]:9093",
-                            "inter.broker.listener.name=INTERNAL"),
+        "inter.broker.listener.name=INTERNAL",
+        "control.plane.listener.name=INTERNAL",
+    ),
+    "IPv6 listeners": _text(
+        "broker.id=1",
+        "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[::]:9093",
+        "advertised.listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[2001:db8::8]:9093",
+        "inter.broker.listener.name=INTERNAL",
+    ),
 }

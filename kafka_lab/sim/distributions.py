@@ -4,8 +4,18 @@ Every random number in the model comes from one ``numpy.random.Generator`` hande
 so the same seed gives the same run. Draws are taken in blocks (a numpy call per block, not per
 request), which keeps the cost per simulated request close to that of simpy itself.
 
-A distribution is described once, independently of the generator (``Exponential(mean_ms=2)``), and
-bound to a generator with :meth:`Distribution.sampler`, which returns a zero-argument callable.
+A distribution is described once, independently of the generator, and bound to a generator with
+:meth:`Distribution.sampler`, which returns a zero-argument callable. Means are in milliseconds:
+
+    >>> import numpy as np
+    >>> service = Exponential(2.0)                 # a mean of 2 ms
+    >>> service.mean_ms
+    2.0
+    >>> draw = service.sampler(np.random.default_rng(0))
+    >>> round(draw(), 3), round(draw(), 3)
+    (1.36, 2.039)
+    >>> Deterministic(1.0).sampler(np.random.default_rng(0))()
+    1.0
 """
 
 from __future__ import annotations
