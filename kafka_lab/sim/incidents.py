@@ -22,8 +22,8 @@ The KIP's motivation, each as one function ``(*, control_plane, seed=0, **overri
   itself leader, and the producers send to the wrong leader again.
 
 ``control_plane`` is a bool for every broker or ``{broker_id: bool}`` (a cluster half-way through the
-migration). Overrides: ``producers`` (40), ``burst`` (app sends each producer hands over at t=0: 5),
-``rate_per_s`` (app sends per second per producer afterwards: 100), ``records_per_batch`` (10),
+migration). Overrides: ``producers`` (200, one connection each), ``burst`` (app sends each producer hands over at t=0: 1),
+``rate_per_s`` (app sends per second per producer afterwards: 20), ``records_per_batch`` (10),
 ``decision_ms`` (when the controller moves ``orders-0``: 2), ``until_ms`` (300), ``request_timeout_ms``
 (30000), ``min_insync_replicas`` (1), ``acks``, ``metrics_interval_ms`` (1), ``produce_service_ms`` (the mean
 Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-record costs).
@@ -45,9 +45,11 @@ __all__ = [
 ]
 
 INCIDENT_DEFAULTS = {
-    "producers": 40,
-    "burst": 5,
-    "rate_per_s": 100.0,
+    # a broker reads one request per connection at a time, so the backlog a busy broker holds is about one
+    # request per producer connection: 200 producers make the KIP's "hundreds of requests" queue
+    "producers": 200,
+    "burst": 1,
+    "rate_per_s": 20.0,
     "records_per_batch": 10,
     "decision_ms": 2.0,
     "until_ms": 300.0,
