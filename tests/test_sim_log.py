@@ -4,6 +4,7 @@ Truth: ``LeaderEpochFileCache.endOffsetFor`` (the largest epoch <= the one asked
 next begins, or at the LEO if it is the latest; UNDEFINED before the first), ``truncateFromEnd``
 (entries starting at or after the new end go) and ``Log.truncateTo`` (a target at or past the LEO still
 truncates the epoch cache: docs/kafka-reference.md, "Becoming follower and truncation").
+Read from LeaderEpochFileCache.scala and Log.scala, branch 2.8.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def test_a_leader_assigns_offsets_from_its_log_end_and_stamps_its_epoch():
         (1, (1, 13)),
         (2, (1, 13)),  # unknown epoch 2: the largest epoch below it, and where that one ends
         (3, (3, 15)),  # the latest epoch ends at the log end offset
-        (9, (3, 15)),
+        (9, (-1, -1)),  # newer than any known epoch: UNDEFINED ("should never be hit")
+        (-1, (-1, -1)),  # an undefined epoch asked
     ],
 )
 def test_end_offset_for_epoch_is_leader_epoch_file_cache_end_offset_for(asked, expected):
@@ -50,9 +52,13 @@ def test_end_offset_for_epoch_is_leader_epoch_file_cache_end_offset_for(asked, e
     assert log.end_offset_for_epoch(asked) == expected
 
 
-def test_an_epoch_older_than_every_entry_is_undefined():
-    log = log_with((4, 2))
-    assert log.end_offset_for_epoch(1) == (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
+def test_an_epoch_older_than_every_entry_ends_where_the_first_known_epoch_starts():
+    log = Log()
+    log.assign_epoch(2, 0)
+    log.append_as_leader(3, 2)
+    log.append_as_leader(2, 5)
+    assert log.epochs == [(2, 0), (5, 3)]
+    assert log.end_offset_for_epoch(1) == (1, 0)  # the asked epoch, and the first known epoch's start
     assert Log().end_offset_for_epoch(0) == (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
 
 

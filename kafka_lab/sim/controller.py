@@ -81,6 +81,7 @@ class Controller:
         self.state: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas", "zk_version"}
         self.live_brokers: set = set(brokers)
         self.decisions: list = []  # (time_ms, topic, partition, leader, leader_epoch)
+        self.failed_elections: list = []  # (time_ms, topic, partition, wanted leader, isr)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
         self._channels: dict = {}
         self._correlation = 0
@@ -188,7 +189,12 @@ class Controller:
             self.send(self.brokers[bid], "UpdateMetadata", states, at_ms=at)
 
     def elect_leader(self, tp, new_leader: int, *, at_ms: float = 0.0) -> None:
-        """Move ``tp``'s leadership to ``new_leader`` at ``at_ms`` (e.g. a preferred-leader election)."""
+        """Move ``tp``'s leadership to ``new_leader`` at ``at_ms`` (a preferred-replica election).
+
+        As ``PreferredReplicaPartitionLeaderElectionStrategy``: the new leader must be a live member of
+        the ISR *when the controller decides*; otherwise the election fails and nothing changes
+        (:attr:`failed_elections`). The ISR stays as it is; the leader epoch and the znode version grow.
+        """
         st = self.state[tp]
         if new_leader not in st["replicas"]:
             raise ValueError(f"broker {new_leader} holds no replica of {tp[0]}-{tp[1]}; replicas: {st['replicas']}")
@@ -196,12 +202,13 @@ class Controller:
         def decide():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
+            if new_leader not in st["isr"] or new_leader not in self.live_brokers:
+                self.failed_elections.append((self.env.now, tp[0], tp[1], new_leader, list(st["isr"])))
+                return
             yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
             st["leader"] = new_leader
             st["leader_epoch"] += 1
             st["zk_version"] += 1
-            if new_leader not in st["isr"]:
-                st["isr"] = [new_leader] + list(st["isr"])
             self.decisions.append((self.env.now, tp[0], tp[1], new_leader, st["leader_epoch"]))
             self._publish([tp], leader_and_isr=True)
 

@@ -173,18 +173,18 @@ class ReplicaFetcherThread:
 
     @staticmethod
     def _truncation_offset(p, leader_epoch: int, leader_end: int) -> int:
-        """``AbstractFetcherThread.getOffsetTruncationState`` for a diverging epoch."""
+        """``AbstractFetcherThread.getOffsetTruncationState`` (2.8) for a diverging epoch."""
         leo = p.log.leo
-        if leader_end < 0:
-            return min(p.hw, leo)
+        if leader_end < 0:  # unknown offset: the fetch offset, which is the LEO here
+            return leo
         if leader_epoch < 0:
             return min(leader_end, leo)
         f_epoch, f_end = p.log.end_offset_for_epoch(leader_epoch)
-        if f_epoch < 0:
+        if f_end < 0:  # the follower does not track that epoch: the leader's offset
             return min(leader_end, leo)
-        if f_epoch != leader_epoch:
-            return f_end
-        return min(leader_end, f_end, leo)
+        if f_epoch != leader_epoch:  # an epoch unknown to the follower: truncate to its own, ask again
+            return min(f_end, leo)
+        return min(f_end, leader_end, leo)
 
 
 class AlterIsrManager:

@@ -16,14 +16,18 @@ The KIP's motivation, each as one function ``(*, control_plane, seed=0, **overri
 - :func:`unavailability_incident`: broker 2 is the busy one and becomes the new leader of ``orders-0``,
   which broker 1 led. Broker 1 gives up leadership at once; ``orders-0`` has no leader until broker 2
   gets to its LeaderAndIsr.
-- :func:`stale_metadata_incident`: like :func:`purgatory_incident` with acks=1; the producers ask broker 1
-  for metadata. Broker 1's UpdateMetadata queues behind the backlog (and behind its LeaderAndIsr, one
-  controller request in flight per broker), so after ``NOT_LEADER_OR_FOLLOWER`` its answers still name
-  itself leader, and the producers send to the wrong leader again.
+- :func:`stale_metadata_incident`: like :func:`truncation_incident`, and 20 more clients ask broker 1 about
+  ``orders-0`` (``metadata_clients``, each ``metadata_rate_per_s`` times a second on its own connection:
+  new producers, consumers, tools; the producers' own refreshes queue behind their produce requests on
+  the same connection, which a broker reads one at a time). Broker 1's UpdateMetadata is sent only once its LeaderAndIsr is answered (one controller request in flight per
+  broker) and then queues behind the backlog: every Metadata request handled before it is answered with
+  the old leader. A client that has already seen the new leader epoch ignores such an answer (KIP-320);
+  one that has not keeps writing to the old leader.
 
 ``control_plane`` is a bool for every broker or ``{broker_id: bool}`` (a cluster half-way through the
 migration). Overrides: ``producers`` (200, one connection each), ``burst`` (app sends each producer hands over at t=0: 1),
 ``rate_per_s`` (app sends per second per producer afterwards: 20), ``records_per_batch`` (10),
+``metadata_clients`` (0), ``metadata_rate_per_s`` (200), ``retry_backoff_ms`` (100), ``metadata_max_age_ms`` (300000),
 ``decision_ms`` (when the controller moves ``orders-0``: 2), ``until_ms`` (300), ``request_timeout_ms``
 (30000), ``min_insync_replicas`` (1), ``acks``, ``metrics_interval_ms`` (1), ``produce_service_ms`` (the mean
 Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-record costs).
@@ -32,6 +36,7 @@ Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-re
 from __future__ import annotations
 
 from .apis import CostModel, default_costs
+from .clients import MetadataClient
 from .cluster import Cluster, ClusterResults
 from .config import ModelSettings
 from .distributions import Exponential
@@ -58,6 +63,10 @@ INCIDENT_DEFAULTS = {
     "metrics_interval_ms": 1.0,
     "produce_service_ms": 0.5,
     "partitions": 20,
+    "retry_backoff_ms": 100,
+    "metadata_clients": 0,
+    "metadata_rate_per_s": 200.0,
+    "metadata_max_age_ms": 300000,
 }
 
 TOPIC = "orders"
@@ -120,6 +129,18 @@ def _incident(
             p.burst(int(opts["burst"]), at_ms=0.0)
         if opts["rate_per_s"]:
             p.open_loop(float(opts["rate_per_s"]))
+    ask = cluster.brokers[metadata_from if metadata_from is not None else busy]
+    for i in range(int(opts["metadata_clients"])):
+        # other clients asking that broker about orders-0 (new producers, consumers, tools), each on its own
+        # connection: the Metadata requests it answers while its cache is stale name the old leader
+        MetadataClient(
+            cluster,
+            ask,
+            f"admin-{i + 1}",
+            listener=cluster.client_listener(ask),
+            connections=1,
+            partitions=[(TOPIC, 0)],
+        ).open_loop(float(opts["metadata_rate_per_s"]))
     cluster.controller.elect_leader((TOPIC, 0), new_leader, at_ms=float(opts["decision_ms"]))
     return cluster.run(float(opts["until_ms"]), metrics_interval_ms=float(opts["metrics_interval_ms"]))
 
@@ -144,7 +165,7 @@ def unavailability_incident(*, control_plane, seed: int = 0, **overrides) -> Clu
 
 def stale_metadata_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
     """Broker 1 serves stale metadata while its UpdateMetadata waits; clients send to a wrong leader (see module)."""
-    opts = _options(overrides, acks=1)
+    opts = _options({"metadata_clients": 20, **overrides}, acks=1)
     return _incident(
         control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, metadata_from=1
     )

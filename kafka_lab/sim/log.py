@@ -88,13 +88,23 @@ class Log:
         self.epochs.append((epoch, start_offset))
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """``(largest known epoch <= epoch, where it ends)``; ``(-1, -1)`` if epoch precedes them all."""
-        if not self.epochs or epoch < self.epochs[0][0]:
+        """``LeaderEpochFileCache.endOffsetFor``, case by case as in 2.8.
+
+        - ``epoch`` undefined (-1), or newer than the latest known: ``(-1, -1)``;
+        - the latest epoch: ``(epoch, LEO)``;
+        - older than every known epoch: ``(epoch, start offset of the first known epoch)``;
+        - otherwise: ``(largest known epoch <= epoch, start offset of the next known epoch)``.
+        """
+        if epoch == UNDEFINED_EPOCH or not self.epochs:
             return UNDEFINED_EPOCH, UNDEFINED_OFFSET
-        i = bisect_right(self.epochs, (epoch, float("inf"))) - 1
-        found = self.epochs[i][0]
-        end = self.epochs[i + 1][1] if i + 1 < len(self.epochs) else self.leo
-        return found, end
+        if epoch == self.epochs[-1][0]:
+            return epoch, self.leo
+        i = bisect_right(self.epochs, (epoch, float("inf")))  # the first entry with a larger epoch
+        if i == len(self.epochs):
+            return UNDEFINED_EPOCH, UNDEFINED_OFFSET
+        if i == 0:
+            return epoch, self.epochs[0][1]
+        return self.epochs[i - 1][0], self.epochs[i][1]
 
     # -- appends ------------------------------------------------------------------------------------
     def append_as_leader(

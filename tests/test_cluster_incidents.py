@@ -1,0 +1,345 @@
+"""KIP-291's incidents in the cluster, and the ledger's promise: every record accounted for.
+
+Truths: conservation (every record handed over ends in exactly one outcome, counted independently of
+the ledger); Kafka's guarantees (acks=all records below the high watermark survive a clean leader
+change; acks=1 records the old leader acknowledged after the new leader took over are truncated); the
+request log (staleness and unavailability re-derived from the requests' own timestamps); KIP-291's
+example (a request to 20 partitions of which only partition 0 moves).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafka_lab.sim import (
+    Cluster,
+    purgatory_incident,
+    stale_metadata_incident,
+    truncation_incident,
+    unavailability_incident,
+)
+from kafka_lab.sim.producer import KafkaProducer
+
+INCIDENTS = [purgatory_incident, truncation_incident, unavailability_incident, stale_metadata_incident]
+P0 = ("orders", 0)
+SHORT = {"until_ms": 150.0}
+
+
+@functools.cache
+def run(incident_name: str, control_plane: bool, **kw):
+    incident = {f.__name__: f for f in INCIDENTS}[incident_name]
+    return incident(control_plane=control_plane, **{**SHORT, **kw})
+
+
+def lai(res, broker):
+    r = res.requests
+    return r[(r["api"] == "LeaderAndIsr") & (r["broker_id"] == broker)].iloc[0]
+
+
+# -- conservation --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("control_plane", [False, True])
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda f: f.__name__)
+def test_every_record_handed_over_ends_exactly_once(incident, control_plane, monkeypatch):
+    handed = []
+    produce = KafkaProducer.produce
+
+    def counting(self):
+        n = len(self.fixed) if self.fixed is not None else 1
+        handed.append(n * self.records_per_batch)
+        return produce(self)
+
+    monkeypatch.setattr(KafkaProducer, "produce", counting)
+    res = incident(control_plane=control_plane, **SHORT)
+    lg = res.ledger
+    assert lg["records"].sum() == sum(handed) > 0
+    assert lg["batch_id"].is_unique
+    assert set(lg["outcome"].astype(str)) <= {"committed", "truncated", "failed", "pending"}
+    # committed: the leader's log holds that very batch at the offset it acknowledged
+    c = res.cluster
+    for row in lg[lg["outcome"] == "committed"].sample(n=min(200, len(lg)), random_state=0).itertuples():
+        log = (
+            c.brokers[c.leader_of((row.topic, row.partition))]
+            .replica_manager.partitions[(row.topic, row.partition)]
+            .log
+        )
+        found = [b for b in log.read(row.base_offset, 1) if b.batch_id == row.batch_id]
+        assert found and found[0].base_offset == row.base_offset
+    # pending: unanswered at the end, so no final time; the others have one
+    assert lg.loc[lg["outcome"] == "pending", "done_ms"].isna().all()
+    assert lg.loc[lg["outcome"] != "pending", "done_ms"].notna().all()
+
+
+@pytest.mark.parametrize("incident", INCIDENTS, ids=lambda f: f.__name__)
+def test_a_comparison_with_and_without_the_control_plane_is_paired(incident):
+    """One random stream per component: the clients hand over the same batches at the same times."""
+    a, b = run(incident.__name__, False), run(incident.__name__, True)
+    key = ["client_id", "created_ms", "topic", "partition", "records"]
+    assert (
+        a.ledger[key]
+        .sort_values(key)
+        .reset_index(drop=True)
+        .equals(b.ledger[key].sort_values(key).reset_index(drop=True))
+    )
+
+
+def test_same_seed_same_result_and_another_seed_another():
+    a, b = run("purgatory_incident", False), purgatory_incident(control_plane=False, **SHORT)
+    assert a.requests.equals(b.requests) and a.ledger.equals(b.ledger)
+    c = purgatory_incident(control_plane=False, seed=1, **SHORT)
+    assert not c.ledger["created_ms"].equals(a.ledger["created_ms"])
+
+
+# -- purgatory -----------------------------------------------------------------------------------------
+
+
+def test_kip_example_a_request_to_20_partitions_gets_20_results_and_only_partition_0_moves():
+    res = run("purgatory_incident", False)
+    applied = lai(res, 1)["api_local_complete_ms"]
+    parked = [
+        r
+        for r in res.cluster.log
+        if r.api == "Produce" and r.connection.broker_id == 1 and r.api_local_complete < applied <= r.response_complete
+    ]
+    assert len(parked) > 50
+    for r in parked:
+        assert len(r.partitions) == 20 and set(r.partition_errors) <= set(r.partitions)
+        errors = {tp: r.partition_errors.get(tp, "NONE") for tp in r.partitions}
+        assert errors[P0] == "NOT_LEADER_OR_FOLLOWER"
+        assert all(e == "NONE" for tp, e in errors.items() if tp != P0)
+
+
+def test_without_the_control_plane_acks_all_produces_wait_in_purgatory_behind_the_backlog():
+    slow, fast = run("purgatory_incident", False), run("purgatory_incident", True)
+    wait = {cp: lai(r, 1)["dequeue_ms"] - lai(r, 1)["sent_ms"] for cp, r in ((False, slow), (True, fast))}
+    assert wait[False] > 10.0 and wait[True] < 0.05
+    assert lai(fast, 1)["plane"] == "control" and lai(slow, 1)["plane"] == "data"
+    # the produces parked for orders-0 are answered when broker 1 applies its LeaderAndIsr: remoteTime
+    for res in (slow,):
+        r = res.requests
+        produce = r[(r["api"] == "Produce") & (r["broker_id"] == 1) & (r["acks"] == -1)]
+        applied = lai(res, 1)["api_local_complete_ms"]
+        parked = produce[(produce["api_local_complete_ms"] < applied) & (produce["response_complete_ms"] >= applied)]
+        assert len(parked) > 0
+    m = slow.metrics[slow.metrics["broker_id"] == 1]
+    before = m[m["time_ms"] < lai(slow, 1)["api_local_complete_ms"]]
+    assert before["PurgatorySize"].max() >= 20  # watch entries: 20 per parked request
+
+
+def test_a_producer_told_not_leader_refreshes_its_metadata_and_writes_to_the_new_leader():
+    res = run("purgatory_incident", True)
+    lg = res.ledger
+    moved = lg[(lg["partition"] == 0) & (lg["wrong_leader_sends"] > 0) & (lg["outcome"] == "committed")]
+    assert len(moved) > 0 and (moved["broker_id"] == 2).all() and (moved["attempts"] >= 2).all()
+    md = res.requests[res.requests["api"] == "Metadata"]
+    assert (md["sent_ms"] > lai(res, 1)["api_local_complete_ms"]).any()  # the refresh the error asked for
+
+
+# -- truncation ----------------------------------------------------------------------------------------
+
+
+def test_acks_1_records_the_old_leader_acknowledged_after_the_new_one_took_over_are_truncated():
+    slow, fast = run("truncation_incident", False), run("truncation_incident", True)
+    for res in (slow, fast):
+        lg = res.ledger
+        lost = lg[lg["outcome"] == "truncated"]
+        ev = res.events
+        took_over = ev[(ev["event"] == "become_leader") & (ev["broker_id"] == 2) & (ev["partition"] == 0)]
+        t_new = took_over["time_ms"].iloc[0]
+        gave_up = lai(res, 1)["api_local_complete_ms"]
+        # only orders-0, only acknowledged by broker 1, and acknowledged in the window when two brokers led it
+        assert (lost["partition"] == 0).all() and (lost["broker_id"] == 1).all()
+        assert (lost["done_ms"] >= t_new - 5.0).all() and (lost["done_ms"] <= gave_up + 1.0).all()
+    n_slow = slow.ledger.query("outcome == 'truncated'")["records"].sum()
+    n_fast = fast.ledger.query("outcome == 'truncated'")["records"].sum()
+    assert n_slow > 500 and n_fast < 0.05 * n_slow
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 1000),
+    partitions=st.integers(1, 3),
+    moves=st.lists(st.tuples(st.floats(1, 200), st.integers(0, 2), st.integers(1, 3)), max_size=3),
+    stops=st.lists(st.tuples(st.floats(0, 200), st.integers(0, 2), st.integers(1, 3), st.booleans()), max_size=3),
+    lag=st.sampled_from([60, 150, 30000]),
+    cp=st.booleans(),
+)
+def test_acks_all_records_survive_any_clean_leader_change(seed, partitions, moves, stops, lag, cp):
+    """Kafka's guarantee: an acks=all record is acknowledged only once every ISR member has it, and a clean
+    election picks an ISR member, so it is never truncated. Every record is accounted for all the same."""
+    c = Cluster(3, seed=seed, control_plane=cp, broker_overrides={"replica.lag.time.max.ms": lag})
+    c.create_topic("t", partitions, 3)
+    for i, acks in enumerate(("all", 1)):
+        c.producer(f"p{i}", topic="t", acks=acks, records_per_batch=5).open_loop(800)
+    for at, p, leader in moves:
+        c.controller.elect_leader(("t", p % partitions), leader, at_ms=at)
+    for at, p, broker, resume in stops:
+        tp = ("t", p % partitions)
+        c.env.timeout(at).callbacks.append(lambda _e, b=broker, tp=tp: c.brokers[b].fetchers.stop_fetching(tp))
+        if resume:
+            c.env.timeout(at + 80).callbacks.append(
+                lambda _e, b=broker, tp=tp: c.brokers[b].fetchers.resume_fetching(tp)
+            )
+    res = c.run(400)
+    lg = res.ledger
+    assert lg.query("acks == -1 and outcome == 'truncated'").empty
+    handed = sum(len(p.batches) * p.records_per_batch for p in c.clients)
+    assert lg["records"].sum() == handed
+    # every ISR member holds the leader's batches below the high watermark
+    for tp, state in c.controller.state.items():
+        leader = c.brokers[state["leader"]].replica_manager.partitions[tp]
+        below = [b for b in leader.log.batches if b.next_offset <= leader.hw]
+        for r in state["isr"]:
+            if r == state["leader"]:
+                continue
+            mine = c.brokers[r].replica_manager.partitions[tp].log.batches
+            assert mine[: len(below)] == below or (len(mine) < len(below) and leader.remote[r].leo < leader.hw)
+
+
+# -- unavailability and stale metadata -------------------------------------------------------------
+
+
+def test_a_leader_change_leaves_the_partition_leaderless_until_the_new_leader_applies_it():
+    slow, fast = run("unavailability_incident", False), run("unavailability_incident", True)
+    for res in (slow, fast):
+        row = res.unavailability.iloc[0]
+        # re-derived from the request log: the new leader's LeaderAndIsr applied − the old leader's applied
+        expected = max(0.0, lai(res, 2)["api_local_complete_ms"] - lai(res, 1)["api_local_complete_ms"])
+        assert row["unavailable_ms"] == pytest.approx(expected, abs=1e-9)
+    assert slow.unavailability["unavailable_ms"].iloc[0] > 1.0
+    assert fast.unavailability["unavailable_ms"].iloc[0] == 0.0
+
+
+def test_staleness_is_the_time_to_each_brokers_update_metadata():
+    for cp in (False, True):
+        res = run("stale_metadata_incident", cp)
+        decided = res.staleness["decided_ms"].iloc[0]
+        r = res.requests
+        for row in res.staleness.itertuples():
+            um = r[(r["api"] == "UpdateMetadata") & (r["broker_id"] == row.broker_id)].iloc[0]
+            assert row.applied and row.stale_ms == pytest.approx(um["api_local_complete_ms"] - decided)
+    slow = run("stale_metadata_incident", False).staleness.set_index("broker_id")["stale_ms"]
+    fast = run("stale_metadata_incident", True).staleness.set_index("broker_id")["stale_ms"]
+    assert slow[1] > 10 * fast[1] and slow[2] == pytest.approx(fast[2])
+
+
+def test_a_broker_with_stale_metadata_answers_with_the_old_leader_until_its_update_metadata():
+    counts = {}
+    for cp in (False, True):
+        res = run("stale_metadata_incident", cp)
+        decided = res.staleness["decided_ms"].iloc[0]
+        r = res.requests
+        um = r[(r["api"] == "UpdateMetadata") & (r["broker_id"] == 1)].iloc[0]["api_local_complete_ms"]
+        answers = [
+            q
+            for q in res.cluster.log
+            if q.api == "Metadata"
+            and q.connection.broker_id == 1
+            and q.result is not None
+            and q.api_local_complete >= decided
+        ]
+        stale = [q for q in answers if q.result[P0][2] == 0]  # leader epoch 0: before the decision
+        # exactly the answers given before its UpdateMetadata was applied are stale
+        assert all(q.api_local_complete <= um for q in stale)
+        assert all(q.result[P0][2] == 1 for q in answers if q.api_local_complete > um)
+        counts[cp] = sum(q.api_local_complete > decided + 2.0 for q in stale)  # later than a prompt update
+    assert counts[False] > 0 and counts[True] == 0
+
+
+# -- the producer's error handling ---------------------------------------------------------------------
+
+
+def test_a_client_timeout_closes_the_connection_and_a_retry_can_duplicate_the_batch():
+    """NetworkClient.handleTimedOutRequests: the broker appended the first attempt anyway (no idempotence)."""
+    res = truncation_incident(control_plane=False, request_timeout_ms=5, until_ms=300.0)
+    lg = res.ledger
+    dup = lg[lg["duplicates"] > 0]
+    assert len(dup) > 0 and (dup["attempts"] >= 2).all()
+    # the broker still answered requests whose connection the client had closed
+    assert any(q.api == "Produce" and q.connection.closed and q.end == q.end for q in res.cluster.log)
+
+
+def small_producer():
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 1, 3)
+    return c, c.producer("p", topic="t")
+
+
+def test_request_timed_out_retries_without_a_metadata_refresh_and_not_leader_refreshes():
+    _c, p = small_producer()
+    (b,) = p.produce()
+    p.accumulator[b.tp].clear()
+    p.update_requested = False
+    b.attempts = 1
+    p._complete_batch(b, "REQUEST_TIMED_OUT", -1)
+    assert not p.update_requested and p.accumulator[b.tp][0] is b
+    p.accumulator[b.tp].clear()
+    p._complete_batch(b, "NOT_LEADER_OR_FOLLOWER", -1)
+    assert p.update_requested and b.wrong_leader_sends == 1
+    p.accumulator[b.tp].clear()
+    p._complete_batch(b, "CORRUPT_MESSAGE", -1)
+    assert b.outcome == "failed" and b.error == "CORRUPT_MESSAGE"
+
+
+def test_retries_end_at_the_retries_setting_or_the_delivery_timeout():
+    _c, p = small_producer()
+    p.cfg["retries"] = 2
+    (b,) = p.produce()
+    p.accumulator[b.tp].clear()
+    b.attempts = 3
+    p._complete_batch(b, "NOT_LEADER_OR_FOLLOWER", -1)
+    assert b.outcome == "failed"
+    _c2, p2 = small_producer()
+    (b2,) = p2.produce()
+    p2.accumulator[b2.tp].clear()
+    b2.created_ms = -p2.cfg["delivery.timeout.ms"]
+    p2._complete_batch(b2, "NOT_LEADER_OR_FOLLOWER", -1)
+    assert b2.outcome == "failed"
+
+
+def test_metadata_older_than_what_the_client_has_seen_is_ignored():
+    """KIP-320: a partition whose leader epoch is older than the last seen keeps the newer leader."""
+    _c, p = small_producer()
+
+    class Answer:
+        def __init__(self):
+            self.result = {("t", 0): ("NONE", 1, 0)}
+
+    p.leaders[("t", 0)] = (2, 3)
+    p.in_flight[1] = 1
+    p._metadata_answer(Answer(), 1)
+    assert p.leaders[("t", 0)] == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"acks": 2}, "String must be one of: all, -1, 0, 1"),
+        (
+            {"delivery_timeout_ms": 100},
+            "delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms",
+        ),
+        ({"records_per_batch": 0}, "records_per_batch"),
+        ({"lingerms": 5}, "unknown producer setting"),
+    ],
+)
+def test_producer_settings_are_checked_with_kafkas_messages(kw, message):
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 1, 3)
+    with pytest.raises((ValueError, TypeError), match=re.escape(message)):
+        c.producer("p", topic="t", **kw)
+
+
+def test_the_ledger_totals_match_the_per_outcome_table():
+    res = run("truncation_incident", False)
+    t = res.outcomes()
+    assert int(t.to_numpy().sum()) == int(res.ledger["records"].sum())
+    assert int(t.loc[1, "truncated"]) == int(res.ledger.query("outcome == 'truncated'")["records"].sum())
+    assert np.isfinite(res.ledger.query("outcome == 'committed'")["latency_ms"]).all()
