@@ -25,6 +25,7 @@ from plotly.subplots import make_subplots
 from kafka_lab.listeners import ConfigException, resolve
 from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind_backlog, controller_wait_ms,
                                       downstream_table, lab_properties, load_sweep, steady_load)
+from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
 from . import PALETTE, primary, primary_output, show_figure
 
@@ -51,6 +52,8 @@ TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms", "socketW
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
 #: the LeaderAndIsr's marker lines: a colour no trace uses
 _MARKER = "#333333"
+#: theory's curves (dotted or dashed, never a measured series' colour)
+_THEORY = "#555555"
 
 
 def _props_text(props: dict) -> str:
@@ -214,37 +217,47 @@ def sweep(rates, *, progress: bool = True, **kw) -> pd.DataFrame:
     return load_sweep(rates, **kw)
 
 
-def _round_step(x: float) -> float:
-    """The smallest of 1, 2, 2.5, 5 × 10^k that is at least ``x``: a tick step people read easily."""
-    if not x > 0:
-        return 1.0
-    power = 10.0 ** np.floor(np.log10(x))
-    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= x * (1 - 1e-12))
+def sweep_figure(table: pd.DataFrame, *, handlers: int, service_ms: float) -> go.Figure:
+    """A load sweep (:func:`sweep`) against theory, in two panels over the produce rate.
 
-
-def sweep_figure(table: pd.DataFrame, saturation_rate: float | None = None) -> go.Figure:
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["handler_utilisation"], name="handler utilisation "
-                             "(1 − RequestHandlerAvgIdlePercent)", line=dict(color=PALETTE[0])), secondary_y=False)
-    fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["mean_requestQueueTime"], name="mean requestQueueTime (ms)",
-                             line=dict(color=PALETTE[1])), secondary_y=True)
-    fig.add_trace(go.Scatter(x=table["rate_per_s"], y=table["leader_and_isr_wait_ms"], name="the LeaderAndIsr's wait (ms)",
-                             mode="markers", marker=dict(color=PALETTE[3], size=9), cliponaxis=False),
-                  secondary_y=True)  # not clipped: most waits sit on the axis' zero
-    if saturation_rate:
-        fig.add_vline(x=saturation_rate, line=dict(color="#999", dash="dash"), annotation_text="ρ = 1")
-    # both axes from 0 with five round steps each, so their ticks share the grid lines
-    top = 1.05
-    wait_max = float(np.nanmax(table[["mean_requestQueueTime", "leader_and_isr_wait_ms"]].to_numpy(dtype=float),
-                               initial=0.0))
-    step = _round_step(wait_max / 5)
-    fig.update_yaxes(title_text="utilisation", range=[0, top], tickmode="linear", tick0=0, dtick=0.2,
-                     secondary_y=False)
-    fig.update_yaxes(title_text="wait (ms)", range=[0, top * 5 * step], tickmode="linear", tick0=0, dtick=step,
-                     showgrid=False, secondary_y=True)
-    fig.update_layout(title="Where the data plane saturates", xaxis_title="produce requests per second",
-                      template="plotly_white", height=400, margin=dict(l=60, r=60, t=60, b=50),
-                      legend=dict(orientation="h", y=-0.2))
+    Top: measured handler utilisation against the offered load ρ = rate × ``service_ms`` / ``handlers``
+    (capped at 1). Bottom, on a log scale: the mean requestQueueTime against Erlang C's curve for the
+    same plane (drawn up to where it leaves the panel, below saturation), and the LeaderAndIsr's wait.
+    """
+    sat = saturation_rate(handlers, service_ms)
+    x = table["rate_per_s"].to_numpy(dtype=float)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=("Handler utilisation against the offered load ρ",
+                                        "Time in the request queue: the model against Erlang C"))
+    grid = np.linspace(0.0, max(x.max(), sat) * 1.02, 200)
+    fig.add_trace(go.Scatter(x=grid, y=np.minimum(grid / sat, 1.0), name="ρ = rate × service time / handlers "
+                             "(capped at 1)", mode="lines", line=dict(color=_THEORY, dash="dot", width=1.5)), 1, 1)
+    fig.add_trace(go.Scatter(x=x, y=table["handler_utilisation"], name="measured handler utilisation "
+                             "(1 − RequestHandlerAvgIdlePercent)", mode="lines+markers",
+                             line=dict(color=PALETTE[0])), 1, 1)
+    waits = table[["mean_requestQueueTime", "erlang_c_wait_ms", "leader_and_isr_wait_ms"]].to_numpy(dtype=float)
+    positive = waits[np.isfinite(waits) & (waits > 0)]
+    lo = np.floor(np.log10(positive.min())) if positive.size else -3.0
+    hi = np.ceil(np.log10(positive.max() * 1.5)) if positive.size else 3.0
+    curve_x = np.linspace(max(grid[1], 1.0), sat, 400, endpoint=False)
+    curve_y = np.array([mm_c_wait(handlers, r / 1000.0, 1.0 / service_ms) for r in curve_x])
+    keep = (curve_y > 0) & (curve_y <= 10 ** hi)
+    fig.add_trace(go.Scatter(x=curve_x[keep], y=curve_y[keep], name="Erlang C: mean wait of an M/M/c queue",
+                             mode="lines", line=dict(color=_THEORY, dash="dash", width=1.5)), 2, 1)
+    fig.add_trace(go.Scatter(x=x, y=table["mean_requestQueueTime"], name="measured mean requestQueueTime",
+                             mode="lines+markers", line=dict(color=PALETTE[1])), 2, 1)
+    fig.add_trace(go.Scatter(x=x, y=table["leader_and_isr_wait_ms"], name="the LeaderAndIsr's wait",
+                             mode="markers", marker=dict(color=PALETTE[3], size=9, symbol="diamond")), 2, 1)
+    for row in (1, 2):
+        fig.add_vline(x=sat, line=dict(color="#999", dash="dash"), row=row, col=1)
+    fig.add_annotation(x=sat, y=0.5, xref="x", yref="y", text=f" ρ = 1 ({sat:,.0f}/s) ", showarrow=False,
+                       xanchor="left", bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
+    fig.update_yaxes(title_text="utilisation (0..1)", range=[0, 1.05], dtick=0.2, row=1, col=1)
+    fig.update_yaxes(title_text="wait (ms, log scale)", type="log", range=[lo, hi], row=2, col=1)
+    fig.update_xaxes(title_text="produce requests per second", row=2, col=1)
+    fig.update_layout(title=f"Where the data plane saturates ({handlers} handlers, {service_ms:g} ms per request)",
+                      template="plotly_white", height=620, margin=dict(l=70, r=20, t=80, b=50),
+                      legend=dict(orientation="h", y=-0.14))
     return fig
 
 
