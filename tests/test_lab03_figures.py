@@ -146,6 +146,14 @@ def test_backlog_table_three_designs():
     assert [tr.name for tr in fig.data][:3] == [d[0] for d in ui.DESIGNS]
 
 
+def test_step4_prose_fifo_rounds():
+    """Step 4's words: the LeaderAndIsr starts after floor(backlog / 8) whole rounds: 31 for 250, 187 for 1500."""
+    assert "31 rounds for 250, 187 for 1500" in SRC and "floor(backlog / 8)" in SRC
+    t = ui.backlog_table([250, 1500]).set_index(["backlog", "design"])["wait_ms"]
+    fifo = ui.DESIGNS[0][0]
+    assert t[(250, fifo)] == pytest.approx(31 - 0.001) and t[(1500, fifo)] == pytest.approx(187 - 0.001)
+
+
 def test_downstream_table():
     t = ui.downstream_table(backlog=200)
     # one row per measure, the two designs as columns (it fits a notebook column)
