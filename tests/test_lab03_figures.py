@@ -1,6 +1,7 @@
 """Every number lab 03 teaches, from the same package calls and seeds, against the KIP's arithmetic,
 queueing theory or a hand count."""
 
+import html
 import json
 import math
 from pathlib import Path
@@ -267,6 +268,23 @@ def test_live_panel_default_numbers():
     prio = steady_load(10000, control_plane=False, prioritise=True, duration_ms=600.0, controller_at_ms=450.0)
     p = prio.request("LeaderAndIsr")
     assert p["requestQueueTime"] < 1.0 < p["socketWaitTime"]  # jumps the queue, but only once read
+
+
+def test_network_processor_idle_is_explained_where_it_shows():
+    """At 10000/s without the control plane, PLAINTEXT's 3 processors are blocked on the full queue, yet
+    NetworkProcessorAvgIdlePercent stays at 0.5 or above: Kafka's gauge averages every data-plane processor,
+    and CONTROLLER's 3 (bound, unused) are idle. The panel says so; with the control plane there are 3."""
+    from kafka_lab.sim.experiments import steady_load
+
+    res = steady_load(10000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
+    blocked = res.time_average("NetworkProcessorAvgIdlePercent", 300.0, 600.0)
+    assert 0.5 <= blocked < 0.6  # 3 of 6 idle, the busy 3 almost never
+    note = ui.processor_idle_note(res)
+    assert "6 processors (3 on PLAINTEXT, 3 on CONTROLLER)" in note and "at 0.50 or more" in note
+    assert note in html.unescape(_find(ui.request_path_panel(rate=10000), PRIMARY_OUTPUT).value)
+    cp = steady_load(10000, control_plane=True, duration_ms=600.0, controller_at_ms=450.0)
+    assert "3 processors (3 on PLAINTEXT)" in ui.processor_idle_note(cp) and "idle" not in ui.processor_idle_note(cp)
+    assert cp.time_average("NetworkProcessorAvgIdlePercent", 300.0, 600.0) < 0.15
 
 
 def test_backlog_panel_default_numbers():

@@ -30,7 +30,8 @@ from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 from . import PALETTE, primary, primary_output, show_figure
 
 __all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "downstream_table", "metrics_figure", "timeline_figure", "backlog_table", "backlog_figure",
-           "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary", "DESIGNS"]
+           "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary",
+           "processor_idle_note", "DESIGNS"]
 
 #: the request-log phases, in the order a request lives them, and their colours
 PHASES = {
@@ -112,6 +113,34 @@ def leader_and_isr_summary(res) -> str:
             f"waited {controller_wait_ms(row):.2f} ms before a handler took it "
             f"(in the socket {row['socketWaitTime']:.2f} ms + requestQueueTime {row['requestQueueTime']:.2f} ms), "
             f"then localTime {row['localTime']:.2f} ms.")
+
+
+def processor_idle_note(res) -> str:
+    """What ``NetworkProcessorAvgIdlePercent`` averages in this run, and why it can read high under overload.
+
+    Kafka's gauge (``SocketServer``, 2.8) is the mean ``io-wait-ratio`` of *every* data-plane processor:
+    ``num.network.threads`` per data-plane listener. Without ``control.plane.listener.name`` the
+    CONTROLLER listener is one of them (round 1 of the migration); nobody sends it a request here, so
+    its processors sit idle and hold the average up while the busy listener's processors are blocked.
+    """
+    data = res.broker.planes["data"]
+    per_listener: dict[str, int] = {}
+    for p in data.processors:
+        per_listener[p.listener] = per_listener.get(p.listener, 0) + 1
+    r = res.requests
+    used = set(r.loc[r["plane"] == "data", "listener"])
+    total = len(data.processors)
+    parts = ", ".join(f"{k} on {name}" for name, k in per_listener.items())
+    text = (f"NetworkProcessorAvgIdlePercent {res.time_average('NetworkProcessorAvgIdlePercent'):.2f} is the mean "
+            f"over the data plane's {total} processor{'s' if total != 1 else ''} ({parts}).")
+    unused = [name for name in per_listener if name not in used]
+    if unused:
+        k = sum(per_listener[name] for name in unused)
+        text += (f" {' and '.join(unused)} {'carries' if len(unused) == 1 else 'carry'} no request in this run "
+                 f"(bound but unused, like round 1 of the migration), so {'its' if len(unused) == 1 else 'their'} "
+                 f"{k} processor{'s' if k != 1 else ''} sit idle and hold the average at {k / total:.2f} or more, "
+                 "even when every busy processor is blocked. Kafka averages over the same processors.")
+    return text
 
 
 def metrics_figure(res, title: str = "") -> go.Figure:
@@ -293,7 +322,8 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
         summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, 1 ms each on average: "
                          f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
                          f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
-                         f"{html.escape(leader_and_isr_summary(res))}</div>")
+                         f"{html.escape(leader_and_isr_summary(res))}<br>"
+                         f"<span style='color:#555'>{html.escape(processor_idle_note(res))}</span></div>")
         show_figure(metrics_figure(res), figs)
         show_figure(timeline_figure(res, n=24), gantt)
 
