@@ -10,7 +10,9 @@ import pytest
 
 from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException,
                                  ConfigException, EndPoint, broker_registration, controller_endpoint, kip291_broker,
-                                 parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, resolve)
+                                 parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, registration_json,
+                                 resolve)
+from kafka_lab.listeners.registration import _java_string_hash
 
 KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"})
 KIP_AFTER = {
@@ -74,7 +76,7 @@ def test_kip291_registration_json_before():
     # the KIP's payload, field by field
     assert reg["listener_security_protocol_map"] == {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}
     assert reg["endpoints"] == ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"]
-    assert reg["port"] == 9092 and reg["jmx_port"] == -1 and reg["version"] == 4
+    assert reg["port"] == 9092 and reg["jmx_port"] == -1 and reg["version"] == 5 and reg["features"] == {}
     assert reg["timestamp"] == "1532467569343" and isinstance(reg["timestamp"], str)
     # Kafka takes host from the first PLAINTEXT endpoint (INTERNAL); the KIP's "host1.example.com" is hand-written
     assert reg["host"] == "broker1.example.com"
@@ -142,8 +144,22 @@ def test_registration_rack_and_no_plaintext_and_empty_host():
     assert (reg["host"], reg["port"]) == (None, -1)
     assert reg["endpoints"] == ["SSL://host1:9093"]
     assert b.broker_id == 7
-    v5 = broker_registration(b, timestamp_ms=1, version=5)
-    assert v5["version"] == 5 and v5["features"] == {}
+    v4 = broker_registration(b, timestamp_ms=1, version=4)
+    assert v4["version"] == 4 and "features" not in v4 and reg["version"] == 5 and reg["features"] == {}
+
+
+def test_registration_reads_as_a_28_broker_writes_it():
+    """``get /brokers/ids/0`` on a Kafka 2.8 broker (a published zookeeper-shell session, broker host "kafka")."""
+    b = resolve({"listeners": "PLAINTEXT://kafka:9092"})
+    assert registration_json(broker_registration(b, timestamp_ms=1647406227247)) == (
+        '{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"endpoints":["PLAINTEXT://kafka:9092"],'
+        '"jmx_port":-1,"port":9092,"host":"kafka","version":5,"timestamp":"1647406227247"}')
+    # the order is a Scala 2.13 HashMap's: String.hashCode (as Java computes it), spread, 16 buckets
+    assert _java_string_hash("features") == 4004308029 and _java_string_hash("é") == 233
+    assert _java_string_hash("\U0001F600") == 1772899  # a surrogate pair: two UTF-16 units, as Java counts
+    racked = broker_registration(resolve({"listeners": "PLAINTEXT://h:9092", "broker.rack": "r1"}), timestamp_ms=1)
+    assert list(racked)[:4] == ["features", "listener_security_protocol_map", "endpoints", "rack"]
+    assert json.loads(registration_json(racked)) == racked and registration_json(racked, indent=2).startswith("{\n")
 
 
 def test_registration_port_zero_uses_bound_port():

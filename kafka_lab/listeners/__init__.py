@@ -20,19 +20,23 @@ from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, SECURITY_PROTOCOL
                        listener_list_to_endpoints, parse_csv_list, parse_csv_map, parse_endpoint,
                        parse_listener_security_protocol_map)
 from .errors import ConfigException
-from .examples import KIP291_AS_PRINTED, PRESETS, STAGES, kip291_broker, kip291_properties_text
+from .examples import (KIP291_AS_PRINTED, KIP291_REGISTRATION_AS_PRINTED, PRESETS, STAGES, kip291_broker,
+                       kip291_properties_text)
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
 from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
-                           broker_registration, controller_endpoint, registered_endpoints, registration_json)
+                           broker_registration, controller_endpoint, published_endpoints, registered_endpoints,
+                           registration_json)
 from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve
-from .views import listener_table, users_of
+from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [
-    "BrokerEndPointNotAvailableException", "BrokerListeners", "ClusterState", "ConfigException", "ControllerRoute",
-    "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "KIP291_AS_PRINTED", "KIP291_TIMESTAMP_MS",
+    "BrokerEndPointNotAvailableException", "BrokerListeners", "HOST_NAME", "ClusterState", "ConfigException", "ControllerRoute",
+    "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "KIP291_AS_PRINTED", "KIP291_REGISTRATION_AS_PRINTED",
+    "KIP291_TIMESTAMP_MS",
     "LISTENER_KEYS", "PRESETS", "SECURITY_PROTOCOLS", "STAGES", "bind_description", "broker_registration",
     "controller_endpoint", "controller_routes", "format_endpoint", "kip291_broker", "kip291_properties_text",
     "listener_list_to_endpoints", "migration_states", "migration_steps", "migration_summary", "parse_csv_list", "parse_csv_map",
-    "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "registered_endpoints",
+    "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "published_endpoints",
+    "registered_endpoints",
     "registration_json", "resolve", "listener_table", "users_of",
 ]

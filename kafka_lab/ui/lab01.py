@@ -16,12 +16,13 @@ import pandas as pd
 from IPython.display import HTML
 
 from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
-                                 listener_table, migration_steps, parse_properties, registration_json, resolve, users_of)
+                                 listener_table, migration_steps, parse_properties, registered_endpoints, registration_json,
+                                 resolve, users_of)
 
 from . import PALETTE, primary, primary_output
 
 __all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html",
-           "listeners_html", "show_table"]
+           "listeners_html", "show_table", "host_port_note", "registrations_html", "show_registrations"]
 
 _CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
 #: the panels' tables: compact and left-aligned. The selectors name the table's class too, so they outrank
@@ -152,7 +153,7 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
     except TypeError as exc:
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
-    table = listeners_html(listener_table(broker))
+    table = listeners_html(listener_table(broker, canonical_host_name))
     summary = (f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
                f"({broker.inter_broker_security_protocol}); "
                + (f"dedicated control plane on <b>{broker.control_plane_listener.connection_string}</b>"
@@ -161,7 +162,33 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
                + f"; a controller with this config connects on <b>{broker.controller_to_broker_listener_name}</b>.")
     return (f"{_TABLE_CSS}<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
             "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
-            f"<pre>{html.escape(registration_json(reg))}</pre></details></div>")
+            f"<pre>{html.escape(registration_json(reg, indent=4))}</pre>"
+            f"<p class='kl-means'>{html.escape(host_port_note(reg))}</p></details></div>")
+
+
+def host_port_note(registration: dict) -> str:
+    """Where a registration's top-level ``host`` and ``port`` come from (they surprise readers of the KIP)."""
+    first = next((e for e in registered_endpoints(registration) if e.security_protocol == "PLAINTEXT"), None)
+    if first is None:
+        return ('"host": null and "port": -1: no published endpoint speaks PLAINTEXT, so clients too old to read '
+                '"endpoints" cannot connect.')
+    return (f'"host" and "port" are those of the first PLAINTEXT endpoint, {first.connection_string}, for clients '
+            'too old to read "endpoints".')
+
+
+def registrations_html(kip: dict, kafka: dict, *, kip_title: str = "the KIP's example", kafka_title: str = "") -> str:
+    """Two registrations side by side, pretty-printed: the KIP's as printed, and what Kafka 2.8 writes."""
+    kafka_title = kafka_title or f"what Kafka 2.8 writes (version {kafka.get('version')})"
+    kip_title = f"{kip_title} (version {kip.get('version')})"
+    cols = "".join(
+        f"<td><b>{html.escape(title)}</b><pre style='margin:4px 0'>{html.escape(registration_json(reg, indent=2))}"
+        "</pre></td>" for title, reg in ((kip_title, kip), (kafka_title, kafka)))
+    return f"{_TABLE_CSS}<div class='kl-listeners'><table class='kl-table'><tr>{cols}</tr></table></div>"
+
+
+def show_registrations(kip: dict, kafka: dict) -> HTML:
+    """Display :func:`registrations_html` in a notebook."""
+    return HTML(registrations_html(kip, kafka))
 
 
 def show_config(config) -> HTML:
