@@ -25,6 +25,9 @@ def test_step_by_step_list_is_the_kip_list():
     steps = ui.show_steps(ui.KIP36_RACKS)
     assert steps["broker"].tolist() == [0, 3, 1, 5, 4, 2]  # KIP-36: "0 (rack1), 3 (rack2), 1 (rack3), 5 (rack1), 4 (rack2), 2 (rack3)"
     assert steps["rack"].tolist() == ["rack1", "rack2", "rack3"] * 2
+    # plain column names: whose turn, whom it gives, who in that rack waits for a later turn
+    assert list(steps.columns) == ["rack", "broker", "still to pick in its rack"]
+    assert steps["still to pick in its rack"].tolist() == ["5", "4", "2", "-", "-", "-"]
 
 
 def test_rack10_sorts_before_rack2():
@@ -56,9 +59,10 @@ def test_rack_failure_rf2_by_hand():
     # rack-unaware over 0..5, start 0: p0-5 -> [p, p+1], so p5 = [5, 0]: both in rack1 (0 and 5) -> offline.
     # p6-11 -> [f, f+2]: (0,2) (1,3) (2,4) (3,5) (4,0) (5,1): none inside {0, 5}.
     t = ui.comparison(ui.KIP36_RACKS, 12, 2, failed_rack="rack1")
-    assert t.loc["rack-unaware", "offline"] == 1
-    assert t.loc["rack-aware", "offline"] == 0
-    assert t.loc["rack-aware", "min racks spanned"] == 2 and t.loc["rack-unaware", "min racks spanned"] == 1
+    assert t.loc["rack-unaware", "offline (no replica left)"] == 1
+    assert t.loc["rack-aware", "offline (no replica left)"] == 0
+    assert t.loc["rack-aware", "fewest racks one partition spans"] == 2
+    assert t.loc["rack-unaware", "fewest racks one partition spans"] == 1
     unaware = asg.assign_for_topic(KIP, 12, 2, rack_aware_mode="disabled", fixed_start_index=0)
     impact = asg.failure_impact(unaware, KIP, failed_racks=["rack1"])
     assert impact.index[impact["offline"]].tolist() == [5]
@@ -68,11 +72,12 @@ def test_rack_failure_rf2_by_hand():
 def test_rack_failure_rf3_min_isr_2_by_hand():
     # rack-unaware: p0-5 -> [f, f+1, f+2], p6-11 -> [f, f+2, f+3]; two of {0, 5} in p4 [4,5,0], p5 [5,0,1], p9 [3,5,0]
     t = ui.comparison(ui.KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)
-    assert t.loc["rack-unaware", "below_min_isr"] == 3 and t.loc["rack-unaware", "writable (acks=all)"] == 9
-    assert t.loc["rack-aware", "below_min_isr"] == 0 and t.loc["rack-aware", "writable (acks=all)"] == 12
-    assert (t["offline"] == 0).all()
+    below, writable = "below min.insync.replicas", "still take acks=all writes"
+    assert t.loc["rack-unaware", below] == 3 and t.loc["rack-unaware", writable] == 9
+    assert t.loc["rack-aware", below] == 0 and t.loc["rack-aware", writable] == 12
+    assert (t["offline (no replica left)"] == 0).all()
     # every partition had a replica on rack1 when RF = racks = 3; 4 of 12 were led from rack1
-    assert t.loc["rack-aware", "leader_lost"] == 4
+    assert t.loc["rack-aware", "lost their leader"] == 4
 
 
 def test_partial_racks_messages_in_the_lab():

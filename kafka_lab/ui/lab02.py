@@ -127,8 +127,20 @@ def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
 
 
 def show_steps(brokers) -> pd.DataFrame:
-    """The rack-alternated list, built one pick at a time (a table)."""
-    return asg.rack_alternated_steps(brokers)
+    """The rack-alternated list, built one pick at a time (a table): whose turn it is, whom it gives, and
+    which brokers of that rack are still waiting for a later turn."""
+    return asg.rack_alternated_steps(brokers).rename(columns={"left in rack": "still to pick in its rack"})
+
+
+#: :func:`comparison`'s columns as the lab shows them
+COMPARISON_COLUMNS = {
+    "partitions": "partitions",
+    "offline": "offline (no replica left)",
+    "leader_lost": "lost their leader",
+    "below_min_isr": "below min.insync.replicas",
+    "writable (acks=all)": "still take acks=all writes",
+    "min racks spanned": "fewest racks one partition spans",
+}
 
 
 def _steps_html(brokers) -> str:
@@ -235,7 +247,7 @@ def comparison(racks: dict, partitions: int, replication_factor: int, *, failed_
                                 min_insync_replicas=min_insync_replicas)
         s["min racks spanned"] = int(asg.partition_racks(a, brokers)["racks spanned"].min())
         rows[label] = s
-    return pd.DataFrame(rows).T
+    return pd.DataFrame(rows).T.rename(columns=COMPARISON_COLUMNS)
 
 
 def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> go.Figure:
