@@ -61,8 +61,8 @@ def _(answer):
     if n == _KIP36["partitions"] + _KIP36["replication_factor"]:
         return incorrect("partitions and replication factor do not add up.",
                          hint="each partition has 3 copies; how many copies do 12 partitions have?")
-    return incorrect(f"{n} is not it.", hint="move the panel's partitions slider to 12 and the replication "
-                                             "factor to 3, and read the first line.")
+    return incorrect(f"{n} is not it.", hint="each of the 12 partitions has replication factor 3 copies: "
+                                             "count all the copies.")
 
 
 @exercise("00.per_broker", solution=6, wrong=[2, 4, 36, 12],

@@ -186,5 +186,5 @@ def _(answer):
         return incorrect(f"rack-aware: {got[1]} is not right.",
                          hint="with RF 2 and 3 racks, how many replicas of one partition can share a rack?")
     return incorrect(f"rack-unaware: {got[0]} is not right.",
-                     hint="list the rack-unaware assignment over brokers 0..5 (the panel shows it); which partitions "
-                          "have both replicas in {0, 5}?")
+                     hint="rack-unaware walks brokers 0..5 in id order: partitions 0-5 get (0, 1), (1, 2), ... (5, 0), "
+                          "and from partition 6 the follower is two places on; which have both replicas in {0, 5}?")

@@ -196,7 +196,7 @@ def _(answer):
                        "KIP-291 adds so that nothing data-related stands in front of it.")
     if got == "a":
         return incorrect("Kafka never drops a request for a full queue: the processor's put blocks.",
-                         hint="look at the LeaderAndIsr's socketWaitTime in the backlog panel.")
+                         hint="while its put blocks, what happens to the other connections that processor owns?")
     if got == "c":
         return incorrect("once read, the controller request does jump ahead: its requestQueueTime is about 1 ms.",
                          hint="where did the rest of its wait go?")
