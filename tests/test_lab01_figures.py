@@ -284,3 +284,12 @@ def test_exercise_4_zero_address_hint_depends_on_what_was_written():
     explicit = check("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n"
                                           "advertised.listeners=PLAINTEXT://0.0.0.0:9092\n")
     assert "not 0.0.0.0" in explicit.hint and "falls back" not in explicit.hint
+
+
+def test_the_panel_hints_at_the_cause_not_at_the_setting_reported():
+    """The trial: dropping EXTERNAL from the map of the 'after' preset got a hint about 0.0.0.0 (the error is
+    reported while advertised.listeners is parsed). The hint now names the missing map entry."""
+    text = PRESETS["KIP-291 broker1, after (dedicated controller listener)"].replace(",EXTERNAL:SSL", "")
+    html = render_config(text)
+    assert "No security protocol defined for listener EXTERNAL" in html
+    assert "EXTERNAL has no entry in listener.security.protocol.map" in html and "0.0.0.0" not in html

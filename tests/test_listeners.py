@@ -9,7 +9,8 @@ import json
 import pytest
 
 from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException,
-                                 ConfigException, EndPoint, broker_registration, controller_endpoint, kip291_broker,
+                                 ConfigException, EndPoint, broker_registration, controller_endpoint, fix_hint,
+                                 kip291_broker, kip291_properties_text,
                                  parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, registration_json,
                                  resolve)
 from kafka_lab.listeners.registration import _java_string_hash
@@ -508,4 +509,65 @@ def test_package_docstring_examples():
     import doctest
 
     import kafka_lab.listeners as pkg
+    import kafka_lab.listeners.hints as hints
     assert doctest.testmod(pkg).failed == 0
+    assert doctest.testmod(hints).attempted > 0 and doctest.testmod(hints).failed == 0
+
+
+# A config that breaks each rule, the start of Kafka's message, and what the hint must name (and must not).
+_AFTER = kip291_properties_text(kip291_broker(1, "round 2"))
+HINT_CASES = [
+    # the trial's case: a listener dropped from the map is reported while advertised.listeners is parsed
+    (_AFTER.replace(",EXTERNAL:SSL", ""), "Error creating broker listeners from 'CONTROLLER://",
+     ["EXTERNAL has no entry in listener.security.protocol.map", "add EXTERNAL:PLAINTEXT"], ["0.0.0.0"]),
+    ({"listeners": "PLAINTEXT://:9092,INTERNAL://:9093"}, "Error creating broker listeners from",
+     ["INTERNAL has no entry in listener.security.protocol.map"], ["advertised"]),
+    ({"listeners": "PLAINTEXT//h:9092"}, "Error creating broker listeners", ["not NAME://host:port"], []),
+    ({"listeners": "PLAINTEXT://h:90x"}, "Error creating broker listeners", ["not NAME://host:port"], []),
+    ({"listeners": "PLAINTEXT://h:9092,SSL://h:9092"}, "requirement failed: Each listener must have a different port",
+     ["its own port"], []),
+    ({"listeners": "PLAINTEXT://h:9092,PLAINTEXT://h:9093"}, "requirement failed: Each listener must have a different name",
+     ["only once"], []),
+    ({"listener.security.protocol.map": "PLAINTEXT:FOO"}, "Invalid security protocol `FOO`", ["NAME:PROTOCOL"], []),
+    ({"security.inter.broker.protocol": "INTERNAL"}, "Invalid security protocol `INTERNAL`",
+     ["inter.broker.listener.name instead"], []),
+    ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,,SSL:SSL"}, "Error parsing configuration property",
+     ["lacks its ':'"], []),
+    ({"inter.broker.listener.name": "PLAINTEXT", "security.inter.broker.protocol": "PLAINTEXT"}, "Only one of",
+     ["remove security.inter.broker.protocol"], []),
+    ({"inter.broker.listener.name": "INTERNAL"}, "Listener with name INTERNAL defined in inter.broker.listener.name",
+     ["add INTERNAL:PROTOCOL"], []),
+    (dict(KIP291_AS_PRINTED), "requirement failed: inter.broker.listener.name must be",
+     ["PLAINTEXT by default", "INTERNAL,EXTERNAL"], ["0.0.0.0"]),
+    ({"listeners": "PLAINTEXT://h:9092", "advertised.listeners": "PLAINTEXT://h:9092,SSL://h:9093",
+      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL"},
+     "requirement failed: advertised.listeners listener names must be", ["does not bind"], ["0.0.0.0"]),
+    ({"listeners": "PLAINTEXT://0.0.0.0:9092"}, "requirement failed: advertised.listeners cannot use",
+     ["falls back to listeners"], []),
+    ({"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
+     "requirement failed: advertised.listeners cannot use", ["publish a host name"], ["falls back"]),
+    ({"control.plane.listener.name": "CONTROLLER"}, "Listener with CONTROLLER defined in control.plane.listener.name",
+     ["add CONTROLLER:PROTOCOL"], []),
+    (_AFTER.replace("CONTROLLER://broker1.example.com:9091,", ""), "requirement failed: control.plane.listener.name must",
+     ["add its endpoint", "advertised.listeners"], ["0.0.0.0"]),
+    (_AFTER.replace("control.plane.listener.name=CONTROLLER", "control.plane.listener.name=INTERNAL"),
+     "requirement failed: control.plane.listener.name, when defined", ["a listener of its own"], []),
+    ({"port": "90x"}, "Invalid value 90x for configuration port", ["port is a whole number"], []),
+    ({"listeners": "PLAINTEXT://h:9092", "controller.listener.names": "PLAINTEXT",
+      "advertised.listeners": "PLAINTEXT://h:9092"}, "requirement failed: advertised.listeners cannot contain",
+     ["KRaft"], []),
+]
+
+
+@pytest.mark.parametrize("config, message, says, never", HINT_CASES)
+def test_hints_follow_the_cause_kafka_names(config, message, says, never):
+    props = parse_properties(config) if isinstance(config, str) else config
+    with pytest.raises(ConfigException) as info:
+        resolve(props)
+    assert str(info.value).startswith(message), str(info.value)
+    hint = fix_hint(info.value, props)
+    for text in says:
+        assert text in hint, (hint, text)
+    for text in never:
+        assert text not in hint, (hint, text)
+    assert not hint.startswith("look at")  # every message the model raises has a hint of its own

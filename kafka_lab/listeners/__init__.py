@@ -7,6 +7,7 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 - :mod:`.resolve`      -- :func:`resolve`: properties -> :class:`BrokerListeners` (or :class:`ConfigException`)
 - :mod:`.registration` -- the ``/brokers/ids/<id>`` JSON, and the controller's choice of endpoint
 - :mod:`.migration`    -- KIP-291's two rolling upgrades, step by step
+- :mod:`.hints`        -- what to change when Kafka refuses a config, following the cause it names
 - :mod:`.examples`     -- the KIP's broker configs and the lab's presets
 
 >>> from kafka_lab.listeners import resolve
@@ -22,6 +23,7 @@ from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, SECURITY_PROTOCOL
 from .errors import ConfigException
 from .examples import (KIP291_AS_PRINTED, KIP291_REGISTRATION_AS_PRINTED, PRESETS, STAGES, kip291_broker,
                        kip291_properties_text)
+from .hints import fix_hint
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
 from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
                            broker_registration, controller_endpoint, published_endpoints, registered_endpoints,
@@ -34,7 +36,7 @@ __all__ = [
     "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "KIP291_AS_PRINTED", "KIP291_REGISTRATION_AS_PRINTED",
     "KIP291_TIMESTAMP_MS",
     "LISTENER_KEYS", "PRESETS", "SECURITY_PROTOCOLS", "STAGES", "bind_description", "broker_registration",
-    "controller_endpoint", "controller_routes", "format_endpoint", "kip291_broker", "kip291_properties_text",
+    "controller_endpoint", "controller_routes", "fix_hint", "format_endpoint", "kip291_broker", "kip291_properties_text",
     "listener_list_to_endpoints", "migration_states", "migration_steps", "migration_summary", "parse_csv_list", "parse_csv_map",
     "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "published_endpoints",
     "registered_endpoints",

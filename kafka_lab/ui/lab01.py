@@ -16,6 +16,7 @@ import pandas as pd
 from IPython.display import HTML
 
 from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, ConfigException, broker_registration,
+                                 fix_hint,
                                  listener_table, migration_steps, parse_properties, registered_endpoints, registration_json,
                                  resolve, users_of)
 
@@ -33,19 +34,10 @@ _TABLE_CSS = ("<style>.kl-listeners table.kl-table, .kl-migration table.kl-table
               ".kl-migration table.kl-table th {padding: 3px 9px; text-align: left; vertical-align: top; line-height: 1.3}"
               ".kl-listeners table.kl-table td.kl-nowrap {white-space: nowrap}"
               ".kl-listeners table.kl-table .kl-means {color: #555; font-size: 90%}</style>")
-_HINTS = {
-    "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
-    "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
-    "advertised.listeners": "publish only names that are in listeners, and a host others can reach (never 0.0.0.0).",
-    "inter.broker.listener.name": "name a listener that is in listener.security.protocol.map and in advertised.listeners.",
-    "security.inter.broker.protocol": "with custom listener names, set inter.broker.listener.name instead.",
-    "control.plane.listener.name": "name a listener of its own: in the map, in (advertised.)listeners, not the inter-broker one.",
-}
-
-
-def error_html(exc: ConfigException) -> str:
-    """Kafka's message, plainly: what Kafka throws, the message, and which setting to look at."""
-    hint = _HINTS.get(exc.config_key, "")
+def error_html(exc: ConfigException, props=None) -> str:
+    """Kafka's message, plainly: what Kafka throws, the message, and what to change (following the cause
+    the message names, :func:`~kafka_lab.listeners.fix_hint`; ``props`` refine it)."""
+    hint = fix_hint(exc, props)
     return (
         "<div class='kl-config-error' style='border-left:4px solid #b3261e;padding:8px 12px;background:#fdf3f2'>"
         f"<b>Kafka refuses to start</b> (<code>{exc.kafka_exception}</code>, setting <code>{exc.config_key}</code>):"
@@ -146,10 +138,11 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
     ``canonical_host_name`` stands in for the machine's name in the registration of endpoints
     published without a host.
     """
+    props = parse_properties(config) if isinstance(config, str) else config
     try:
-        broker = resolve(parse_properties(config) if isinstance(config, str) else config)
+        broker = resolve(props)
     except ConfigException as exc:
-        return error_html(exc)
+        return error_html(exc, props)
     except TypeError as exc:
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
