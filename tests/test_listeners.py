@@ -13,6 +13,8 @@ from kafka_lab.listeners import (KIP291_AS_PRINTED, KIP291_TIMESTAMP_MS, BrokerE
                                  kip291_broker, kip291_properties_text,
                                  parse_csv_map, parse_endpoint, parse_properties, registered_endpoints, registration_json,
                                  resolve)
+from kafka_lab.listeners.errors import UnknownConfigWarning
+from kafka_lab.listeners.known_configs import KAFKA_28_BROKER_CONFIGS
 from kafka_lab.listeners.registration import _java_string_hash
 
 KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"})
@@ -247,7 +249,42 @@ def test_values_are_trimmed_and_lists_split_on_spaced_commas():
 
 
 def test_unknown_keys_ignored_and_none_is_unset():
-    assert resolve({"zookeeper.connect": "zk:2181", "listener": "x", "advertised.listeners": None}) == resolve({})
+    with pytest.warns(UnknownConfigWarning):
+        assert resolve({"zookeeper.connect": "zk:2181", "listener": "x", "advertised.listeners": None}) == resolve({})
+
+
+def test_an_unknown_key_gets_kafkas_warning(recwarn):
+    """A typo is ignored, as a 2.8 broker ignores it, but not silently: Kafka's AbstractConfig.logUnused words."""
+    with pytest.warns(UnknownConfigWarning) as caught:
+        b = resolve("listeners=PLAINTEXT://h:9092\nadvertised.listener=PLAINTEXT://broker1:9092\n")
+    assert [str(w.message) for w in caught] == [
+        "The configuration 'advertised.listener' was supplied but isn't a known config."]
+    assert b.advertised_listeners == b.listeners  # the setting it meant stays unset
+    assert caught[0].filename == __file__  # the warning points at the caller, not into the package
+
+
+def test_known_keys_are_kafka_28s_broker_configs(recwarn):
+    """Every key of KafkaConfig's ConfigDef in 2.8 (generated from its source), and per-listener settings."""
+    assert len(KAFKA_28_BROKER_CONFIGS) == 233
+    assert {"listeners", "control.plane.listener.name", "num.io.threads", "queued.max.requests", "broker.rack",
+            "host.name", "advertised.port", "controller.listener.names", "ssl.keystore.location",
+            "controller.quorum.voters", "log.message.timestamp.type"} <= KAFKA_28_BROKER_CONFIGS
+    assert not {"advertised.listener", "listener", "num.io.thread", "acks"} & KAFKA_28_BROKER_CONFIGS
+    resolve({"listeners": "SSL://h:9093", "security.inter.broker.protocol": "SSL", "num.io.threads": "8",
+             "listener.name.ssl.ssl.keystore.location": "/ks.jks", "zookeeper.connect": "zk:2181"})
+    assert not [w for w in recwarn if issubclass(w.category, UnknownConfigWarning)]
+
+
+@pytest.mark.parametrize("props", [9092, ["listeners=PLAINTEXT://:9092"], b"listeners=PLAINTEXT://:9092", None])
+def test_resolve_says_what_it_accepts(props):
+    with pytest.raises(TypeError, match=r"a mapping of Kafka property names to values .* server\.properties file, "
+                                        r"not "):
+        resolve(props)
+
+
+def test_property_names_are_strings():
+    with pytest.raises(TypeError, match="property names are strings"):
+        resolve({9092: "listeners"})
 
 
 def test_security_inter_broker_protocol_picks_listener():

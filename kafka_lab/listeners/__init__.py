@@ -20,7 +20,7 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, format_endpoint,
                        listener_list_to_endpoints, parse_csv_list, parse_csv_map, parse_endpoint,
                        parse_listener_security_protocol_map)
-from .errors import ConfigException
+from .errors import ConfigException, UnknownConfigWarning
 from .examples import (KIP291_AS_PRINTED, KIP291_REGISTRATION_AS_PRINTED, PRESETS, STAGES, kip291_broker,
                        kip291_properties_text)
 from .hints import fix_hint
@@ -28,7 +28,7 @@ from .migration import ClusterState, controller_routes, migration_states, migrat
 from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
                            broker_registration, controller_endpoint, published_endpoints, registered_endpoints,
                            registration_json)
-from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve
+from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve, warn_unknown_configs
 from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [
@@ -40,5 +40,5 @@ __all__ = [
     "listener_list_to_endpoints", "migration_states", "migration_steps", "migration_summary", "parse_csv_list", "parse_csv_map",
     "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "published_endpoints",
     "registered_endpoints",
-    "registration_json", "resolve", "listener_table", "users_of",
+    "registration_json", "resolve", "listener_table", "users_of", "UnknownConfigWarning", "warn_unknown_configs",
 ]
