@@ -49,6 +49,20 @@ def kip291_properties(control_plane: bool = True, **overrides) -> dict:
     return {k: v for k, v in props.items() if v is not None}
 
 
+def _check_topic(partitions, replicas) -> None:
+    """Kafka's checks at topic creation (AdminUtils, 2.8): whole numbers, partitions and RF at least 1."""
+    from kafka_lab.assignment import (MSG_PARTITIONS, MSG_RF, InvalidPartitionsException,
+                                      InvalidReplicationFactorException)
+
+    for name, value in (("partitions", partitions), ("replicas", replicas)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
+    if partitions < 1:
+        raise InvalidPartitionsException(MSG_PARTITIONS)
+    if replicas < 1:
+        raise InvalidReplicationFactorException(MSG_RF)
+
+
 @dataclass
 class Results:
     """What a run produced. ``requests``: the request log; ``metrics``: samples every ``interval_ms``."""
@@ -67,8 +81,16 @@ class Results:
         return self.broker.metrics.changes()
 
     def request(self, api: str, n: int = 0) -> pd.Series:
-        """The ``n``-th request of ``api`` (e.g. the LeaderAndIsr) as a row of the request log."""
-        return self.requests[self.requests["api"] == api].iloc[n]
+        """The ``n``-th request of ``api`` (e.g. the LeaderAndIsr) as a row of the request log.
+
+        Raises LookupError, saying what the log holds, when this run has no such request."""
+        rows = self.requests[self.requests["api"] == api]
+        if not -len(rows) <= n < len(rows):
+            held = ", ".join(f"{k} × {v}" for k, v in self.requests["api"].value_counts().sort_index().items())
+            what = (f"no {api} request" if rows.empty else
+                    f"{len(rows)} {api} request{'s' if len(rows) != 1 else ''}, so there is no n={n}")
+            raise LookupError(f"this run sent {what} (its request log holds {held or 'nothing'})")
+        return rows.iloc[n]
 
 
 class Scenario:
@@ -76,6 +98,10 @@ class Scenario:
 
     def __init__(self, props=None, *, seed: int = 0, settings: ModelSettings | None = None,
                  topic: str = "orders", partitions: int = 20, replicas: int = 1, client_listener: str | None = None):
+        """``props``: the broker's properties, a mapping or ``server.properties`` text (see
+        :func:`kafka_lab.listeners.resolve`); ``partitions`` and ``replicas`` (the replication factor) of
+        the topic it leads are refused as Kafka refuses them at topic creation."""
+        _check_topic(partitions, replicas)
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.log: list = []
@@ -102,12 +128,24 @@ class Scenario:
         others = [n for n in names if n != cfg.inter_broker_listener_name]
         return (others or names)[0]
 
+    def _known_partitions(self, partitions):
+        """``partitions`` as a tuple, refusing a partition this scenario's topic does not have."""
+        if partitions is None:
+            return self.partitions
+        tps, known = tuple(partitions), set(self.partitions)
+        unknown = [tp for tp in tps if tp not in known]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a partition of this scenario: its topic {self.topic!r} has "
+                             f"partitions 0 to {len(self.partitions) - 1}, given as ({self.topic!r}, n) "
+                             "(the broker would answer UNKNOWN_TOPIC_OR_PARTITION)")
+        return tps
+
     # -- processes -----------------------------------------------------------------------------------
     def producer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
                  partitions=None, **kw) -> Producer:
         p = Producer(self, self.broker, client_id or f"producer-{len(self.clients) + 1}",
                      listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions, **kw)
+                     partitions=self._known_partitions(partitions), **kw)
         self.clients.append(p)
         return p
 
@@ -115,7 +153,7 @@ class Scenario:
                  partitions=None) -> Consumer:
         c = Consumer(self, self.broker, client_id or f"consumer-{len(self.clients) + 1}",
                      listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions)
+                     partitions=self._known_partitions(partitions))
         self.clients.append(c)
         return c
 
