@@ -146,7 +146,7 @@ def test_metric_samples_are_gauge_values_and_exact_idle_fractions():
     assert res.time_average("RequestQueueSize") == pytest.approx(2.0 / 4.0)
 
 
-@pytest.mark.parametrize("module", ["kafka_lab.sim.scenario", "kafka_lab.sim.theory"])
+@pytest.mark.parametrize("module", ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.theory"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib
