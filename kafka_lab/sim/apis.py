@@ -40,7 +40,8 @@ from .distributions import Distribution, Exponential, as_distribution
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
 
 #: Kafka's API keys for the requests the model knows
-API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "LeaderAndIsr": 4, "StopReplica": 5, "UpdateMetadata": 6}
+API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "LeaderAndIsr": 4, "StopReplica": 5, "UpdateMetadata": 6,
+            "AlterIsr": 56}
 CONTROLLER_APIS = frozenset({"LeaderAndIsr", "UpdateMetadata", "StopReplica"})
 
 
@@ -70,6 +71,7 @@ def default_costs() -> dict:
         "LeaderAndIsr": CostModel(1.0, per_partition_ms=0.05),
         "UpdateMetadata": CostModel(0.5, per_partition_ms=0.01),
         "StopReplica": CostModel(0.5, per_partition_ms=0.05),
+        "AlterIsr": CostModel(0.2, per_partition_ms=0.01),
     }
 
 
@@ -113,7 +115,8 @@ class KafkaApis:
 
     # -- data plane ------------------------------------------------------------------------------
     def _Produce(self, req):
-        required, errors = self.replicas.append(req)
+        required, bases, errors = self.replicas.append(req)
+        req.result = bases
         if req.acks == -1 and required:
             self.broker.produce_purgatory.try_complete_else_watch(req, required, errors)
             return
@@ -127,35 +130,71 @@ class KafkaApis:
         p = req.payload or {}
         replica_id = p.get("replica_id", -1)
         if replica_id < 0:
-            errors = {tp: "NOT_LEADER_OR_FOLLOWER" for tp in req.partitions if self.replicas.leader_partition(tp) is None}
-            req.partition_errors = errors
-            req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
-            return self.respond(req)
-        caught_up = self.replicas.update_follower(replica_id, p["offsets"])
-        if caught_up and self.replica_fetch_wait_max_ms > 0:
+            return self._consumer_fetch(req, p)
+        result, any_data = self.replicas.fetch_as_leader(replica_id, p["fetches"])
+        if not any_data and self.replica_fetch_wait_max_ms > 0:
+            req.result = result
             self.broker.fetch_purgatory.watch(req, self.replica_fetch_wait_max_ms)
         else:
-            self.respond_follower_fetch(req)
+            req.result = result
+            self.respond(req)
 
     def respond_follower_fetch(self, req) -> None:
-        """Answer a follower fetch with the leader's log end offsets now (the data it will append)."""
-        req.result = self.replicas.log_end_offsets(req.partitions)
+        """A long-polled follower fetch completes: read again what is there now (DelayedFetch.onComplete)."""
+        p = req.payload
+        fetches = {tp: (off, -1, cur) for tp, (off, _last, cur) in p["fetches"].items()}
+        req.result, _ = self.replicas.fetch_as_leader(p["replica_id"], fetches, update_follower=False)
+        self.respond(req)
+
+    def _consumer_fetch(self, req, p):
+        """A consumer reads what is below the high watermark (no long poll in this model)."""
+        offsets = p.get("offsets") or {}
+        errors, result = {}, {}
+        for tp in req.partitions:
+            part = self.replicas.leader_partition(tp)
+            if part is None:
+                errors[tp] = "NOT_LEADER_OR_FOLLOWER"
+                continue
+            start = offsets.get(tp, part.hw)
+            result[tp] = (part.hw, max(0, part.hw - start))
+        req.partition_errors = errors
+        req.result = result
+        req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
         self.respond(req)
 
     def _Metadata(self, req):
-        cache = self.metadata_cache.leaders
-        req.result = {tp: cache.get(tp, -1) for tp in req.partitions}
+        req.result = self.metadata_cache.describe(req.partitions)
         self.respond(req)
 
     # -- control plane requests ------------------------------------------------------------------
     def _LeaderAndIsr(self, req):
-        req.partition_errors = self.replicas.become_leader_or_follower(req.payload["partition_states"])
+        p = req.payload
+        req.partition_errors = self.replicas.become_leader_or_follower(p["partition_states"], p.get("controller_epoch"))
+        if req.partition_errors and all(e == "STALE_CONTROLLER_EPOCH" for e in req.partition_errors.values()) \
+                and p.get("controller_epoch") is not None and p["controller_epoch"] < self.replicas.controller_epoch:
+            req.error = "STALE_CONTROLLER_EPOCH"
         self.respond(req)
 
     def _UpdateMetadata(self, req):
-        self.metadata_cache.update(req.payload["partition_states"], req.correlation_id, req.sent, self.env.now)
+        p = req.payload
+        err = self.metadata_cache.update(p["partition_states"], req.correlation_id, req.sent, self.env.now,
+                                         live_brokers=p.get("live_brokers"), controller_id=p.get("controller_id"),
+                                         controller_epoch=p.get("controller_epoch"))
+        if err != "NONE":
+            req.error = err
         self.respond(req)
 
     def _StopReplica(self, req):
-        req.partition_errors = self.replicas.stop_replicas(list(req.partitions), req.payload.get("delete_partitions", False))
+        p = req.payload
+        stop = p.get("stop") or {tp: (-1, p.get("delete_partitions", False)) for tp in req.partitions}
+        req.partition_errors = self.replicas.stop_replicas(stop, p.get("controller_epoch"))
+        if req.partition_errors and all(e == "STALE_CONTROLLER_EPOCH" for e in req.partition_errors.values()):
+            req.error = "STALE_CONTROLLER_EPOCH"
         self.respond(req)
+
+    def _AlterIsr(self, req):
+        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
+        if controller is None or controller.id != self.broker.id:
+            req.error = "NOT_CONTROLLER"
+            return self.respond(req)
+        controller.handle_alter_isr(req, self.respond)

@@ -43,14 +43,26 @@ class Plane:
 
 
 class Broker:
-    def __init__(self, env, props=None, *, rng, settings: ModelSettings | None = None):
+    """One Kafka broker: its socket server and planes, ``KafkaApis``, purgatories, replicas, metadata cache.
+
+    In a :class:`~kafka_lab.sim.cluster.Cluster` it also has fetcher threads for the partitions it
+    follows, an AlterIsr channel to the controller and the ``isr-expiration`` task; alone (``cluster``
+    None) nobody replicates from it unless a test drives its Fetch path directly.
+    """
+
+    def __init__(self, env, props=None, *, rng, settings: ModelSettings | None = None, cluster=None,
+                 broker_epoch: int = 1):
         self.env = env
         self.config = cfg = props if isinstance(props, BrokerConfig) else BrokerConfig.from_properties(props)
         self.settings = settings = settings or ModelSettings()
         self.id = cfg.broker_id
+        self.broker_epoch = broker_epoch  # KIP-380: the czxid of its registration znode
+        self.cluster = cluster
         self.metrics = Metrics(env)
-        self.replica_manager = ReplicaManager(self.id)
+        self.replica_manager = rm = ReplicaManager(self.id, env, replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
+                                                   min_insync_replicas=cfg.min_insync_replicas)
         self.metadata_cache = MetadataCache()
+        rm.metadata_cache = self.metadata_cache
         self.apis = KafkaApis(self, {**default_costs(), **settings.costs}, rng)
         respond = self.apis.respond
         self.produce_purgatory = ProducePurgatory(
@@ -70,7 +82,7 @@ class Broker:
                                                    CONTROL_PLANE_PROCESSORS, False)
             plane.processors.append(Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms))
             pid += 1
-            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, plane.processors, plane)
+            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, plane.processors, plane, self.id)
         n_data = cfg.num_network_threads * len(cfg.data_plane_listeners)
         data = Plane("data", self.metrics, cfg.queued_max_requests, n_data, settings.prioritise_controller_requests)
         self.planes["data"] = data
@@ -80,13 +92,29 @@ class Broker:
                 procs.append(Processor(env, pid, lst.name, data, settings.network_read_ms, settings.network_send_ms))
                 pid += 1
             data.processors.extend(procs)
-            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, procs, data)
+            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, procs, data, self.id)
         data.handler_busy = self.metrics.gauge("RequestHandlerAvgIdlePercent", threads=cfg.num_io_threads)
         data.handlers = RequestHandlerPool(env, data, cfg.num_io_threads, self.apis)
         if "control" in self.planes:
             cp = self.planes["control"]
             cp.handler_busy = self.metrics.gauge("ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS)
             cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis)
+        self.fetchers = None
+        self.alter_isr = None
+        if cluster is not None:
+            from .fetcher import AlterIsrManager, ReplicaFetcherManager
+            self.fetchers = rm.fetchers = ReplicaFetcherManager(self, cluster, settings.replica_append_ms)
+            self.alter_isr = AlterIsrManager(self, cluster)
+            rm.alter_isr = self.alter_isr.submit
+            if cfg.replica_lag_time_max_ms > 0:
+                env.process(self._isr_expiration())
+
+    def _isr_expiration(self):
+        """``isr-expiration``: every ``replica.lag.time.max.ms / 2``, shrink the ISRs of lagging followers."""
+        period = self.config.replica_lag_time_max_ms / 2.0
+        while True:
+            yield self.env.timeout(period)
+            self.replica_manager.maybe_shrink_isr()
 
     @property
     def has_control_plane(self) -> bool:

@@ -10,21 +10,18 @@ socket (the broker reads one request per connection at a time). Each request bec
 - :class:`Producer`: ``Produce`` with ``acks`` 0, 1 or -1 (all), ``records`` per partition.
 - :class:`Consumer`: consumer ``Fetch`` (no long poll).
 - :class:`MetadataClient`: ``Metadata``.
-- :class:`ReplicaFetcher`: a follower broker replicating from this one: ``Fetch`` with its
-  replica id, in a loop, one at a time; it can stop fetching some partitions (KIP-291's example).
-- :class:`Controller`: sends ``LeaderAndIsr``, ``UpdateMetadata``, ``StopReplica``; like
-  ``ControllerChannelManager`` it keeps one queue per broker and at most one request in flight.
+
+These are lab 03's open-loop clients of one broker, with fixed partitions and no metadata of their
+own; the clients of a cluster, with metadata, retries and a ledger, are in :mod:`.producer`. Followers
+and the controller are brokers of the cluster (:mod:`.fetcher`, :mod:`.controller`).
 """
 
 from __future__ import annotations
 
-from collections import deque
-
-from .apis import CONTROLLER_APIS
 from .distributions import Exponential
 from .records import Request
 
-__all__ = ["Producer", "Consumer", "MetadataClient", "ReplicaFetcher", "Controller"]
+__all__ = ["Producer", "Consumer", "MetadataClient"]
 
 
 class _Client:
@@ -60,7 +57,7 @@ class _Client:
         """Send at Poisson times with ``rate_per_s`` requests per (simulated) second."""
         if not rate_per_s > 0:
             raise ValueError(f"a request rate must be > 0 per second, got {rate_per_s!r}")
-        gap = Exponential(1000.0 / rate_per_s).sampler(self.scenario.rng)
+        gap = Exponential(1000.0 / rate_per_s).sampler(self.scenario.rng(f"client:{self.client_id}"))
         self.env.process(self._open_loop(gap, start_ms, stop_ms))
 
     def _open_loop(self, gap, start_ms, stop_ms):
@@ -113,99 +110,3 @@ class MetadataClient(_Client):
 
     def _request(self):
         return Request("Metadata", 0, self.client_id, partitions=self.partitions)
-
-
-class ReplicaFetcher(_Client):
-    """A follower replicating ``partitions`` from ``broker``: fetch, append (``append_ms``), fetch again."""
-
-    def __init__(self, scenario, broker, replica_id: int, *, listener, partitions, append_ms=0.1):
-        super().__init__(scenario, broker, f"broker-{replica_id}-fetcher-0", listener, 1)
-        self.replica_id = replica_id
-        self.leo = {tp: 0 for tp in partitions}
-        self.stopped: set = set()
-        self.append_ms = append_ms
-        self._done = None
-        self.env.process(self._run())
-
-    def stop_fetching(self, tp) -> None:
-        self.stopped.add(tp)
-
-    def _request(self):
-        tps = tuple(tp for tp in self.leo if tp not in self.stopped)
-        return Request("Fetch", 0, self.client_id, partitions=tps,
-                       payload={"replica_id": self.replica_id, "offsets": {tp: self.leo[tp] for tp in tps}},
-                       on_done=self._on_done)
-
-    def _on_done(self, req):
-        self._done.succeed(req)
-
-    def _run(self):
-        env = self.env
-        while True:
-            self._done = env.event()
-            self.send_one()
-            req = yield self._done
-            if req.result:
-                if self.append_ms:
-                    yield env.timeout(self.append_ms)
-                for tp, off in req.result.items():
-                    if tp in self.leo and tp not in self.stopped:
-                        self.leo[tp] = max(self.leo[tp], off)
-            elif not req.partitions:
-                yield env.timeout(500.0)  # nothing to fetch: back off (replica.fetch.backoff.ms order)
-
-
-class Controller:
-    """The controller's channel to brokers: one FIFO queue and one request in flight per broker."""
-
-    def __init__(self, scenario, controller_id: int = 1, epoch: int = 1):
-        self.scenario = scenario
-        self.env = scenario.env
-        self.id = controller_id
-        self.epoch = epoch
-        self.client_id = f"controller-{controller_id}"
-        self._channels: dict = {}
-        self._correlation = 0
-        self.sent = 0
-
-    def _channel(self, broker):
-        ch = self._channels.get(broker.id)
-        if ch is None:
-            ch = self._channels[broker.id] = {"conn": broker.controller_connection(self.id), "queue": deque(), "busy": False}
-        return ch
-
-    def send(self, broker, api: str, partition_states: list[dict] | None = None, *, at_ms: float = 0.0,
-             partitions=None, delete_partitions: bool = False) -> None:
-        """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered."""
-        if api not in CONTROLLER_APIS:
-            raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
-        states = list(partition_states or [])
-        tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
-        payload = {"controller_id": self.id, "controller_epoch": self.epoch, "partition_states": states,
-                   "delete_partitions": delete_partitions}
-        ch = self._channel(broker)
-
-        def enqueue(_e=None):
-            req = Request(api, self._correlation, self.client_id, partitions=tps, payload=payload,
-                          is_controller=True, on_done=lambda r: self._answered(ch))
-            self._correlation += 1
-            ch["queue"].append(req)
-            self._pump(ch)
-
-        if at_ms <= self.env.now:
-            enqueue()
-        else:
-            self.env.timeout(at_ms - self.env.now).callbacks.append(enqueue)
-
-    def _pump(self, ch) -> None:
-        if ch["busy"] or not ch["queue"]:
-            return
-        ch["busy"] = True
-        req = ch["queue"].popleft()
-        self.scenario.log.append(req)
-        self.sent += 1
-        ch["conn"].send(req)
-
-    def _answered(self, ch) -> None:
-        ch["busy"] = False
-        self._pump(ch)

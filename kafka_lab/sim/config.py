@@ -42,6 +42,8 @@ _INT_SETTINGS = {
     "queued.max.requests": (500, 1),
     "request.timeout.ms": (30000, 0),
     "replica.fetch.wait.max.ms": (500, 0),
+    "replica.lag.time.max.ms": (30000, 0),
+    "min.insync.replicas": (1, 1),
 }
 
 
@@ -111,6 +113,8 @@ class BrokerConfig:
     queued_max_requests: int
     request_timeout_ms: int
     replica_fetch_wait_max_ms: int
+    replica_lag_time_max_ms: int
+    min_insync_replicas: int
     data_plane_listeners: tuple
     control_plane_listener: Listener | None
     inter_broker_listener_name: str
@@ -132,6 +136,7 @@ class BrokerConfig:
             broker_id=ints["broker.id"], num_network_threads=ints["num.network.threads"],
             num_io_threads=ints["num.io.threads"], queued_max_requests=ints["queued.max.requests"],
             request_timeout_ms=ints["request.timeout.ms"], replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
+            replica_lag_time_max_ms=ints["replica.lag.time.max.ms"], min_insync_replicas=ints["min.insync.replicas"],
             data_plane_listeners=tuple(data), control_plane_listener=control, inter_broker_listener_name=ibl,
             props=props,
         )
@@ -160,14 +165,16 @@ class ModelSettings:
     - ``costs``: service-time models per API (see :func:`kafka_lab.sim.apis.default_costs`), merged
       over the defaults;
     - ``prioritise_controller_requests``: KIP-291's *rejected alternative*: controller requests jump
-      ahead inside the shared data queue (only meaningful without a control plane).
+      ahead inside the shared data queue (only meaningful without a control plane);
+    - ``replica_append_ms``: a follower's fetcher thread's work to append one fetch response's records.
     """
 
     network_read_ms: float = 0.01
     network_send_ms: float = 0.01
     costs: dict = field(default_factory=dict)
     prioritise_controller_requests: bool = False
+    replica_append_ms: float = 0.1
 
     def __post_init__(self):
-        if self.network_read_ms < 0 or self.network_send_ms < 0:
-            raise ValueError("network read/send times must be >= 0")
+        if self.network_read_ms < 0 or self.network_send_ms < 0 or self.replica_append_ms < 0:
+            raise ValueError("network read/send and replica append times must be >= 0")

@@ -37,10 +37,14 @@ __all__ = ["Connection", "Processor", "Acceptor"]
 class Connection:
     """A client's TCP connection to one listener, owned by one processor."""
 
-    __slots__ = ("connection_id", "listener", "plane", "processor", "client_id", "in_flight", "pending")
+    __slots__ = ("connection_id", "listener", "plane", "processor", "client_id", "in_flight", "pending", "broker_id",
+                 "closed")
 
-    def __init__(self, connection_id: str, listener: str, plane: str, processor: "Processor", client_id: str):
+    def __init__(self, connection_id: str, listener: str, plane: str, processor: "Processor", client_id: str,
+                 broker_id: int = 0):
         self.connection_id = connection_id
+        self.broker_id = broker_id
+        self.closed = False
         self.listener = listener
         self.plane = plane
         self.processor = processor
@@ -57,6 +61,15 @@ class Connection:
             self.processor.ready(req)
         else:
             self.pending.append(req)
+
+    def close(self) -> None:
+        """The client closes the connection: requests still in the socket are lost (``DISCONNECTED``)."""
+        self.closed = True
+        now = self.processor.env.now
+        while self.pending:
+            req = self.pending.popleft()
+            req.error = "DISCONNECTED"
+            req.end = now
 
     def response_sent(self, req) -> None:
         """The processor finished sending ``req``'s response: unmute, the next request can be read."""
@@ -109,7 +122,7 @@ class Processor:
                 req = self.responses.popleft()
                 plane.response_queue_size.add(-1)
                 req.response_dequeue = env.now
-                if self.send_ms and not req.no_response:
+                if self.send_ms and not req.no_response and not req.connection.closed:
                     yield env.timeout(self.send_ms)
                 req.end = env.now
                 req.connection.response_sent(req)
@@ -135,7 +148,8 @@ class Processor:
 class Acceptor:
     """Accepts connections on one listener and assigns them to its processors round-robin."""
 
-    def __init__(self, listener: str, host: str, port: int, processors: list[Processor], plane):
+    def __init__(self, listener: str, host: str, port: int, processors: list[Processor], plane, broker_id: int = 0):
+        self.broker_id = broker_id
         self.listener = listener
         self.host = host or "127.0.0.1"
         self.port = port
@@ -149,4 +163,4 @@ class Acceptor:
         self._next += 1
         i = next(self._index)
         cid = f"{self.host}:{self.port}-{client_host}:{50000 + i}-{i}"
-        return Connection(cid, self.listener, self.plane.name, proc, client_id)
+        return Connection(cid, self.listener, self.plane.name, proc, client_id, self.broker_id)

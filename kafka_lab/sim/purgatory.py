@@ -11,9 +11,17 @@ answer ``REQUEST_TIMED_OUT``. The time parked is the request's ``remoteTime``.
 A follower's fetch that finds no new data is parked likewise (long poll) until data is appended to
 one of its partitions or ``replica.fetch.wait.max.ms`` passes.
 
-Gauges (``delayedOperation=Produce``): ``NumDelayedOperations`` (operations not yet completed) and
-``PurgatorySize`` (watch-list entries: one per pending partition of each pending operation; Kafka's
-also keeps completed entries until its periodic purge, which is not modelled).
+Gauges (``delayedOperation=Produce``), as ``DelayedOperationPurgatory`` keeps them:
+``NumDelayedOperations`` (operations not yet completed or expired) and ``PurgatorySize`` (*watch
+entries*: an operation is watched under every partition of its request, so a request to 20 partitions
+adds 20). An entry stays until a check of its partition finds its operation completed, or until the
+purge: every reaper cycle (200 ms), when more than ``producer.purgatory.purge.interval.requests``
+(1000) operations are completed but still watched, every list drops its completed entries. So
+``PurgatorySize`` can stay above zero after every operation has completed, as Kafka's does.
+
+A wake-up re-examines only the partition that changed (``checkAndComplete(key)``): a partition's HW
+or leadership changes only together with a check of its own key, so examining the others would find
+nothing new (Kafka's ``tryComplete`` re-examines them all; the outcome is the same).
 
 Simplification: an operation expires exactly ``timeoutMs`` after it was parked; Kafka's timing wheel
 (1 ms ticks, advanced by the ``ExpirationReaper`` thread) expires it within about a tick of that.
@@ -21,7 +29,12 @@ Simplification: an operation expires exactly ``timeoutMs`` after it was parked; 
 
 from __future__ import annotations
 
-__all__ = ["DelayedProduce", "ProducePurgatory", "FetchPurgatory"]
+__all__ = ["DelayedProduce", "ProducePurgatory", "FetchPurgatory", "PURGE_INTERVAL_REQUESTS", "REAPER_INTERVAL_MS"]
+
+#: ``producer.purgatory.purge.interval.requests`` (2.8 default)
+PURGE_INTERVAL_REQUESTS = 1000
+#: the ``ExpirationReaper`` thread advances the timer with a 200 ms poll
+REAPER_INTERVAL_MS = 200.0
 
 
 class DelayedProduce:
@@ -35,56 +48,77 @@ class DelayedProduce:
 
 
 class ProducePurgatory:
-    def __init__(self, env, replicas, num_delayed, size, respond):
+    """Delayed acks=all produces, watched per partition (``TopicPartitionOperationKey``)."""
+
+    def __init__(self, env, replicas, num_delayed, size, respond, purge_interval: int = PURGE_INTERVAL_REQUESTS):
         self.env = env
         self.replicas = replicas
         self.num_delayed = num_delayed
         self.size = size
         self.respond = respond  # callback(req) once the operation completes
-        self.watchers: dict = {}  # tp -> list of DelayedProduce
+        self.purge_interval = purge_interval
+        self.watchers: dict = {}  # tp -> list of DelayedProduce (completed ones until removed)
+        self.estimated_total = 0
+        self._reaper = None
 
-    def try_complete_else_watch(self, req, pending: dict, errors: dict) -> None:
+    def try_complete_else_watch(self, req, pending: dict, errors: dict, keys=None) -> None:
         op = DelayedProduce(req, pending)
         op.errors.update(errors)
-        if self._check(op):
+        if self._check_all(op):
             return self._complete(op)
-        self.num_delayed.add(1)
-        self.size.add(len(op.pending))
-        for tp in op.pending:
+        keys = tuple(req.partitions) if keys is None else tuple(keys)
+        for tp in keys:
             self.watchers.setdefault(tp, []).append(op)
+        self.size.add(len(keys))
+        self.estimated_total += 1
+        self.num_delayed.add(1)
         self.env.timeout(req.timeout_ms).callbacks.append(lambda _e, op=op: self._expire(op))
+        if self._reaper is None:
+            self._reaper = self.env.process(self._reap())
 
-    def _check(self, op) -> bool:
+    def _check_all(self, op) -> bool:
+        check = self.replicas.check_enough_replicas_reach_offset
         for tp in list(op.pending):
-            err = self.replicas.check_enough_replicas_reach_offset(tp, op.pending[tp])
+            err = check(tp, op.pending[tp])
             if err is not None:
                 del op.pending[tp]
                 op.errors[tp] = err
         return not op.pending
 
-    def check_and_complete(self, tp) -> None:
-        """Re-check every operation watching ``tp`` (after a HW increase or a leadership change)."""
+    def check_and_complete(self, tp) -> int:
+        """Examine the operations watching ``tp`` (after its HW or leadership changed); how many completed."""
         ops = self.watchers.get(tp)
         if not ops:
-            return
-        keep = []
+            return 0
+        check = self.replicas.check_enough_replicas_reach_offset
+        keep, completed = [], 0
         for op in ops:
             if op.done:
                 continue
-            before = len(op.pending)
-            if self._check(op):
-                self.size.add(-before)
+            required = op.pending.get(tp)
+            if required is not None:
+                err = check(tp, required)
+                if err is not None:
+                    del op.pending[tp]
+                    op.errors[tp] = err
+            if not op.pending:
                 self.num_delayed.add(-1)
                 self._complete(op)
+                completed += 1
             else:
-                self.size.add(len(op.pending) - before)
                 keep.append(op)
-        self.watchers[tp] = keep
+        removed = len(ops) - len(keep)
+        if removed:
+            self.size.add(-removed)
+        if keep:
+            self.watchers[tp] = keep
+        else:
+            del self.watchers[tp]
+        return completed
 
     def _expire(self, op) -> None:
         if op.done:
             return
-        self.size.add(-len(op.pending))
         self.num_delayed.add(-1)
         for tp in op.pending:
             op.errors[tp] = "REQUEST_TIMED_OUT"
@@ -97,6 +131,34 @@ class ProducePurgatory:
         req.partition_errors = op.errors
         req.error = next((e for tp in req.partitions if (e := op.errors.get(tp, "NONE")) != "NONE"), "NONE")
         self.respond(req)
+
+    def purge(self) -> int:
+        """Drop completed operations from every watch list (``purgeCompleted``); how many entries went."""
+        removed = 0
+        for tp in list(self.watchers):
+            ops = self.watchers[tp]
+            keep = [op for op in ops if not op.done]
+            removed += len(ops) - len(keep)
+            if keep:
+                self.watchers[tp] = keep
+            else:
+                del self.watchers[tp]
+        if removed:
+            self.size.add(-removed)
+        return removed
+
+    def _reap(self):
+        """The ``ExpirationReaper``: purge when enough completed operations are still watched."""
+        env = self.env
+        while True:
+            yield env.timeout(REAPER_INTERVAL_MS)
+            delayed = self.num_delayed.value
+            if self.estimated_total - delayed > self.purge_interval:
+                self.estimated_total = delayed
+                self.purge()
+            if not self.watchers:
+                self._reaper = None
+                return
 
 
 class FetchPurgatory:

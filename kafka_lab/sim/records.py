@@ -82,6 +82,7 @@ def requests_frame(requests: list[Request]) -> pd.DataFrame:
         "api": [r.api for r in requests],
         "correlation_id": np.fromiter((r.correlation_id for r in requests), dtype=np.int64, count=len(requests)),
         "client_id": [r.client_id for r in requests],
+        "broker_id": np.fromiter((r.connection.broker_id for r in requests), dtype=np.int64, count=len(requests)),
         "connection_id": [r.connection.connection_id for r in requests],
         "listener": [r.connection.listener for r in requests],
         "plane": [r.connection.plane for r in requests],

@@ -1,29 +1,82 @@
-"""A broker's partitions, their replication state, and its metadata cache.
+"""A broker's partitions, their replication state, and its metadata cache (Kafka 2.8).
 
-Kept small but real:
+:class:`Partition` is ``kafka.cluster.Partition`` reduced to what replication needs. On every broker
+that holds a replica it has a real :class:`~kafka_lab.sim.log.Log` (batches and leader-epoch cache),
+the leader and leader epoch it was last told, and its high watermark (HW). On the leader it also
+keeps, per follower, what ``kafka.cluster.Replica`` keeps: the follower's log end offset as its last
+fetch reported it (-1, unknown, until a fetch after this broker became leader) and
+``lastCaughtUpTimeMs``.
 
-- :class:`Partition`: leader, leader epoch, replicas, ISR, the leader's log end offset (LEO), the
-  high watermark (HW) and each follower's LEO as last reported by its fetches. The HW is the
-  smallest LEO in the ISR; it only moves forward.
-- :class:`ReplicaManager`: appends produce requests (``acks`` 0/1/all), advances the HW on follower
-  fetches, and applies LeaderAndIsr (become leader / become follower) and StopReplica. Becoming a
-  follower completes the produce requests waiting in purgatory for that partition with
-  ``NOT_LEADER_OR_FOLLOWER``, as ``ReplicaManager.makeFollowers`` does. Staying (or becoming) the
-  leader with a smaller ISR may advance the HW, as ``Partition.makeLeader`` does, and so complete
-  waiting produces with ``NONE``.
-- :class:`MetadataCache`: changes only on UpdateMetadata. It remembers, per update, when the
-  controller sent it and when this broker applied it: the difference is how long clients asking
-  this broker for metadata were served stale leadership.
+The rules, each with its 2.8 source:
 
-Ignored here (later labs may add them): ISR shrink after ``replica.lag.time.max.ms``,
-``min.insync.replicas``, truncation of the old leader's log.
+- **HW** (``maybeIncrementLeaderHW``): the smallest LEO among the leader and every follower that is in
+  the *maximal* ISR or caught up within ``replica.lag.time.max.ms``; it only moves forward. A follower
+  sets its HW to ``min(leader's HW, own LEO)`` on each fetch response.
+- **Append** (``appendRecordsToLeader``): ``acks=-1`` with an ISR smaller than ``min.insync.replicas``
+  fails ``NOT_ENOUGH_REPLICAS`` and appends nothing.
+- **acks=all completion** (``checkEnoughReplicasReachOffset``): not leader → ``NOT_LEADER_OR_FOLLOWER``;
+  HW reached → ``NONE``, or ``NOT_ENOUGH_REPLICAS_AFTER_APPEND`` if the ISR is now smaller than
+  ``min.insync.replicas``; otherwise keep waiting.
+- **Follower fetch** (``fetchRecords`` / ``updateFollowerFetchState``): a stale or future
+  ``currentLeaderEpoch`` is ``FENCED_LEADER_EPOCH`` / ``UNKNOWN_LEADER_EPOCH``; a ``lastFetchedEpoch``
+  that ends below the fetch offset on the leader returns a *diverging epoch* instead of records; else the
+  fetch offset becomes the follower's LEO, ``lastCaughtUpTimeMs`` advances, the ISR may expand and the
+  HW may advance.
+- **ISR** (``maybeShrinkIsr``, ``maybeExpandIsr``, ``AlterIsrManager``): every
+  ``replica.lag.time.max.ms / 2`` the leader drops followers whose LEO differs from its own and that
+  have not caught up for ``replica.lag.time.max.ms``; a follower in the replica set whose LEO reaches
+  the HW (and the current epoch's start offset) is added back. Neither is written by the leader: it
+  sends **AlterIsr** to the controller (one change in flight per partition) and applies the result the
+  controller returns. During a pending expand the new member already counts for the HW ("maximal ISR").
+- **LeaderAndIsr** (``ReplicaManager.becomeLeaderOrFollower``): a controller epoch older than the one
+  this broker knows fails the whole request ``STALE_CONTROLLER_EPOCH``; per partition, a broker not in
+  the replica set answers ``UNKNOWN_TOPIC_OR_PARTITION``, a leader epoch not newer than the current one
+  ``STALE_CONTROLLER_EPOCH`` (sic, 2.8). *makeLeader* assigns the new epoch at the LEO in the epoch cache
+  and forgets what it knew of its followers' logs; *makeFollowers* stops the fetchers, completes the
+  partition's delayed produces (``NOT_LEADER_OR_FOLLOWER``) and starts fetching from the new leader at
+  its own LEO (truncation happens on the first fetch, by diverging epoch). A follower whose new leader
+  the metadata cache does not know as alive is not changed (2.8 logs an error and waits).
+- **StopReplica** (``ReplicaManager.stopReplicas``): per partition, a leader epoch newer than the
+  current, -1 (none) or -2 (topic being deleted) is applied; an *equal* epoch is ignored with
+  ``FENCED_LEADER_EPOCH`` (3.x accepts it). The fetchers stop, the delayed operations complete, and
+  ``deletePartition=true`` removes the partition and its log; ``false`` leaves the partition, and its
+  leadership, as it is. An older epoch is ``FENCED_LEADER_EPOCH`` too; a controller epoch older than the
+  broker's fails the whole request ``STALE_CONTROLLER_EPOCH``.
+
+:class:`MetadataCache` is ``ZkMetadataCache``: it changes only on UpdateMetadata and holds, per
+partition, leader, leader epoch, ISR and replicas, and the live brokers and the controller id.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Partition", "ReplicaManager", "MetadataCache"]
+from .log import Log
+
+__all__ = ["Partition", "RemoteReplica", "ReplicaManager", "MetadataCache", "RETRIABLE_ERRORS",
+           "INVALID_METADATA_ERRORS"]
+
+#: errors whose exception is a ``RetriableException`` (producer retries them)
+RETRIABLE_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
+                              "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
+                              "LEADER_NOT_AVAILABLE"})
+#: ``InvalidMetadataException`` subclasses: the producer also refreshes its metadata
+INVALID_METADATA_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
+                                     "LEADER_NOT_AVAILABLE"})
+
+
+#: "never caught up": Kafka's 0 is the epoch of a wall clock, long ago; the model's clock starts at 0
+NEVER = float("-inf")
+
+
+@dataclass
+class RemoteReplica:
+    """What a leader knows of one follower (``kafka.cluster.Replica``)."""
+
+    leo: int = -1  # unknown until the follower fetches from this leader
+    last_caught_up_ms: float = NEVER
+    last_fetch_leader_leo: int = -1
+    last_fetch_ms: float = 0.0
 
 
 @dataclass
@@ -33,32 +86,64 @@ class Partition:
     replicas: list
     leader: int
     leader_epoch: int = 0
-    isr: list = field(default_factory=list)
-    leo: int = 0
+    isr: list = field(default_factory=list)  # the committed ISR (as the controller last confirmed it)
+    zk_version: int = 0
+    log: Log = field(default_factory=Log)
     hw: int = 0
-    follower_leo: dict = field(default_factory=dict)
+    remote: dict = field(default_factory=dict)  # follower id -> RemoteReplica (leader only)
+    pending_isr: list | None = None  # an AlterIsr in flight: the ISR asked for
+    pending_kind: str = ""  # "shrink" or "expand"
+    min_isr: int = 1
 
     @property
     def tp(self):
         return (self.topic, self.partition)
 
-    def advance_hw(self) -> bool:
-        new = min([self.leo] + [self.follower_leo.get(r, 0) for r in self.isr if r != self.leader])
-        if new > self.hw:
-            self.hw = new
-            return True
-        return False
+    @property
+    def leo(self) -> int:
+        return self.log.leo
+
+    @property
+    def maximal_isr(self) -> list:
+        """The ISR that counts for the HW: during a pending expand, with the new member."""
+        if self.pending_isr is not None and self.pending_kind == "expand":
+            return self.pending_isr
+        return self.isr
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int):
+    """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.replica`."""
+
+    def __init__(self, broker_id: int, env=None, *, replica_lag_time_max_ms: float = 30000.0, min_insync_replicas: int = 1):
         self.broker_id = broker_id
+        self.env = env
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.min_insync_replicas = min_insync_replicas
         self.partitions: dict = {}
+        self.controller_epoch = 0  # the newest controller epoch this broker has seen
         self.produce_purgatory = None  # set by the broker
         self.fetch_purgatory = None
+        self.fetchers = None  # the broker's ReplicaFetcherManager (None: nobody fetches, e.g. one broker)
+        self.alter_isr = None  # callback(partition, new_isr) sending AlterIsr (None: apply at once)
+        self.metadata_cache = None
+        self.events: list = []  # (time_ms, kind, topic, partition, detail): state changes, for logs and labs
 
-    def add_partition(self, topic: str, partition: int, replicas: list, leader: int, isr: list | None = None) -> Partition:
-        p = Partition(topic, partition, list(replicas), leader, isr=list(isr if isr is not None else replicas))
+    def _now(self) -> float:
+        return self.env.now if self.env is not None else 0.0
+
+    def _event(self, kind: str, tp, **detail) -> None:
+        self.events.append((self._now(), kind, tp[0], tp[1], detail))
+
+    def add_partition(self, topic: str, partition: int, replicas: list, leader: int, isr: list | None = None,
+                      leader_epoch: int = 0, min_isr: int | None = None) -> Partition:
+        p = Partition(topic, partition, list(replicas), leader, leader_epoch,
+                      isr=list(isr if isr is not None else replicas),
+                      min_isr=self.min_insync_replicas if min_isr is None else min_isr)
+        if leader == self.broker_id:
+            p.log.assign_epoch(leader_epoch, 0)
+            now = self._now()
+            p.remote = {r: RemoteReplica(last_caught_up_ms=now if r in p.isr else NEVER)
+                        for r in p.replicas if r != self.broker_id}
         self.partitions[p.tp] = p
         return p
 
@@ -66,118 +151,366 @@ class ReplicaManager:
         p = self.partitions.get(tp)
         return p if p is not None and p.leader == self.broker_id else None
 
-    # -- produce ---------------------------------------------------------------------------------
-    def append(self, req) -> tuple[dict, dict]:
-        """Append ``req.records`` to each partition; returns (required offsets, local errors)."""
-        required, errors = {}, {}
+    # -- the high watermark ------------------------------------------------------------------------
+    def maybe_increment_hw(self, p: Partition) -> bool:
+        """Partition.maybeIncrementLeaderHW; completes delayed produces and fetches when it moves."""
+        now = self._now()
+        new = p.log.leo
+        maximal = p.maximal_isr
+        lag = self.replica_lag_time_max_ms
+        for rid, r in p.remote.items():
+            if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):
+                new = r.leo
+        if new > p.hw:
+            p.hw = new
+            if self.produce_purgatory is not None:
+                self.produce_purgatory.check_and_complete(p.tp)
+            return True
+        return False
+
+    # -- produce -------------------------------------------------------------------------------------
+    def append(self, req) -> tuple[dict, dict, dict]:
+        """Append ``req``'s batches as leader: (required offsets, base offsets, local errors) per partition."""
+        required, bases, errors = {}, {}, {}
         me = self.broker_id
-        produce_watchers = self.produce_purgatory.watchers
-        fetch_watchers = self.fetch_purgatory.watchers
-        n = req.records
+        batches = req.payload.get("batches") if isinstance(req.payload, dict) else None
         for tp in req.partitions:
             p = self.partitions.get(tp)
             if p is None:
                 errors[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
-            elif p.leader != me:
+                continue
+            if p.leader != me:
                 errors[tp] = "NOT_LEADER_OR_FOLLOWER"
+                continue
+            if req.acks == -1 and len(p.isr) < p.min_isr:
+                errors[tp] = "NOT_ENOUGH_REPLICAS"
+                continue
+            if batches is not None:
+                records, batch_id = batches[tp]
             else:
-                p.leo += n
-                required[tp] = p.leo
-                if len(p.isr) <= 1:  # the leader alone is the ISR: the high watermark follows the log end
-                    p.hw = p.leo
-                elif p.advance_hw() and produce_watchers.get(tp):
-                    self.produce_purgatory.check_and_complete(tp)
-                if fetch_watchers.get(tp):
-                    self.fetch_purgatory.check_and_complete(tp)
-        return required, errors
+                records, batch_id = req.records, -1
+            b = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)
+            bases[tp] = b.base_offset
+            required[tp] = b.next_offset
+            self.maybe_increment_hw(p)
+            if self.fetch_purgatory is not None:
+                self.fetch_purgatory.check_and_complete(tp)
+        return required, bases, errors
 
     def check_enough_replicas_reach_offset(self, tp, required: int):
         """None while waiting; else the partition's final error (Partition.checkEnoughReplicasReachOffset)."""
         p = self.partitions.get(tp)
         if p is None or p.leader != self.broker_id:
             return "NOT_LEADER_OR_FOLLOWER"
-        return "NONE" if p.hw >= required else None
+        if p.hw >= required:
+            return "NONE" if p.min_isr <= len(p.maximal_isr) else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+        return None
 
-    # -- follower fetch --------------------------------------------------------------------------
-    def update_follower(self, replica_id: int, offsets: dict) -> bool:
-        """A follower's fetch reports its LEO per partition; returns whether it is already caught up."""
-        caught_up = True
-        for tp, off in offsets.items():
-            p = self.leader_partition(tp)
-            if p is None:
+    # -- follower fetch, on the leader ---------------------------------------------------------------
+    def fetch_as_leader(self, replica_id: int, fetches: dict, max_batches: int = 64,
+                        update_follower: bool = True) -> tuple[dict, bool]:
+        """Serve a follower's Fetch: per partition ``(error, hw, batches, diverging)``; and whether any data.
+
+        ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``.
+        """
+        now = self._now()
+        out, any_data = {}, False
+        for tp, (offset, last_epoch, current_epoch) in fetches.items():
+            p = self.partitions.get(tp)
+            if p is None or p.leader != self.broker_id:
+                out[tp] = ("NOT_LEADER_OR_FOLLOWER", -1, (), None)
+                any_data = True
                 continue
-            if off > p.follower_leo.get(replica_id, 0):
-                p.follower_leo[replica_id] = off
-                if p.advance_hw():
-                    self.produce_purgatory.check_and_complete(tp)
-            if off < p.leo:
-                caught_up = False
-        return caught_up
+            if current_epoch < p.leader_epoch:
+                out[tp] = ("FENCED_LEADER_EPOCH", -1, (), None)
+                any_data = True
+                continue
+            if current_epoch > p.leader_epoch:
+                out[tp] = ("UNKNOWN_LEADER_EPOCH", -1, (), None)
+                any_data = True
+                continue
+            if last_epoch >= 0:
+                epoch, end = p.log.end_offset_for_epoch(last_epoch)
+                if epoch < last_epoch or end < offset:
+                    out[tp] = ("NONE", p.hw, (), (epoch, end))
+                    any_data = True
+                    continue
+            if update_follower:
+                self._update_follower(p, replica_id, offset, now)
+            batches = p.log.read(offset, max_batches)
+            if batches:
+                any_data = True
+            out[tp] = ("NONE", p.hw, tuple(batches), None)
+        return out, any_data
 
-    def log_end_offsets(self, tps) -> dict:
-        return {tp: self.partitions[tp].leo for tp in tps if tp in self.partitions}
+    def _update_follower(self, p: Partition, rid: int, offset: int, now: float) -> None:
+        """Partition.updateFollowerFetchState: LEO, lastCaughtUpTimeMs, ISR expansion, HW."""
+        r = p.remote.get(rid)
+        if r is None:
+            return
+        leader_leo = p.log.leo
+        if offset >= leader_leo:
+            r.last_caught_up_ms = max(r.last_caught_up_ms, now)
+        elif offset >= r.last_fetch_leader_leo:
+            r.last_caught_up_ms = max(r.last_caught_up_ms, r.last_fetch_ms)
+        r.last_fetch_leader_leo = leader_leo
+        r.last_fetch_ms = now
+        before = r.leo
+        r.leo = offset
+        # maybeExpandIsr: in the replica set, not in the ISR, no change in flight, caught up to the HW
+        # and to the start of the current leader epoch
+        if rid not in p.isr and p.pending_isr is None and rid in p.replicas:
+            epoch_start = p.log.epochs[-1][1] if p.log.epochs else 0
+            if offset >= p.hw and offset >= epoch_start:
+                self._change_isr(p, sorted(p.isr + [rid]), "expand")
+        if before != offset:
+            self.maybe_increment_hw(p)
 
-    # -- control requests ------------------------------------------------------------------------
-    def become_leader_or_follower(self, states: list[dict]) -> dict:
-        """Apply a LeaderAndIsr: per partition, error NONE, or STALE_CONTROLLER_EPOCH for an old leader epoch."""
-        errors = {}
+    # -- ISR changes (AlterIsr, KIP-497) -------------------------------------------------------------
+    def maybe_shrink_isr(self) -> None:
+        """The ``isr-expiration`` task: out-of-sync followers leave the ISR (one AlterIsr per partition)."""
+        now = self._now()
+        lag = self.replica_lag_time_max_ms
+        for p in list(self.partitions.values()):
+            if p.leader != self.broker_id or p.pending_isr is not None:
+                continue
+            leo = p.log.leo
+            out = [rid for rid in p.isr if rid != self.broker_id
+                   and (r := p.remote.get(rid)) is not None and r.leo != leo and now - r.last_caught_up_ms > lag]
+            if out:
+                self._change_isr(p, [rid for rid in p.isr if rid not in out], "shrink")
+
+    def _change_isr(self, p: Partition, new_isr: list, kind: str) -> None:
+        p.pending_isr = list(new_isr)
+        p.pending_kind = kind
+        self._event("isr_" + kind + "_requested", p.tp, old=list(p.isr), new=list(new_isr), hw=p.hw, leo=p.log.leo)
+        if self.alter_isr is None:
+            self.isr_changed(p.tp, list(new_isr), p.leader_epoch, p.zk_version + 1)
+        else:
+            self.alter_isr(p, list(new_isr))
+        if kind == "expand":
+            self.maybe_increment_hw(p)
+
+    def isr_changed(self, tp, isr: list | None, leader_epoch: int, zk_version: int, error: str = "NONE") -> None:
+        """The controller's AlterIsr answer for one partition: apply the new ISR, or drop the pending change."""
+        p = self.partitions.get(tp)
+        if p is None or p.pending_isr is None:
+            return
+        kind = p.pending_kind
+        p.pending_isr, p.pending_kind = None, ""
+        if error != "NONE" or leader_epoch != p.leader_epoch:
+            self._event("isr_change_failed", tp, error=error)
+            return
+        old = list(p.isr)
+        p.isr, p.zk_version = list(isr), zk_version
+        self._event("isr_" + kind, tp, old=old, new=list(isr), hw=p.hw, leo=p.log.leo)
+        if p.leader == self.broker_id:
+            self.maybe_increment_hw(p)
+            if self.produce_purgatory is not None:
+                self.produce_purgatory.check_and_complete(tp)
+
+    # -- control requests ---------------------------------------------------------------------------
+    def check_controller_epoch(self, epoch: int) -> bool:
+        """Fence requests from an older controller; remember a newer epoch."""
+        if epoch < self.controller_epoch:
+            return False
+        self.controller_epoch = epoch
+        return True
+
+    def become_leader_or_follower(self, states: list[dict], controller_epoch: int | None = None) -> dict:
+        """Apply a LeaderAndIsr request's partition states; the per-partition errors."""
+        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):
+            return {(st["topic"], st["partition"]): "STALE_CONTROLLER_EPOCH" for st in states}
+        errors, follow = {}, {}
+        me = self.broker_id
         for st in states:
             tp = (st["topic"], st["partition"])
-            p = self.partitions.get(tp)
-            if p is None:
-                p = self.add_partition(st["topic"], st["partition"], st.get("replicas", [st["leader"]]),
-                                       st["leader"], st.get("isr"))
-                p.leader_epoch = st["leader_epoch"]
-                errors[tp] = "NONE"
+            replicas = list(st.get("replicas", [st["leader"]]))
+            if me not in replicas:
+                errors[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
                 continue
-            if st["leader_epoch"] <= p.leader_epoch:
+            p = self.partitions.get(tp)
+            new = p is None
+            if new:
+                p = Partition(tp[0], tp[1], replicas, -1, -1, min_isr=self.min_insync_replicas)
+                self.partitions[tp] = p
+            elif st["leader_epoch"] <= p.leader_epoch:
                 errors[tp] = "STALE_CONTROLLER_EPOCH"
                 continue
-            was_leader = p.leader == self.broker_id
-            p.leader, p.leader_epoch = st["leader"], st["leader_epoch"]
-            p.isr = list(st.get("isr", p.isr))
-            if p.leader == self.broker_id:  # makeLeader
-                if not was_leader:  # a new leader knows nothing yet of its followers' logs
-                    p.follower_leo.clear()
-                # "we may need to increment high watermark since ISR could be down to 1"
-                if p.advance_hw():
-                    self.produce_purgatory.check_and_complete(tp)
-            elif was_leader:  # makeFollowers
-                p.follower_leo.clear()
-                self.produce_purgatory.check_and_complete(tp)
-                self.fetch_purgatory.check_and_complete(tp)
+            leader = st["leader"]
+            if leader == me:
+                self._make_leader(p, st)
+            else:
+                cache = self.metadata_cache
+                if cache is not None and cache.live_brokers and leader not in cache.live_brokers:
+                    # "cannot become follower since the new leader ... is unavailable"
+                    errors[tp] = "NONE"
+                    self._event("follower_leader_unavailable", tp, leader=leader)
+                    continue
+                self._make_follower(p, st)
+                if leader >= 0:
+                    follow[tp] = leader
             errors[tp] = "NONE"
+        if self.fetchers is not None and follow:
+            self.fetchers.add_partitions(follow)
         return errors
 
-    def stop_replicas(self, tps: list, delete: bool) -> dict:
-        errors = {}
-        for tp in tps:
-            p = self.partitions.get(tp)
-            if p is None:
-                errors[tp] = "NONE"
+    def _make_leader(self, p: Partition, st: dict) -> None:
+        was_leader = p.leader == self.broker_id
+        if self.fetchers is not None:
+            self.fetchers.remove_partitions([p.tp])
+        p.replicas = list(st.get("replicas", p.replicas))
+        p.leader, p.leader_epoch = self.broker_id, st["leader_epoch"]
+        p.isr = list(st.get("isr", p.replicas))
+        p.zk_version = st.get("zk_version", p.zk_version)
+        p.pending_isr, p.pending_kind = None, ""
+        p.log.assign_epoch(p.leader_epoch, p.log.leo)
+        now = self._now()
+        old = p.remote
+        p.remote = {}
+        for rid in p.replicas:
+            if rid == self.broker_id:
                 continue
-            if delete:
-                del self.partitions[tp]
-            else:
-                p.leader = -1
-            self.produce_purgatory.check_and_complete(tp)
-            self.fetch_purgatory.check_and_complete(tp)
+            r = RemoteReplica(last_caught_up_ms=now if rid in p.isr else NEVER, last_fetch_ms=now,
+                              last_fetch_leader_leo=p.log.leo)
+            if was_leader and rid in old:  # still the leader: what it knew of the follower stays
+                r.leo = old[rid].leo
+            p.remote[rid] = r
+        self._event("become_leader", p.tp, leader_epoch=p.leader_epoch, isr=list(p.isr), leo=p.log.leo, hw=p.hw)
+        # "we may need to increment high watermark since ISR could be down to 1"
+        self.maybe_increment_hw(p)
+
+    def _make_follower(self, p: Partition, st: dict) -> None:
+        was_leader = p.leader == self.broker_id
+        if self.fetchers is not None:
+            self.fetchers.remove_partitions([p.tp])
+        p.replicas = list(st.get("replicas", p.replicas))
+        p.leader, p.leader_epoch = st["leader"], st["leader_epoch"]
+        p.isr = list(st.get("isr", p.isr))
+        p.zk_version = st.get("zk_version", p.zk_version)
+        p.pending_isr, p.pending_kind = None, ""
+        p.remote = {}
+        self._event("become_follower", p.tp, leader=p.leader, leader_epoch=p.leader_epoch, leo=p.log.leo, hw=p.hw,
+                    was_leader=was_leader)
+        if self.produce_purgatory is not None:
+            self.produce_purgatory.check_and_complete(p.tp)
+        if self.fetch_purgatory is not None:
+            self.fetch_purgatory.check_and_complete(p.tp)
+
+    def stop_replicas(self, partitions: dict, controller_epoch: int | None = None) -> dict:
+        """Apply a StopReplica: ``partitions`` maps tp → (leader_epoch, delete)."""
+        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):
+            return {tp: "STALE_CONTROLLER_EPOCH" for tp in partitions}
+        errors, stop = {}, []
+        for tp, (epoch, delete) in partitions.items():
+            p = self.partitions.get(tp)
+            if p is not None and epoch not in (-1, -2) and epoch <= p.leader_epoch:
+                errors[tp] = "FENCED_LEADER_EPOCH"  # older or equal (2.8; 3.x accepts equal)
+                continue
+            stop.append((tp, delete))
             errors[tp] = "NONE"
+        if self.fetchers is not None and stop:
+            self.fetchers.remove_partitions([tp for tp, _ in stop])
+        for tp, delete in stop:
+            if delete and tp in self.partitions:
+                del self.partitions[tp]
+                self._event("deleted", tp)
+            else:
+                self._event("stopped", tp)
+            if self.produce_purgatory is not None:
+                self.produce_purgatory.check_and_complete(tp)
+            if self.fetch_purgatory is not None:
+                self.fetch_purgatory.check_and_complete(tp)
         return errors
+
+    # -- follower side ------------------------------------------------------------------------------
+    def truncate(self, tp, offset: int, reason: str) -> list:
+        """Truncate a follower's log (by diverging epoch); the batches removed."""
+        p = self.partitions[tp]
+        removed = p.log.truncate_to(offset)
+        if p.hw > p.log.leo:
+            p.hw = p.log.leo
+        self._event("truncated", tp, offset=offset, removed_batches=len(removed),
+                    removed_records=sum(b.records for b in removed), reason=reason, leo=p.log.leo)
+        return removed
+
+    def append_as_follower(self, tp, batches, leader_hw: int) -> None:
+        p = self.partitions.get(tp)
+        if p is None:
+            return
+        for b in batches:
+            if b.base_offset == p.log.leo:
+                p.log.append_as_follower(b)
+        new_hw = min(leader_hw, p.log.leo)
+        if new_hw > p.hw:
+            p.hw = new_hw
 
 
 class MetadataCache:
-    """Partition leadership as this broker will tell clients (changes only on UpdateMetadata)."""
+    """What this broker tells clients about the cluster (``ZkMetadataCache``): changes only on UpdateMetadata."""
 
     def __init__(self):
-        self.leaders: dict = {}
+        self.partitions: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas"}
+        self.live_brokers: set = set()
+        self.controller_id = -1
+        self.controller_epoch = 0
         self.updates: list = []  # (correlation_id, controller_sent_ms, applied_ms)
+        self.applied: list = []  # (applied_ms, topic, partition, leader, leader_epoch)
 
-    def update(self, states: list[dict], correlation_id: int, sent_ms: float, now: float) -> None:
+    @property
+    def leaders(self) -> dict:
+        """``{tp: leader}`` for every partition the cache knows."""
+        return {tp: st["leader"] for tp, st in self.partitions.items()}
+
+    def leader(self, tp) -> int:
+        st = self.partitions.get(tp)
+        return -1 if st is None else st["leader"]
+
+    def load(self, states: list[dict], *, live_brokers=None, controller_id: int | None = None,
+             controller_epoch: int | None = None) -> None:
+        """The state a broker starts the run with (as if its last UpdateMetadata came before t=0)."""
+        if live_brokers is not None:
+            self.live_brokers = set(live_brokers)
+        if controller_id is not None:
+            self.controller_id = controller_id
+        if controller_epoch is not None:
+            self.controller_epoch = controller_epoch
+        for st in states:
+            self.partitions[(st["topic"], st["partition"])] = {
+                "leader": st["leader"], "leader_epoch": st.get("leader_epoch", 0),
+                "isr": list(st.get("isr", ())), "replicas": list(st.get("replicas", ()))}
+
+    def update(self, states: list[dict], correlation_id: int, sent_ms: float, now: float, *,
+               live_brokers=None, controller_id: int | None = None, controller_epoch: int | None = None) -> str:
+        """Apply an UpdateMetadata; ``STALE_CONTROLLER_EPOCH`` (and nothing applied) from an older controller."""
+        if controller_epoch is not None:
+            if controller_epoch < self.controller_epoch:
+                return "STALE_CONTROLLER_EPOCH"
+            self.controller_epoch = controller_epoch
+        if live_brokers is not None:
+            self.live_brokers = set(live_brokers)
+        if controller_id is not None:
+            self.controller_id = controller_id
         for st in states:
             tp = (st["topic"], st["partition"])
             if st["leader"] == -2:
-                self.leaders.pop(tp, None)
+                self.partitions.pop(tp, None)
             else:
-                self.leaders[tp] = st["leader"]
+                self.partitions[tp] = {"leader": st["leader"], "leader_epoch": st.get("leader_epoch", 0),
+                                       "isr": list(st.get("isr", ())), "replicas": list(st.get("replicas", ()))}
+            self.applied.append((now, tp[0], tp[1], st["leader"], st.get("leader_epoch", 0)))
         self.updates.append((correlation_id, sent_ms, now))
+        return "NONE"
+
+    def describe(self, tps) -> dict:
+        """A Metadata response's partitions: ``{tp: (error, leader, leader_epoch)}``."""
+        out = {}
+        for tp in tps:
+            st = self.partitions.get(tp)
+            if st is None:
+                out[tp] = ("UNKNOWN_TOPIC_OR_PARTITION", -1, -1)
+            elif st["leader"] < 0 or (self.live_brokers and st["leader"] not in self.live_brokers):
+                out[tp] = ("LEADER_NOT_AVAILABLE", -1, st["leader_epoch"])
+            else:
+                out[tp] = ("NONE", st["leader"], st["leader_epoch"])
+        return out

@@ -16,14 +16,13 @@ controller to the same environment; clients and controller already connect throu
 from __future__ import annotations
 
 import gc
+import numbers
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
-import simpy
 
 from .broker import Broker
-from .clients import Consumer, Controller, MetadataClient, Producer, ReplicaFetcher
+from .clients import Consumer, MetadataClient, Producer
 from .config import ModelSettings
 from .records import requests_frame
 
@@ -55,7 +54,7 @@ def _check_topic(partitions, replicas) -> None:
                                       InvalidReplicationFactorException)
 
     for name, value in (("partitions", partitions), ("replicas", replicas)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
     if partitions < 1:
         raise InvalidPartitionsException(MSG_PARTITIONS)
@@ -65,7 +64,7 @@ def _check_topic(partitions, replicas) -> None:
 
 @dataclass
 class Results:
-    """What a run produced. ``requests``: the request log; ``metrics``: samples every ``interval_ms``."""
+    """What a run produced for the scenario's broker: its request log and its metrics (every ``interval_ms``)."""
 
     requests: pd.DataFrame
     metrics: pd.DataFrame
@@ -94,7 +93,16 @@ class Results:
 
 
 class Scenario:
-    """One broker on a fresh simpy clock, with a topic it leads, ready for clients and incidents."""
+    """Lab 03's view of a cluster: one broker under study, with a topic it leads.
+
+    A thin façade over :class:`~kafka_lab.sim.cluster.Cluster`: the broker built from ``props`` leads
+    every partition of ``topic``; with ``replicas`` > 1 the other replicas are real brokers (same
+    properties, the next broker ids) that fetch through its inter-broker listener. The controller is the
+    cluster's; requests a test scripts with ``sc.controller.send`` reach the broker through its
+    control-plane listener when it has one. Results are the studied broker's: its request log and
+    metrics. The broker one id above it is known as alive even when it is not simulated, so that a
+    LeaderAndIsr can move leadership to it.
+    """
 
     def __init__(self, props=None, *, seed: int = 0, settings: ModelSettings | None = None,
                  topic: str = "orders", partitions: int = 20, replicas: int = 1, client_listener: str | None = None):
@@ -102,20 +110,31 @@ class Scenario:
         :func:`kafka_lab.listeners.resolve`); ``partitions`` and ``replicas`` (the replication factor) of
         the topic it leads are refused as Kafka refuses them at topic creation."""
         _check_topic(partitions, replicas)
-        self.env = simpy.Environment()
-        self.rng = np.random.default_rng(seed)
-        self.log: list = []
-        self.broker = Broker(self.env, props, rng=self.rng, settings=settings)
-        self.topic = topic
-        bid = self.broker.id
+        from .cluster import Cluster
+        from .config import BrokerConfig
+
+        cfg = BrokerConfig.from_properties(props)  # a mapping or server.properties text, checked as Kafka does
+        props = dict(cfg.props)
+        bid = cfg.broker_id
         self.replica_ids = [bid] + [bid + 1 + i for i in range(replicas - 1)]
+        brokers = {rid: {**props, "broker.id": str(rid)} for rid in self.replica_ids}
+        self.cluster = Cluster(brokers, seed=seed, settings=settings, controller_id=bid,
+                               external_brokers=[bid + 1] if replicas == 1 else ())
+        self.env = self.cluster.env
+        self.log = self.cluster.log
+        self.seed = seed
+        self.broker = self.cluster.brokers[bid]
+        self.topic = topic
+        self.cluster.create_topic(topic, partitions, replicas, assignment={p: list(self.replica_ids)
+                                                                           for p in range(partitions)})
         self.partitions = [(topic, p) for p in range(partitions)]
-        for p in range(partitions):
-            self.broker.replica_manager.add_partition(topic, p, self.replica_ids, leader=bid)
-            self.broker.metadata_cache.leaders[(topic, p)] = bid
-        self.controller = Controller(self)
+        self.controller = self.cluster.controller
         self.clients: list = []
         self._client_listener = client_listener
+
+    def rng(self, name: str):
+        """A component's own random stream (see :meth:`Cluster.rng`)."""
+        return self.cluster.rng(name)
 
     # -- listeners -----------------------------------------------------------------------------------
     @property
@@ -123,10 +142,7 @@ class Scenario:
         """The data-plane listener clients use: as given, else the first that is not the inter-broker listener."""
         if self._client_listener is not None:
             return self._client_listener
-        cfg = self.broker.config
-        names = [l.name for l in cfg.data_plane_listeners]
-        others = [n for n in names if n != cfg.inter_broker_listener_name]
-        return (others or names)[0]
+        return self.cluster.client_listener(self.broker)
 
     def _known_partitions(self, partitions):
         """``partitions`` as a tuple, refusing a partition this scenario's topic does not have."""
@@ -163,15 +179,9 @@ class Scenario:
         self.clients.append(c)
         return c
 
-    def followers(self, append_ms: float = 0.1) -> list[ReplicaFetcher]:
-        """Start a fetcher for every other replica, on the inter-broker listener."""
-        out = []
-        for rid in self.replica_ids[1:]:
-            f = ReplicaFetcher(self, self.broker, rid, listener=self.broker.config.inter_broker_listener_name,
-                               partitions=self.partitions, append_ms=append_ms)
-            self.clients.append(f)
-            out.append(f)
-        return out
+    def followers(self) -> list:
+        """The fetcher managers of the follower brokers (each can ``stop_fetching(tp)``)."""
+        return [self.cluster.brokers[rid].fetchers for rid in self.replica_ids[1:]]
 
     def leader_and_isr_state(self, partition: int, *, leader: int, leader_epoch: int = 1, isr=None) -> dict:
         """One partition state of a LeaderAndIsr/UpdateMetadata request for this scenario's topic."""
@@ -193,5 +203,9 @@ class Scenario:
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         sent = {c.client_id: c.sent for c in self.clients}
         sent[self.controller.client_id] = self.controller.sent
-        return Results(requests_frame(self.log), self.broker.metrics.frame(interval, until_ms), until_ms,
+        for rid in self.replica_ids[1:]:
+            for t in self.cluster.brokers[rid].fetchers.threads.values():
+                sent[t.client_id] = t.sent
+        mine = [r for r in self.log if r.connection is not None and r.connection.broker_id == self.broker.id]
+        return Results(requests_frame(mine), self.broker.metrics.frame(interval, until_ms), until_ms,
                        self.broker, sent)

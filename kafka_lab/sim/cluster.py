@@ -1,0 +1,288 @@
+"""A Kafka cluster on one simulated clock: brokers, a controller, topics, producers and consumers.
+
+    >>> from kafka_lab.sim import Cluster
+    >>> c = Cluster(3, seed=1)
+    >>> c.create_topic("orders", partitions=6, replication_factor=3)
+    >>> c.producer("app-1", topic="orders", acks="all").open_loop(rate_per_s=500)
+    >>> res = c.run(until_ms=1000)
+    >>> sorted(set(res.ledger["outcome"].astype(str)))
+    ['committed', 'pending']
+
+Each broker is the broker model of lab 03 (:class:`~kafka_lab.sim.broker.Broker`) with its own
+properties: its listeners, ``broker.rack``, and ``control.plane.listener.name`` or not, so a cluster
+half-way through KIP-291's migration is a valid cluster. Topics are placed by Kafka's own assignment
+(:func:`kafka_lab.assignment.assign_replicas_to_brokers`, rack-aware when brokers have racks). Followers
+are brokers: they replicate through the leader's request path (:mod:`.fetcher`). One broker is the
+controller (:mod:`.controller`); it connects to each broker's control-plane listener when there is one.
+
+**One random stream per component.** Every component draws from its own generator, seeded from the
+run's seed and the component's name (:meth:`Cluster.rng`): broker ``n``'s service times, each
+producer's arrivals and partitioner. Switching the control plane on changes nothing any client draws,
+so a comparison with and without it is paired: same arrivals, same batches, only the broker differs.
+
+:meth:`Cluster.run` returns :class:`ClusterResults`: the request log of every broker (``broker_id``
+column), every broker's metrics, the ledger (:mod:`.ledger`), the staleness of each broker's metadata
+after each controller decision, and each partition's unavailability.
+"""
+
+from __future__ import annotations
+
+import gc
+import zlib
+from dataclasses import dataclass, field
+from itertools import count
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from .broker import Broker
+from .config import ModelSettings
+from .controller import Controller
+from .ledger import ledger_frame, leader_log_index
+from .producer import KafkaConsumer, KafkaProducer
+from .records import requests_frame
+
+__all__ = ["Cluster", "ClusterResults", "cluster_properties"]
+
+
+def cluster_properties(broker_id: int, *, control_plane: bool = False, rack: str | None = None,
+                       num_io_threads: int = 8, num_network_threads: int = 3, queued_max_requests: int = 500,
+                       **overrides) -> dict:
+    """One broker's properties: PLAINTEXT for clients and brokers, CONTROLLER for the controller (KIP-291)."""
+    props = {
+        "broker.id": str(broker_id),
+        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "num.io.threads": num_io_threads,
+        "num.network.threads": num_network_threads,
+        "queued.max.requests": queued_max_requests,
+    }
+    if control_plane:
+        props["control.plane.listener.name"] = "CONTROLLER"
+    if rack is not None:
+        props["broker.rack"] = rack
+    props.update({k.replace("_", "."): v for k, v in overrides.items()})
+    return props
+
+
+@dataclass
+class ClusterResults:
+    """What a cluster run produced (all times in simulated ms)."""
+
+    requests: pd.DataFrame
+    metrics: pd.DataFrame
+    ledger: pd.DataFrame
+    staleness: pd.DataFrame
+    unavailability: pd.DataFrame
+    events: pd.DataFrame
+    duration_ms: float
+    cluster: "Cluster" = field(repr=False)
+
+    def time_average(self, metric: str, broker_id: int, t0: float = 0.0, t1: float | None = None) -> float:
+        return self.cluster.brokers[broker_id].metrics.time_average(metric, t0, self.duration_ms if t1 is None else t1)
+
+    def outcomes(self) -> pd.DataFrame:
+        """Records per outcome (columns) and acks (rows): the ledger in one table."""
+        t = self.ledger.pivot_table(index="acks", columns="outcome", values="records", aggfunc="sum",
+                                    observed=False, fill_value=0)
+        return t.astype(np.int64)
+
+    @property
+    def wrong_leader(self) -> pd.DataFrame:
+        """Produce partitions answered ``NOT_LEADER_OR_FOLLOWER`` per client and broker (sends to a wrong leader)."""
+        lg = self.ledger[self.ledger["wrong_leader_sends"] > 0]
+        return (lg.groupby(["client_id", "topic", "partition"], as_index=False)
+                .agg(wrong_leader_sends=("wrong_leader_sends", "sum"), batches=("batch_id", "count"),
+                     mean_latency_ms=("latency_ms", "mean")))
+
+
+class Cluster:
+    """Brokers by id on one clock, a controller, topics and clients."""
+
+    def __init__(self, brokers=3, *, seed: int = 0, settings: ModelSettings | None = None,
+                 control_plane=False, controller_id: int | None = None, zk_latency_ms: float = 2.0,
+                 racks=None, broker_overrides: dict | None = None, external_brokers=()):
+        if isinstance(brokers, bool) or not isinstance(brokers, (int, dict, list, tuple)):
+            raise TypeError("brokers is a number of brokers, a list of broker ids, or {broker id: properties}")
+        if isinstance(brokers, int):
+            if brokers < 1:
+                raise ValueError(f"a cluster needs at least one broker, got {brokers}")
+            brokers = list(range(1, brokers + 1))
+        if isinstance(brokers, (list, tuple)):
+            ids = list(brokers)
+            if len(set(ids)) != len(ids) or any(not isinstance(i, int) or i < 0 for i in ids):
+                raise ValueError(f"broker ids must be distinct non-negative ints, got {ids}")
+            cp = control_plane if isinstance(control_plane, dict) else {i: bool(control_plane) for i in ids}
+            rk = racks or {}
+            brokers = {i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i),
+                                             **(broker_overrides or {})) for i in ids}
+        self.seed = seed
+        self.env = simpy.Environment()
+        self.log: list = []
+        self.settings = settings or ModelSettings()
+        self.brokers: dict[int, Broker] = {}
+        for bid, props in brokers.items():
+            props = dict(props)
+            props.setdefault("broker.id", str(bid))
+            b = Broker(self.env, props, rng=self.rng(f"broker-{bid}"), settings=self.settings, cluster=self)
+            if b.id != bid:
+                raise ValueError(f"broker {bid}'s properties say broker.id={b.id}")
+            self.brokers[bid] = b
+        cid = min(self.brokers) if controller_id is None else controller_id
+        if cid not in self.brokers:
+            raise ValueError(f"controller {cid} is not a broker of this cluster: {sorted(self.brokers)}")
+        self.controller = Controller(self.env, self.brokers, self.log, controller_id=cid, zk_latency_ms=zk_latency_ms)
+        # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
+        self.controller.live_brokers |= set(external_brokers)
+        self.bootstrap = min(self.brokers)
+        self.topics: dict = {}
+        self.clients: list = []
+        self._batch_ids = count()
+        for b in self.brokers.values():
+            b.metadata_cache.load([], live_brokers=self.controller.live_brokers, controller_id=cid,
+                                  controller_epoch=self.controller.epoch)
+            b.replica_manager.controller_epoch = self.controller.epoch
+
+    # -- plumbing --------------------------------------------------------------------------------------
+    def rng(self, name: str) -> np.random.Generator:
+        """The component ``name``'s own random stream (same seed and name, same draws)."""
+        return np.random.default_rng([self.seed, zlib.crc32(name.encode())])
+
+    def next_batch_id(self) -> int:
+        return next(self._batch_ids)
+
+    def controller_broker(self) -> Broker | None:
+        return self.brokers.get(self.controller.id)
+
+    @staticmethod
+    def client_listener(broker: Broker) -> str:
+        """Clients connect to the first data-plane listener that is not the inter-broker one (else to it)."""
+        cfg = broker.config
+        names = [lst.name for lst in cfg.data_plane_listeners]
+        others = [n for n in names if n != cfg.inter_broker_listener_name]
+        return (others or names)[0]
+
+    def partitions_of(self, topic: str) -> list:
+        try:
+            return self.topics[topic]
+        except KeyError:
+            raise ValueError(f"unknown topic {topic!r}; topics: {sorted(self.topics)}") from None
+
+    # -- topics ----------------------------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int, replication_factor: int, *, assignment: dict | None = None,
+                     min_insync_replicas: int | None = None, fixed_start_index: int = 0) -> dict:
+        """Create ``name`` at t=0 as the controller would; returns ``{partition: replicas}``.
+
+        The assignment is Kafka's (rack-aware when the brokers have ``broker.rack``); with
+        ``fixed_start_index=0`` (the default here) partition 0's leader is the first broker.
+        """
+        from kafka_lab.assignment import BrokerMetadata, assign_replicas_to_brokers
+
+        if name in self.topics:
+            raise ValueError(f"Topic '{name}' already exists.")
+        if assignment is None:
+            metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
+            assignment = assign_replicas_to_brokers(metas, partitions, replication_factor, fixed_start_index,
+                                                    rng=self.rng(f"assignment:{name}"))
+        tps = []
+        for p, replicas in sorted(assignment.items()):
+            unknown = [r for r in replicas if r not in self.brokers]
+            if unknown:
+                raise ValueError(f"partition {p} names broker(s) {unknown} not in the cluster {sorted(self.brokers)}")
+            tp = (name, p)
+            tps.append(tp)
+            self.controller.add_partition(tp, list(replicas))
+            st = self.controller.partition_state(tp)
+            for r in replicas:
+                rm = self.brokers[r].replica_manager
+                part = rm.add_partition(name, p, list(replicas), st["leader"], st["isr"], 0,
+                                        min_isr=min_insync_replicas)
+                if st["leader"] != r:
+                    self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
+                del part
+            for b in self.brokers.values():
+                b.metadata_cache.load([st])
+        self.topics[name] = tps
+        return {p: list(r) for p, r in assignment.items()}
+
+    def leader_of(self, tp) -> int:
+        return self.controller.state[tp]["leader"]
+
+    # -- clients ---------------------------------------------------------------------------------------
+    def producer(self, client_id: str | None = None, *, topic: str, **kw) -> KafkaProducer:
+        self.partitions_of(topic)
+        p = KafkaProducer(self, client_id or f"producer-{len(self.clients) + 1}", topic=topic, **kw)
+        self.clients.append(p)
+        return p
+
+    def consumer(self, client_id: str | None = None, *, topic: str, **kw) -> KafkaConsumer:
+        self.partitions_of(topic)
+        c = KafkaConsumer(self, client_id or f"consumer-{len(self.clients) + 1}", topic=topic, **kw)
+        self.clients.append(c)
+        return c
+
+    # -- run -------------------------------------------------------------------------------------------
+    def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> ClusterResults:
+        if until_ms <= self.env.now:
+            raise ValueError(f"until_ms must be after the current time {self.env.now}")
+        old = gc.get_threshold()
+        gc.set_threshold(max(old[0], 50000), old[1], old[2])
+        try:
+            self.env.run(until=until_ms)
+        finally:
+            gc.set_threshold(*old)
+        interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
+        metrics = pd.concat([b.metrics.frame(interval, until_ms).assign(broker_id=bid)
+                             for bid, b in sorted(self.brokers.items())], ignore_index=True)
+        batches = [b for c in self.clients if isinstance(c, KafkaProducer) for b in c.batches]
+        return ClusterResults(
+            requests=requests_frame(self.log), metrics=metrics,
+            ledger=ledger_frame(batches, leader_log_index(self)),
+            staleness=self.staleness_frame(until_ms), unavailability=self.unavailability_frame(until_ms),
+            events=self.events_frame(), duration_ms=until_ms, cluster=self)
+
+    def events_frame(self) -> pd.DataFrame:
+        """Every broker's replication state changes (become leader/follower, truncation, ISR changes)."""
+        rows = [(t, bid, kind, topic, part, detail) for bid, b in sorted(self.brokers.items())
+                for (t, kind, topic, part, detail) in b.replica_manager.events]
+        df = pd.DataFrame(rows, columns=["time_ms", "broker_id", "event", "topic", "partition", "detail"])
+        return df.sort_values(["time_ms", "broker_id"], kind="stable", ignore_index=True)
+
+    def staleness_frame(self, until_ms: float) -> pd.DataFrame:
+        """Per controller decision and broker: how long that broker's metadata cache stayed stale.
+
+        ``stale_ms`` = the time its cache applied the decision's leader epoch − the decision's time
+        (to the end of the run, with ``applied`` False, if it never did).
+        """
+        rows = []
+        for t, topic, part, leader, epoch in self.controller.decisions:
+            for bid, b in sorted(self.brokers.items()):
+                applied = next((ta for ta, tt, pp, _l, e in b.metadata_cache.applied
+                                if tt == topic and pp == part and e >= epoch and ta >= t), None)
+                rows.append((bid, topic, part, leader, epoch, t, (applied if applied is not None else until_ms) - t,
+                             applied is not None))
+        return pd.DataFrame(rows, columns=["broker_id", "topic", "partition", "leader", "leader_epoch",
+                                           "decided_ms", "stale_ms", "applied"])
+
+    def unavailability_frame(self, until_ms: float) -> pd.DataFrame:
+        """Per leader move: from the old leader giving up (become-follower) to the new leader taking over."""
+        rows = []
+        for t, topic, part, leader, epoch in self.controller.decisions:
+            stop = start = None
+            for bid, b in self.brokers.items():
+                for (te, kind, tt, pp, d) in b.replica_manager.events:
+                    if tt != topic or pp != part or te < t:
+                        continue
+                    if kind == "become_follower" and d.get("was_leader") and d.get("leader_epoch") == epoch:
+                        stop = te if stop is None else min(stop, te)
+                    if kind == "become_leader" and bid == leader and d.get("leader_epoch") == epoch:
+                        start = te if start is None else min(start, te)
+            if stop is None:
+                stop = t
+            end = start if start is not None else until_ms
+            rows.append((topic, part, leader, epoch, t, stop, start if start is not None else np.nan,
+                         max(0.0, end - stop), max(0.0, stop - end) if start is not None else 0.0))
+        return pd.DataFrame(rows, columns=["topic", "partition", "new_leader", "leader_epoch", "decided_ms",
+                                           "old_leader_stopped_ms", "new_leader_started_ms", "unavailable_ms",
+                                           "two_leaders_ms"])

@@ -1,0 +1,231 @@
+"""Followers are brokers: replica fetcher threads and the AlterIsr channel (Kafka 2.8).
+
+A broker that follows partitions runs ``ReplicaFetcherManager``: with ``num.replica.fetchers=1`` one
+:class:`ReplicaFetcherThread` per leader broker. The thread is a client of the leader like any
+other: it connects to the leader's **inter-broker listener** (so its Fetch requests wait in the
+leader's data-plane request queue behind produce traffic: a busy leader slows its own replication)
+and loops:
+
+1. send ``Fetch`` with its replica id and, per partition, the fetch offset (its own LEO), the epoch of
+   its last fetched batch (``lastFetchedEpoch``, Fetch v12) and the leader epoch it believes current;
+   the leader long-polls it up to ``replica.fetch.wait.max.ms`` (500 ms) when there is nothing new;
+2. per partition of the response: an error (``NOT_LEADER_OR_FOLLOWER``, ``FENCED_LEADER_EPOCH``, ...)
+   delays that partition by ``replica.fetch.backoff.ms`` (1000 ms); a *diverging epoch* truncates the
+   log (``AbstractFetcherThread.truncateOnFetchResponse``: to ``min(leader's end offset of that epoch,
+   own end offset of that epoch, own LEO)``; when its own largest epoch at or below the leader's is a
+   different one, to that epoch's end, and the next fetch asks again); records are appended as they
+   are, and the HW becomes ``min(leader's HW, own LEO)``;
+3. a response for a partition whose leader epoch changed while it was in flight is dropped.
+
+The thread's own work on a response with records (appending to the local log) takes ``append_ms``.
+
+:class:`AlterIsrManager` is ``DefaultAlterIsrManager``: ISR changes a leader wants are queued and sent
+to the controller as one ``AlterIsr`` request at a time (through the controller broker's inter-broker
+listener); the answer is applied per partition. A failed request is retried after 50 ms.
+"""
+
+from __future__ import annotations
+
+from .records import Request
+
+__all__ = ["ReplicaFetcherManager", "ReplicaFetcherThread", "AlterIsrManager", "REPLICA_FETCH_BACKOFF_MS"]
+
+#: replica.fetch.backoff.ms (2.8 default)
+REPLICA_FETCH_BACKOFF_MS = 1000.0
+#: DefaultAlterIsrManager retries a failed request after 50 ms
+ALTER_ISR_RETRY_MS = 50.0
+
+
+class ReplicaFetcherManager:
+    """The fetcher threads of one broker, one per leader broker."""
+
+    def __init__(self, broker, cluster, append_ms: float = 0.1):
+        self.broker = broker
+        self.cluster = cluster
+        self.append_ms = append_ms
+        self.threads: dict = {}  # leader id -> ReplicaFetcherThread
+
+    def add_partitions(self, leaders: dict) -> None:
+        """Fetch each ``tp`` from ``leaders[tp]`` (removing it from any other thread first)."""
+        self.remove_partitions(list(leaders))
+        for tp, leader in leaders.items():
+            if leader not in self.cluster.brokers:
+                continue  # a leader outside the simulation (lab 03's one-broker view): nothing to fetch from
+            t = self.threads.get(leader)
+            if t is None:
+                t = self.threads[leader] = ReplicaFetcherThread(self, leader)
+            t.add(tp)
+
+    def remove_partitions(self, tps) -> None:
+        for t in self.threads.values():
+            t.remove(tps)
+
+    def stop_fetching(self, tp) -> None:
+        """Incident knob: this follower stops fetching ``tp`` (KIP-291's example) until told otherwise."""
+        for t in self.threads.values():
+            t.stopped.add(tp)
+
+    def resume_fetching(self, tp) -> None:
+        for t in self.threads.values():
+            if tp in t.stopped:
+                t.stopped.discard(tp)
+                t.wake()
+
+    def fetching(self) -> dict:
+        """``{tp: leader id}`` of every partition a thread fetches."""
+        return {tp: lid for lid, t in self.threads.items() for tp in t.partitions}
+
+
+class ReplicaFetcherThread:
+    """``ReplicaFetcherThread-0-<leader>`` of one follower broker."""
+
+    def __init__(self, manager: ReplicaFetcherManager, leader_id: int):
+        self.manager = manager
+        self.broker = manager.broker
+        self.cluster = manager.cluster
+        self.env = self.broker.env
+        self.leader_id = leader_id
+        leader = self.cluster.brokers[leader_id]
+        self.client_id = f"broker-{self.broker.id}-fetcher-0"
+        self.connection = leader.connect(leader.config.inter_broker_listener_name, self.client_id,
+                                         client_host=f"10.0.1.{self.broker.id % 250}")
+        self.partitions: dict = {}  # tp -> delayed until (ms)
+        self.stopped: set = set()
+        self._wake = None
+        self._correlation = 0
+        self.sent = 0
+        self.env.process(self._run())
+
+    def add(self, tp) -> None:
+        self.partitions[tp] = 0.0
+        self.wake()
+
+    def remove(self, tps) -> None:
+        for tp in tps:
+            self.partitions.pop(tp, None)
+
+    def wake(self) -> None:
+        if self._wake is not None and not self._wake.triggered:
+            self._wake.succeed()
+
+    def _ready(self) -> list:
+        now = self.env.now
+        return [tp for tp, until in self.partitions.items() if until <= now and tp not in self.stopped]
+
+    def _run(self):
+        env = self.env
+        rm = self.broker.replica_manager
+        me = self.broker.id
+        while True:
+            tps = self._ready()
+            if not tps:
+                delays = [u for tp, u in self.partitions.items() if tp not in self.stopped and u > env.now]
+                self._wake = env.event()
+                if delays:
+                    yield env.any_of([self._wake, env.timeout(min(delays) - env.now)])
+                else:
+                    yield self._wake
+                self._wake = None
+                continue
+            fetches, epochs = {}, {}
+            for tp in tps:
+                p = rm.partitions.get(tp)
+                if p is None:
+                    self.partitions.pop(tp, None)
+                    continue
+                fetches[tp] = (p.log.leo, p.log.latest_epoch, p.leader_epoch)
+                epochs[tp] = p.leader_epoch
+            if not fetches:
+                continue
+            done = env.event()
+            req = Request("Fetch", self._correlation, self.client_id, partitions=tuple(fetches),
+                          payload={"replica_id": me, "fetches": fetches}, on_done=done.succeed)
+            self._correlation += 1
+            self.sent += 1
+            self.cluster.log.append(req)
+            self.connection.send(req)
+            yield done
+            appended = 0
+            for tp, (err, hw, batches, diverging) in (req.result or {}).items():
+                p = rm.partitions.get(tp)
+                if tp not in self.partitions or p is None or p.leader_epoch != epochs.get(tp):
+                    continue  # the partition moved while the fetch was in flight
+                if err != "NONE":
+                    self.partitions[tp] = env.now + REPLICA_FETCH_BACKOFF_MS
+                    continue
+                if diverging is not None:
+                    rm.truncate(tp, self._truncation_offset(p, *diverging), reason="diverging epoch")
+                    continue
+                if batches:
+                    rm.append_as_follower(tp, batches, hw)
+                    appended += 1
+                elif hw > p.hw:
+                    p.hw = min(hw, p.log.leo)
+            if appended and self.manager.append_ms:
+                yield env.timeout(self.manager.append_ms)
+
+    @staticmethod
+    def _truncation_offset(p, leader_epoch: int, leader_end: int) -> int:
+        """``AbstractFetcherThread.getOffsetTruncationState`` for a diverging epoch."""
+        leo = p.log.leo
+        if leader_end < 0:
+            return min(p.hw, leo)
+        if leader_epoch < 0:
+            return min(leader_end, leo)
+        f_epoch, f_end = p.log.end_offset_for_epoch(leader_epoch)
+        if f_epoch < 0:
+            return min(leader_end, leo)
+        if f_epoch != leader_epoch:
+            return f_end
+        return min(leader_end, f_end, leo)
+
+
+class AlterIsrManager:
+    """Sends a broker's ISR changes to the controller: one AlterIsr in flight, changes batched."""
+
+    def __init__(self, broker, cluster):
+        self.broker = broker
+        self.cluster = cluster
+        self.env = broker.env
+        self.pending: dict = {}  # tp -> (leader_epoch, new isr, zk_version)
+        self.in_flight = False
+        self.connection = None
+        self._correlation = 0
+        self.sent = 0
+
+    def submit(self, partition, new_isr: list) -> None:
+        self.pending[partition.tp] = (partition.leader_epoch, list(new_isr), partition.zk_version)
+        self._pump()
+
+    def _pump(self) -> None:
+        if self.in_flight or not self.pending:
+            return
+        controller = self.cluster.controller_broker()
+        if controller is None:
+            self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())
+            return
+        if self.connection is None or self.connection.broker_id != controller.id:
+            self.connection = controller.connect(controller.config.inter_broker_listener_name,
+                                                 f"broker-{self.broker.id}-alter-isr",
+                                                 client_host=f"10.0.1.{self.broker.id % 250}")
+        items, self.pending = self.pending, {}
+        self.in_flight = True
+        req = Request("AlterIsr", self._correlation, f"broker-{self.broker.id}-alter-isr", partitions=tuple(items),
+                      payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
+                      on_done=self._answered)
+        self._correlation += 1
+        self.sent += 1
+        self.cluster.log.append(req)
+        self.connection.send(req)
+
+    def _answered(self, req) -> None:
+        self.in_flight = False
+        rm = self.broker.replica_manager
+        if req.error not in ("NONE", "IN_FLIGHT") or req.result is None:
+            for tp, item in req.payload["items"].items():  # retry the whole batch later
+                self.pending.setdefault(tp, item)
+            self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())
+            return
+        for tp, (err, isr, epoch, version) in req.result.items():
+            rm.isr_changed(tp, isr, epoch, version, err)
+        self._pump()

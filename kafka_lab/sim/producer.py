@@ -1,0 +1,396 @@
+"""Clients of a cluster with their own metadata: the producer (Kafka 2.8 defaults) and a consumer.
+
+A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempotence=false``):
+
+- **the application** hands over records; keyless records go where 2.8's default partitioner puts
+  them (the *sticky* partitioner, KIP-480: a new batch goes to a random partition that has a leader,
+  not the previous one), or the producer writes one batch to each of a fixed list of partitions
+  (``partitions=[...]``: keyed records spread over them, as in KIP-291's 20-partition example);
+- **the accumulator** keeps a queue of batches per partition;
+- **the sender** drains, for each broker its metadata names leader of some partitions, one batch per
+  ready partition into one ``Produce`` request, while fewer than
+  ``max.in.flight.requests.per.connection`` (5) are in flight on that connection;
+- **answers**, per partition: ``NONE`` acknowledges the batch. A retriable error
+  (``NOT_LEADER_OR_FOLLOWER``, ``REQUEST_TIMED_OUT``, ``NOT_ENOUGH_REPLICAS[_AFTER_APPEND]``,
+  ``NETWORK_EXCEPTION``, ...) re-queues it at the head of its partition after ``retry.backoff.ms``, while
+  ``retries`` and ``delivery.timeout.ms`` allow; an ``InvalidMetadataException`` among them
+  (``NOT_LEADER_OR_FOLLOWER``, ``NETWORK_EXCEPTION``, ...) also asks for a metadata refresh;
+  ``REQUEST_TIMED_OUT`` does not. Anything else, or a retry not allowed, fails the batch (an error
+  returned to the application);
+- **client timeout**: a request unanswered after ``request.timeout.ms`` closes its connection
+  (``NetworkClient.handleTimedOutRequests``); every request in flight on it fails ``NETWORK_EXCEPTION``.
+  The broker may still append it: a retry then writes the batch twice (a *duplicate*);
+- **metadata**: a ``Metadata`` request to the least-loaded broker, answered from *that broker's*
+  metadata cache, when asked for (at most every ``retry.backoff.ms``) or after ``metadata.max.age.ms``;
+  a partition whose leader epoch is older than the one already known is ignored (KIP-320).
+
+Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: ``acks=1``,
+``retries=2147483647``, ``retry.backoff.ms=100``, ``request.timeout.ms=30000``,
+``delivery.timeout.ms=120000``, ``max.in.flight.requests.per.connection=5``,
+``metadata.max.age.ms=300000``, ``linger.ms=0`` (a batch is ready at once).
+
+A :class:`KafkaConsumer` polls each partition's leader every ``poll_interval_ms`` and reads what lies
+below the high watermark (``Fetch`` without long poll).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .distributions import Exponential
+from .records import Request
+from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
+
+__all__ = ["KafkaProducer", "KafkaConsumer", "ProducerBatch", "PRODUCER_DEFAULTS"]
+
+PRODUCER_DEFAULTS = {
+    "acks": 1, "retries": 2147483647, "retry.backoff.ms": 100, "request.timeout.ms": 30000,
+    "delivery.timeout.ms": 120000, "max.in.flight.requests.per.connection": 5, "metadata.max.age.ms": 300000,
+    "linger.ms": 0,
+}
+
+
+class ProducerBatch:
+    """One batch the application handed over, and what became of it (a row of the ledger)."""
+
+    __slots__ = ("batch_id", "client_id", "topic", "partition", "records", "acks", "created_ms", "attempts",
+                 "retry_at", "outcome", "error", "done_ms", "base_offset", "broker_id", "wrong_leader_sends",
+                 "wrong_leader_ms", "in_flight")
+
+    def __init__(self, batch_id, client_id, tp, records, acks, now):
+        self.batch_id = batch_id
+        self.client_id = client_id
+        self.topic, self.partition = tp
+        self.records = records
+        self.acks = acks
+        self.created_ms = now
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.outcome = "pending"  # pending | acknowledged | failed (the ledger resolves acknowledged)
+        self.error = ""
+        self.done_ms = float("nan")
+        self.base_offset = -1
+        self.broker_id = -1
+        self.wrong_leader_sends = 0
+        self.wrong_leader_ms = 0.0
+        self.in_flight = False
+
+    @property
+    def tp(self):
+        return (self.topic, self.partition)
+
+
+class _MetadataClient:
+    """What every client of a cluster shares: connections per broker, metadata, its refresh."""
+
+    def __init__(self, cluster, client_id: str, *, topic: str, retry_backoff_ms: float, metadata_max_age_ms: float):
+        self.cluster = cluster
+        self.env = cluster.env
+        self.client_id = client_id
+        self.topic = topic
+        self.retry_backoff_ms = retry_backoff_ms
+        self.metadata_max_age_ms = metadata_max_age_ms
+        self.leaders: dict = {}  # tp -> (leader, leader_epoch)
+        self.last_refresh_ms = -float("inf")
+        self.update_requested = True
+        self.metadata_in_flight = False
+        self.connections: dict = {}  # broker id -> Connection
+        self.in_flight: dict = {}  # broker id -> number of requests in flight
+        self._correlation = 0
+        self.sent = 0
+        self._refresh_timer = False
+        self.prefer = None  # a broker to ask for metadata (else the least loaded, NetworkClient.leastLoadedNode)
+
+    def connection(self, bid: int):
+        conn = self.connections.get(bid)
+        if conn is None or conn.closed:
+            b = self.cluster.brokers[bid]
+            conn = self.connections[bid] = b.connect(self.cluster.client_listener(b), self.client_id)
+            self.in_flight[bid] = 0
+        return conn
+
+    def _send(self, bid: int, req: Request) -> None:
+        req.correlation_id = self._correlation
+        self._correlation += 1
+        self.sent += 1
+        self.in_flight[bid] = self.in_flight.get(bid, 0) + 1
+        self.cluster.log.append(req)
+        self.connection(bid).send(req)
+
+    def request_update(self) -> None:
+        self.update_requested = True
+
+    def maybe_refresh(self) -> None:
+        """Send a Metadata request if one is due (asked for, or aged) and none is in flight."""
+        now = self.env.now
+        if self.metadata_in_flight:
+            return
+        due = self.last_refresh_ms + (self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)
+        if now < due:
+            if not self._refresh_timer:
+                self._refresh_timer = True
+
+                def fire(_e):
+                    self._refresh_timer = False
+                    self.maybe_refresh()
+                self.env.timeout(due - now).callbacks.append(fire)
+            return
+        live = sorted(self.cluster.brokers)
+        bid = self.prefer if self.prefer is not None else \
+            min(live, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b))
+        tps = self.cluster.partitions_of(self.topic)
+        self.metadata_in_flight = True
+        self._send(bid, Request("Metadata", 0, self.client_id, partitions=tuple(tps),
+                               on_done=lambda r, bid=bid: self._metadata_answer(r, bid)))
+
+    def _metadata_answer(self, req, bid) -> None:
+        self.in_flight[bid] -= 1
+        self.metadata_in_flight = False
+        self.last_refresh_ms = self.env.now
+        self.update_requested = False
+        for tp, (err, leader, epoch) in (req.result or {}).items():
+            known = self.leaders.get(tp)
+            if known is not None and epoch < known[1]:
+                continue  # KIP-320: older than what this client has seen
+            if err == "NONE":
+                self.leaders[tp] = (leader, epoch)
+            elif known is not None:
+                self.leaders[tp] = (-1, max(epoch, known[1]))
+        self.on_metadata()
+        self.maybe_refresh()  # arm the age-based refresh
+
+    def on_metadata(self) -> None:  # overridden
+        pass
+
+
+class KafkaProducer(_MetadataClient):
+    """A producer of one topic (see the module docstring for what it models)."""
+
+    def __init__(self, cluster, client_id: str, *, topic: str, acks=1, records_per_batch: int = 10,
+                 partitions=None, rng=None, **configs):
+        unknown = set(configs) - {k.replace(".", "_") for k in PRODUCER_DEFAULTS}
+        if unknown:
+            raise TypeError(f"unknown producer setting(s) {sorted(unknown)}; known: "
+                            f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')}")
+        cfg = {k: configs.get(k.replace(".", "_"), v) for k, v in PRODUCER_DEFAULTS.items()}
+        if acks in ("all", "-1"):
+            acks = -1
+        if acks not in (0, 1, -1):
+            raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
+        if records_per_batch < 1:
+            raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
+        if cfg["max.in.flight.requests.per.connection"] < 1:
+            raise ValueError("max.in.flight.requests.per.connection must be at least 1")
+        if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
+            raise ValueError("delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
+        super().__init__(cluster, client_id, topic=topic, retry_backoff_ms=cfg["retry.backoff.ms"],
+                         metadata_max_age_ms=cfg["metadata.max.age.ms"])
+        self.acks = acks
+        self.cfg = cfg
+        self.records_per_batch = records_per_batch
+        self.fixed = None if partitions is None else [tp if isinstance(tp, tuple) else (topic, tp) for tp in partitions]
+        self.rng = rng if rng is not None else cluster.rng(f"producer:{client_id}")
+        self.accumulator: dict = {}  # tp -> deque of batches not in flight
+        self.batches: list[ProducerBatch] = []
+        self.requests: dict = {}  # id(req) -> (req, broker id, batches)
+        self._sticky = None
+        self._wake_at = None
+        self.maybe_refresh()
+
+    # -- the application ---------------------------------------------------------------------------
+    def produce(self) -> list[ProducerBatch]:
+        """The application hands over one batch (sticky) or one batch per fixed partition."""
+        now = self.env.now
+        if self.fixed is not None:
+            tps = self.fixed
+        else:
+            tps = [self._sticky_partition()]
+            if tps[0] is None:
+                tps = [self.cluster.partitions_of(self.topic)[0]]
+        out = []
+        for tp in tps:
+            b = ProducerBatch(self.cluster.next_batch_id(), self.client_id, tp, self.records_per_batch, self.acks, now)
+            self.batches.append(b)
+            self.accumulator.setdefault(tp, deque()).append(b)
+            out.append(b)
+        self.drain()
+        return out
+
+    def _sticky_partition(self):
+        """KIP-480: a random available partition other than the previous one."""
+        avail = [tp for tp in self.cluster.partitions_of(self.topic) if self.leaders.get(tp, (-1, 0))[0] >= 0]
+        if not avail:
+            avail = self.cluster.partitions_of(self.topic)
+        if len(avail) > 1 and self._sticky in avail:
+            avail = [tp for tp in avail if tp != self._sticky]
+        self._sticky = avail[int(self.rng.integers(len(avail)))]
+        return self._sticky
+
+    def open_loop(self, rate_per_s: float, start_ms: float = 0.0, stop_ms: float | None = None) -> None:
+        """The application produces at Poisson times, ``rate_per_s`` per simulated second."""
+        if not rate_per_s > 0:
+            raise ValueError(f"a produce rate must be > 0 per second, got {rate_per_s!r}")
+        gap = Exponential(1000.0 / rate_per_s).sampler(self.rng)
+
+        def loop():
+            if start_ms:
+                yield self.env.timeout(start_ms)
+            while True:
+                yield self.env.timeout(gap())
+                if stop_ms is not None and self.env.now > stop_ms:
+                    return
+                self.produce()
+        self.env.process(loop())
+
+    def burst(self, n: int, at_ms: float = 0.0) -> None:
+        """The application hands over ``n`` times at once at ``at_ms``."""
+        def go():
+            if at_ms:
+                yield self.env.timeout(at_ms)
+            for _ in range(n):
+                self.produce()
+        self.env.process(go())
+
+    # -- the sender ---------------------------------------------------------------------------------
+    def on_metadata(self) -> None:
+        self.drain()
+
+    def drain(self) -> None:
+        """Send what is ready: per leader, one batch per ready partition, within the in-flight limit."""
+        now = self.env.now
+        if not self.leaders:
+            self.maybe_refresh()
+            return
+        per_node: dict = {}
+        next_wake = None
+        for tp, q in self.accumulator.items():
+            if not q:
+                continue
+            b = q[0]
+            leader = self.leaders.get(tp, (-1, 0))[0]
+            if leader < 0:
+                self.request_update()
+                continue
+            if b.retry_at > now:
+                next_wake = b.retry_at if next_wake is None else min(next_wake, b.retry_at)
+                continue
+            per_node.setdefault(leader, []).append(tp)
+        limit = self.cfg["max.in.flight.requests.per.connection"]
+        for bid, tps in per_node.items():
+            # one request at a time per connection slot: one batch (the head) per ready partition
+            while tps and self.in_flight.get(bid, 0) < limit:
+                batches = [self.accumulator[tp].popleft() for tp in tps]
+                self._send_produce(bid, batches)
+                tps = [tp for tp in tps if self.accumulator[tp] and self.accumulator[tp][0].retry_at <= now]
+        if self.update_requested:
+            self.maybe_refresh()
+        if next_wake is not None and (self._wake_at is None or next_wake < self._wake_at):
+            self._wake_at = next_wake
+
+            def fire(_e):
+                self._wake_at = None
+                self.drain()
+            self.env.timeout(next_wake - now).callbacks.append(fire)
+
+    def _send_produce(self, bid: int, batches: list) -> None:
+        for b in batches:
+            b.attempts += 1
+            b.in_flight = True
+            b.broker_id = bid
+        tps = tuple(b.tp for b in batches)
+        req = Request("Produce", 0, self.client_id, acks=self.acks, partitions=tps,
+                      records=self.records_per_batch, timeout_ms=self.cfg["request.timeout.ms"],
+                      payload={"batches": {b.tp: (b.records, b.batch_id) for b in batches}},
+                      on_done=self._answered)
+        self.requests[id(req)] = (req, bid, batches)
+        self._send(bid, req)
+        conn = self.connections[bid]
+        self.env.timeout(self.cfg["request.timeout.ms"]).callbacks.append(
+            lambda _e, req=req, conn=conn: self._client_timeout(req, conn))
+
+    def _answered(self, req) -> None:
+        entry = self.requests.pop(id(req), None)
+        if entry is None:
+            return  # answered after the client gave up on it (its connection was closed)
+        _, bid, batches = entry
+        self.in_flight[bid] -= 1
+        errors = req.partition_errors or {}
+        bases = req.result or {}
+        for b in batches:
+            err = errors.get(b.tp, "NONE") if req.acks != 0 else "NONE"
+            self._complete_batch(b, err, bases.get(b.tp, -1))
+        self.drain()
+
+    def _client_timeout(self, req, conn) -> None:
+        if id(req) not in self.requests:
+            return
+        # NetworkClient.handleTimedOutRequests: close the connection; everything in flight on it fails
+        conn.close()
+        for key, (r, bid, batches) in list(self.requests.items()):
+            if r.connection is conn:
+                del self.requests[key]
+                self.in_flight[bid] -= 1
+                for b in batches:
+                    self._complete_batch(b, "NETWORK_EXCEPTION", -1)
+        self.request_update()
+        self.drain()
+
+    def _complete_batch(self, b: ProducerBatch, err: str, base_offset: int) -> None:
+        now = self.env.now
+        b.in_flight = False
+        if err == "NONE":
+            b.outcome, b.error, b.done_ms, b.base_offset = "acknowledged", "NONE", now, base_offset
+            return
+        if err == "NOT_LEADER_OR_FOLLOWER":
+            b.wrong_leader_sends += 1
+        can_retry = (err in RETRIABLE_ERRORS and b.attempts <= self.cfg["retries"]
+                     and now - b.created_ms < self.cfg["delivery.timeout.ms"])
+        if err in INVALID_METADATA_ERRORS:
+            self.request_update()
+        if can_retry:
+            b.retry_at = now + self.cfg["retry.backoff.ms"]
+            b.error = err
+            self.accumulator.setdefault(b.tp, deque()).appendleft(b)
+        else:
+            b.outcome, b.error, b.done_ms = "failed", err, now
+
+
+class KafkaConsumer(_MetadataClient):
+    """Reads every partition of a topic up to its high watermark, polling each leader."""
+
+    def __init__(self, cluster, client_id: str, *, topic: str, poll_interval_ms: float = 50.0,
+                 retry_backoff_ms: float = 100.0, metadata_max_age_ms: float = 300000.0):
+        if not poll_interval_ms > 0:
+            raise ValueError(f"poll_interval_ms must be > 0, got {poll_interval_ms!r}")
+        super().__init__(cluster, client_id, topic=topic, retry_backoff_ms=retry_backoff_ms,
+                         metadata_max_age_ms=metadata_max_age_ms)
+        self.poll_interval_ms = poll_interval_ms
+        self.positions: dict = {}
+        self.consumed = 0
+        self.maybe_refresh()
+        self.env.process(self._run())
+
+    def _run(self):
+        while True:
+            yield self.env.timeout(self.poll_interval_ms)
+            per_node: dict = {}
+            for tp, (leader, _e) in self.leaders.items():
+                if leader >= 0:
+                    per_node.setdefault(leader, []).append(tp)
+            for bid, tps in per_node.items():
+                if self.in_flight.get(bid, 0):
+                    continue
+                req = Request("Fetch", 0, self.client_id, partitions=tuple(tps),
+                              payload={"replica_id": -1, "offsets": {tp: self.positions.get(tp, 0) for tp in tps}},
+                              on_done=lambda r, bid=bid: self._answered(r, bid))
+                self._send(bid, req)
+            if self.update_requested:
+                self.maybe_refresh()
+
+    def _answered(self, req, bid) -> None:
+        self.in_flight[bid] -= 1
+        for tp, (hw, n) in (req.result or {}).items():
+            self.consumed += n
+            self.positions[tp] = max(self.positions.get(tp, 0), hw)
+        if req.partition_errors:
+            self.request_update()
