@@ -145,7 +145,7 @@ def test_panel_shows_kafka_error_for_a_broker_without_rack():
 
 def test_failure_panel_builds():
     panel = ui.rack_failure_panel()
-    assert isinstance(ui._side_by_side(ui.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
+    assert isinstance(ui.failure_figure(ui.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
     assert panel.children
 
 

@@ -17,12 +17,12 @@ from kafka_lab.assignment import BrokerMetadata, assign_replicas_to_brokers, bro
 from kafka_lab.replication import (KIP36_BROKERS, OFFLINE, READ_ONLY, WRITABLE, ReplicationBudget,
                                    not_enough_replicas_message, partition_state, replication_budget)
 
-from . import PALETTE, primary, primary_output, show_figure
+from . import BAD, GOOD, INK, PALETTE, PARTLY, TEMPLATE, primary, primary_output, show_figure
 
 __all__ = ["ReplicationBudget", "replication_budget", "partition_state", "not_enough_replicas_message",
            "warmup_panel", "warmup_figure", "survival_figure", "placement", "KIP36_BROKERS"]
 
-_STATE_COLOUR = {WRITABLE: PALETTE[2], READ_ONLY: PALETTE[1], OFFLINE: PALETTE[3]}
+_STATE_COLOUR = {WRITABLE: GOOD, READ_ONLY: PARTLY, OFFLINE: BAD}
 
 
 def _summary_html(b: ReplicationBudget) -> str:
@@ -58,15 +58,16 @@ def _survival_traces(replication_factor: int, min_insync_replicas: int) -> list[
 def survival_figure(replication_factor: int, min_insync_replicas: int) -> go.Figure:
     """Bars: a partition's replicas left after losing 0..RF of its brokers, coloured by what still works."""
     fig = go.Figure(_survival_traces(replication_factor, min_insync_replicas))
-    fig.add_hline(y=min_insync_replicas, line_dash="dash", line_color="#444",
-                  annotation_text=f"min.insync.replicas = {min_insync_replicas}", annotation_position="top right")
+    fig.add_hline(y=min_insync_replicas, line_dash="dash", line_color=INK,
+                  annotation_text=f"min.insync.replicas = {min_insync_replicas}", annotation_position="top right",
+                  annotation_bgcolor="rgba(255,255,255,0.9)")
     fig.update_layout(
         title=f"One partition with replication factor {replication_factor}: what survives losing its brokers",
         xaxis=dict(title="brokers lost (of this partition's replicas)", dtick=1),
         yaxis=dict(title="replicas left (in sync)", range=[0, max(replication_factor, min_insync_replicas) + 0.8],
                    dtick=1),
         barmode="overlay", height=380, margin=dict(l=60, r=20, t=60, b=50),
-        legend=dict(orientation="h", y=-0.25), template="plotly_white",
+        legend=dict(orientation="h", y=-0.25), template=TEMPLATE,
     )
     return fig
 
@@ -94,7 +95,7 @@ def warmup_figure(partitions: int, replication_factor: int, min_insync_replicas:
                              legendgroup="placement", hovertemplate="%{x}: %{y} " + role + "<extra></extra>"), 1, 1)
     for trace in _survival_traces(replication_factor, min_insync_replicas):
         fig.add_trace(trace, 1, 2)
-    fig.add_hline(y=min_insync_replicas, line_dash="dash", line_color="#444", row=1, col=2)
+    fig.add_hline(y=min_insync_replicas, line_dash="dash", line_color=INK, row=1, col=2)
     fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=min_insync_replicas, yref="y2", yanchor="bottom",
                        yshift=3, text=f"min.insync.replicas = {min_insync_replicas}", showarrow=False,
                        bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
@@ -107,7 +108,7 @@ def warmup_figure(partitions: int, replication_factor: int, min_insync_replicas:
     fig.update_layout(title=f"Replication factor {replication_factor}, min.insync.replicas {min_insync_replicas}: "
                             "the bill and the insurance",
                       barmode="stack", height=420, margin=dict(l=60, r=20, t=80, b=50),
-                      legend=dict(orientation="h", y=-0.28), template="plotly_white")
+                      legend=dict(orientation="h", y=-0.28), template=TEMPLATE)
     # the survival panel overlays its bars (one per loss count), the placement panel stacks them
     for trace in fig.data:
         if trace.legendgroup == "state":

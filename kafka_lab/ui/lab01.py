@@ -20,12 +20,12 @@ from kafka_lab.listeners import (KIP291_TIMESTAMP_MS, PRESETS, BrokerListeners, 
                                  listener_table, migration_steps, parse_properties, registered_endpoints, registration_json,
                                  resolve, users_of)
 
-from . import PALETTE, primary, primary_output
+from . import GREY, MUTED, PALETTE, primary, primary_output
 
 __all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html",
            "listeners_html", "show_table", "host_port_note", "registrations_html", "show_registrations"]
 
-_CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
+_CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], GREY
 #: the panels' tables: compact and left-aligned. The selectors name the table's class too, so they outrank
 #: JupyterLab's own output-table rules (right-aligned cells, fixed layout, centred table).
 _TABLE_CSS = ("<style>.kl-listeners table.kl-table, .kl-migration table.kl-table "
@@ -66,7 +66,7 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
              "style='font-family:sans-serif;font-size:12px'>",
              "<defs><marker id='kl-arrow' markerWidth='8' markerHeight='8' refX='7' refY='3' orient='auto'>"
-             "<path d='M0,0 L7,3 L0,6 z' fill='#555'/></marker></defs>"]
+             f"<path d='M0,0 L7,3 L0,6 z' fill='{MUTED}'/></marker></defs>"]
     for x, title in ((10, "who connects"), (230, f"published in ZooKeeper (/brokers/ids/{broker.broker_id})"),
                      (560, "the broker binds (listeners)")):
         parts.append(f"<text x='{x}' y='20' font-weight='bold'>{esc(title)}</text>")
@@ -84,25 +84,25 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
             parts.append(f"<text x='18' y='{y + 17}'>{esc(head)},</text><text x='18' y='{y + 33}'>{esc(tail)}</text>")
         pub = published.get(name)
         if pub:
-            parts.append(f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' "
+            parts.append(f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='{MUTED}' "
                          "marker-end='url(#kl-arrow)'/>")
             parts.append(f"<rect x='230' y='{y}' width='300' height='40' rx='6' fill='white' stroke='{colour}'/>"
                          f"<text x='238' y='{y + 17}' font-weight='bold'>{esc(pub)}</text>"
-                         f"<text x='238' y='{y + 33}' fill='#555'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
+                         f"<text x='238' y='{y + 33}' fill='{MUTED}'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
                          "</text>")
         else:
-            parts.append(f"<text x='238' y='{y + 24}' fill='#999'>not published</text>")
+            parts.append(f"<text x='238' y='{y + 24}' fill='{GREY}'>not published</text>")
         bound = broker.listener(name)
         if bound:
             plane = broker.plane(name)
             label = f"{plane} plane" + (" (1 thread, queue of 20)" if plane == "control" else "")
             if pub:
-                parts.append(f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='#555' stroke-dasharray='4 3' "
+                parts.append(f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='{MUTED}' stroke-dasharray='4 3' "
                              "marker-end='url(#kl-arrow)'/>")
             parts.append(f"<rect x='560' y='{y}' width='290' height='40' rx='6' fill='{colour}' fill-opacity='0.08' "
                          f"stroke='{colour}' stroke-width='{3 if plane == 'control' else 1}'/>"
                          f"<text x='568' y='{y + 17}' font-weight='bold'>{esc(bound.connection_string)}</text>"
-                         f"<text x='568' y='{y + 33}' fill='#555'>{esc(label)}</text>")
+                         f"<text x='568' y='{y + 33}' fill='{MUTED}'>{esc(label)}</text>")
     parts.append("</svg>")
     return "".join(parts)
 

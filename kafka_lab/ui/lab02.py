@@ -22,7 +22,7 @@ from plotly.subplots import make_subplots
 
 from kafka_lab import assignment as asg
 
-from . import PALETTE, primary, primary_output, show_figure
+from . import BAD, GREY, INK, PALETTE, PARTLY, TEMPLATE, primary, primary_output, show_figure
 
 __all__ = [
     "KIP36_RACKS",
@@ -30,6 +30,7 @@ __all__ = [
     "assignment_figure",
     "balance_figure",
     "comparison",
+    "failure_figure",
     "kafka_says",
     "rack_awareness_panel",
     "rack_failure_panel",
@@ -47,7 +48,7 @@ NO_RACK = "(no rack)"
 def _rack_colours(brokers) -> dict:
     racks = sorted({b.rack for b in brokers if b.rack is not None}, key=asg._java_string_key)
     colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(racks)}
-    colours[None] = "#7f7f7f"
+    colours[None] = GREY
     return colours
 
 
@@ -83,7 +84,7 @@ def _grid_traces(assignment, brokers, failed=frozenset(), showlegend=True):
                 name = (rack if rack is not None else "no rack") + (" leader" if role == "leader" else "")
                 traces.append(go.Scatter(
                     x=xs, y=ys, mode="markers", name=name, legendgroup=str(rack), showlegend=showlegend,
-                    marker=dict(symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color="#333")),
+                    marker=dict(symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color=INK)),
                     hovertext=hover, hoverinfo="text"))
     return traces
 
@@ -98,31 +99,32 @@ def assignment_figure(assignment, brokers, *, title: str = "", failed=()) -> go.
     fig.update_layout(
         title=title or f"{len(parts)} partitions on {len(brokers)} brokers (★ = leader)",
         xaxis=dict(title="partition", dtick=1 if len(parts) <= 30 else None, range=[min(parts) - 0.7, max(parts) + 0.7]),
-        yaxis=dict(categoryorder="array", categoryarray=rows[::-1], type="category"),
-        height=120 + 34 * len(rows), margin=dict(l=150, r=20, t=60, b=50), template="plotly_white",
+        yaxis=dict(categoryorder="array", categoryarray=rows[::-1], type="category", title="broker (rack)"),
+        height=120 + 34 * len(rows), margin=dict(l=150, r=20, t=60, b=50), template=TEMPLATE,
         legend=dict(orientation="h", y=-0.2),
     )
     return fig
 
 
 def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
-    """Leaders and replicas per broker (bars coloured by rack)."""
+    """Leaders and replicas per broker, brokers grouped by rack (the rack is in each broker's label)."""
     brokers = asg._as_brokers(brokers)
     bb = asg.broker_balance(assignment, brokers)
-    colours = _rack_colours(brokers)
     order = [b.id for b in _broker_order(brokers)]
     bb = bb.loc[order]
     labels = [f"broker {i} ({r if r is not None else 'no rack'})" for i, r in zip(bb.index, bb["rack"])]
-    col = [colours[r] for r in bb["rack"]]
     fig = go.Figure([
-        go.Bar(x=labels, y=bb["replicas"], name="replicas", marker_color=col, opacity=0.45,
+        go.Bar(x=labels, y=bb["replicas"], name="replicas (leaders and followers)", marker_color=PALETTE[4],
                text=bb["replicas"], textposition="outside"),
-        go.Bar(x=labels, y=bb["leaders"], name="leaders", marker_color=col,
+        go.Bar(x=labels, y=bb["leaders"], name="leaders", marker_color=PALETTE[0],
                text=bb["leaders"], textposition="outside"),
     ])
-    fig.update_layout(title=title or "Leaders (solid) and replicas (light) per broker, coloured by rack",
-                      barmode="group", height=330, template="plotly_white", margin=dict(l=50, r=20, t=60, b=40),
-                      yaxis=dict(title="count", dtick=1 if bb["replicas"].max() <= 10 else None), showlegend=False)
+    fig.update_layout(title=title or "Leaders and replicas per broker",
+                      barmode="group", height=360, template=TEMPLATE, margin=dict(l=60, r=20, t=60, b=40),
+                      xaxis=dict(title="broker (rack)"),
+                      yaxis=dict(title="partitions (count)", dtick=1 if bb["replicas"].max() <= 10 else None,
+                                 range=[0, bb["replicas"].max() * 1.2 + 0.5]),
+                      legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -250,10 +252,11 @@ def comparison(racks: dict, partitions: int, replication_factor: int, *, failed_
     return pd.DataFrame(rows).T.rename(columns=COMPARISON_COLUMNS)
 
 
-def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> go.Figure:
+def failure_figure(racks, partitions, rf, failed_rack, min_isr, start_index=0) -> go.Figure:
+    """Rack-aware and rack-unaware side by side after ``failed_rack`` fails: faded replicas, shaded partitions."""
     brokers = asg.brokers_from_racks(racks)
     failed = {b.id for b in brokers if b.rack == failed_rack}
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.16,
                         subplot_titles=("rack-aware (KIP-36)", "rack-unaware (--disable-rack-aware)"))
     for col, mode in ((1, "enforced"), (2, "disabled")):
         a = asg.assign_for_topic(brokers, partitions, rf, rack_aware_mode=mode, fixed_start_index=start_index)
@@ -264,15 +267,19 @@ def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> g
         for p, row in impact.iterrows():
             if row["offline"] or row["below_min_isr"]:
                 fig.add_vrect(x0=p - 0.5, x1=p + 0.5, row=1, col=col, line_width=0, opacity=0.25,
-                              fillcolor="#E45756" if row["offline"] else "#F58518")
+                              fillcolor=BAD if row["offline"] else PARTLY)
+    for name, colour in (("offline: no replica left", BAD), (f"below min.insync.replicas={min_isr}", PARTLY)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=14, color=colour, opacity=0.4)), row=1, col=1)
     rows = [_broker_label(b) for b in _broker_order(brokers)]
-    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category")
+    # both halves name their rows (shared axes hide the second half's labels by default)
+    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category", showticklabels=True)
+    fig.update_yaxes(title_text="broker (rack)", row=1, col=1)
     fig.update_xaxes(title="partition", dtick=1 if partitions <= 24 else None, range=[-0.7, partitions - 0.3])
-    what = f"rack {failed_rack} down (faded): red = offline, orange = below min.insync.replicas={min_isr}" \
-        if failed_rack else "no rack down"
+    what = f"{failed_rack} down (its replicas faded)" if failed_rack else "no rack down"
     fig.update_layout(title=f"{partitions} partitions, RF {rf}: {what}", height=160 + 34 * len(rows),
-                      template="plotly_white", margin=dict(l=150, r=20, t=80, b=50),
-                      legend=dict(orientation="h", y=-0.2))
+                      template=TEMPLATE, margin=dict(l=150, r=20, t=80, b=50),
+                      legend=dict(orientation="h", y=-0.3))
     return fig
 
 
@@ -299,7 +306,7 @@ def rack_failure_panel(racks: dict | None = None, partitions: int = 12, replicat
             table.clear_output(wait=True)
             display(comparison(racks, p.value, rf.value, failed_rack=fail.value,
                                min_insync_replicas=isr.value, start_index=start_index))
-        show_figure(_side_by_side(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
+        show_figure(failure_figure(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
 
     for w in (fail, rf, p, isr):
         w.observe(redraw, names="value")

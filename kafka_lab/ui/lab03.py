@@ -27,7 +27,7 @@ from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind
                                       downstream_table, lab_properties, load_sweep, steady_load)
 from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
-from . import PALETTE, primary, primary_output, show_figure
+from . import GREY, INK, MUTED, PALETTE, TEMPLATE, html_table, plural, primary, primary_output, show_figure
 
 __all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "downstream_table", "metrics_figure", "timeline_figure", "backlog_table", "backlog_figure",
            "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary",
@@ -35,7 +35,7 @@ __all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "downstream_table"
 
 #: the request-log phases, in the order a request lives them, and their colours
 PHASES = {
-    "socketWaitTime": ("in the socket (not in Kafka's log)", "#BAB0AC"),
+    "socketWaitTime": ("in the socket (not in Kafka's log)", GREY),
     "requestQueueTime": ("requestQueueTime", PALETTE[1]),
     "localTime": ("localTime", PALETTE[0]),
     "remoteTime": ("remoteTime (purgatory)", PALETTE[5]),
@@ -52,9 +52,9 @@ TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms", "socketW
 
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
 #: the LeaderAndIsr's marker lines: a colour no trace uses
-_MARKER = "#333333"
+_MARKER = INK
 #: theory's curves (dotted or dashed, never a measured series' colour)
-_THEORY = "#555555"
+_THEORY = MUTED
 
 
 def _props_text(props: dict) -> str:
@@ -80,15 +80,13 @@ def config_html(props: dict, client_listener: str = "PLAINTEXT") -> str:
         if name == res.controller_to_broker_listener_name:
             users.append("the controller")
         plane = ("control (1 processor, queue of 20, 1 handler)" if res.plane(name) == "control"
-                 else f"data ({threads} processors)")
+                 else f"data ({plural(int(threads), 'processor')})")
         who = ", ".join(users) or "nobody in this experiment (bound but unused, like round 1 of the KIP's migration)"
-        rows.append(f"<tr><td><code>{html.escape(str(e))}</code></td><td>{plane}</td><td>{who}</td></tr>")
+        rows.append([f"<code>{html.escape(str(e))}</code>", plane, html.escape(who)])
     verdict = (f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
                if cp is not None else "no control.plane.listener.name: controller requests share the data plane "
                f"(inter-broker listener <b>{res.inter_broker_listener_name}</b>)")
-    return (text + f"<div>{verdict}</div><table style='border-collapse:collapse'>"
-            "<tr><th style='text-align:left'>listener</th><th style='text-align:left'>plane</th>"
-            f"<th style='text-align:left'>used by</th></tr>{''.join(rows)}</table>")
+    return text + f"<div>{verdict}</div>" + html_table(["listener", "plane", "used by"], rows)
 
 
 def show_config(props: dict):
@@ -143,7 +141,7 @@ def processor_idle_note(res) -> str:
     return text
 
 
-def metrics_figure(res, title: str = "") -> go.Figure:
+def metrics_figure(res, title: str = "Broker metrics over simulated time, under Kafka's names") -> go.Figure:
     """RequestQueueSize (and the control plane's) and the *AvgIdlePercent metrics against simulated time."""
     m = res.metrics
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
@@ -175,7 +173,7 @@ def metrics_figure(res, title: str = "") -> go.Figure:
     fig.update_yaxes(title_text=" / ".join(queues) + " (requests)", title_font_size=11, row=1, col=1)
     fig.update_yaxes(title_text="…AvgIdlePercent (0..1, 1 = idle)", title_font_size=11, range=[0, 1.05], row=2, col=1)
     fig.update_xaxes(title_text="simulated time (ms)", row=2, col=1)
-    fig.update_layout(title=title, height=520, template="plotly_white", margin=dict(l=60, r=20, t=60, b=50),
+    fig.update_layout(title=title, height=520, template=TEMPLATE, margin=dict(l=60, r=20, t=60, b=50),
                       legend=dict(orientation="h", y=-0.18))
     return fig
 
@@ -210,9 +208,10 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
                                  marker_color=colour,
                                  hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<extra>%{{y}}</extra>"))
     fig.update_layout(barmode="overlay", title=title or "Requests' journeys (request-log phases)",
-                      height=160 + 18 * len(rows), template="plotly_white", margin=dict(l=190, r=20, t=60, b=50),
+                      height=160 + 18 * len(rows), template=TEMPLATE, margin=dict(l=190, r=20, t=60, b=50),
                       xaxis_title="simulated time (ms)",
-                      yaxis=dict(categoryorder="array", categoryarray=labels[::-1], type="category"),
+                      yaxis=dict(categoryorder="array", categoryarray=labels[::-1], type="category",
+                                 title="request (API, client, #correlation id)"),
                       legend=dict(orientation="h", y=-0.12))
     return fig
 
@@ -228,11 +227,14 @@ def backlog_figure(table: pd.DataFrame, *, queued_max_requests: int = 500, num_i
                                  line=dict(color=_DESIGN_COLOUR[label], width=5 if label == DESIGNS[0][0] else 2)))
     xs = np.array(sorted(table["backlog"].unique()))
     fig.add_trace(go.Scatter(x=xs, y=xs * service_ms / num_io_threads, name="backlog × service time / handlers",
-                             mode="lines", line=dict(color="#333", dash="dot", width=1.5)))
-    fig.add_vline(x=queued_max_requests, line=dict(color="#999", dash="dash"),
-                  annotation_text=f"queued.max.requests = {queued_max_requests}")
-    fig.update_layout(title="How long the LeaderAndIsr waits before a handler takes it", template="plotly_white",
-                      xaxis_title="Produce requests ahead of it (backlog)", yaxis_title="wait (ms)", height=420,
+                             mode="lines", line=dict(color=INK, dash="dot", width=1.5)))
+    fig.add_vline(x=queued_max_requests, line=dict(color=GREY, dash="dash"))
+    # the label beside its line, on a white ground, never across it
+    fig.add_annotation(x=queued_max_requests, xanchor="left", xshift=4, y=1, yref="paper", yanchor="top",
+                       text=f"queued.max.requests = {queued_max_requests}", showarrow=False,
+                       bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
+    fig.update_layout(title="How long the LeaderAndIsr waits before a handler takes it", template=TEMPLATE,
+                      xaxis_title="Produce requests ahead of it (backlog, requests)", yaxis_title="wait (ms)", height=420,
                       margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
     return fig
 
@@ -278,14 +280,14 @@ def sweep_figure(table: pd.DataFrame, *, handlers: int, service_ms: float) -> go
     fig.add_trace(go.Scatter(x=x, y=table["leader_and_isr_wait_ms"], name="the LeaderAndIsr's wait",
                              mode="markers", marker=dict(color=PALETTE[3], size=9, symbol="diamond")), 2, 1)
     for row in (1, 2):
-        fig.add_vline(x=sat, line=dict(color="#999", dash="dash"), row=row, col=1)
+        fig.add_vline(x=sat, line=dict(color=GREY, dash="dash"), row=row, col=1)
     fig.add_annotation(x=sat, y=0.5, xref="x", yref="y", text=f" ρ = 1 ({sat:,.0f}/s) ", showarrow=False,
                        xanchor="left", bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
     fig.update_yaxes(title_text="utilisation (0..1)", range=[0, 1.05], dtick=0.2, row=1, col=1)
-    fig.update_yaxes(title_text="wait (ms, log scale)", type="log", range=[lo, hi], row=2, col=1)
+    fig.update_yaxes(title_text="wait (ms, log scale)", type="log", range=[lo, hi], exponentformat="none", row=2, col=1)
     fig.update_xaxes(title_text="produce requests per second", row=2, col=1)
     fig.update_layout(title=f"Where the data plane saturates ({handlers} handlers, {service_ms:g} ms per request)",
-                      template="plotly_white", height=620, margin=dict(l=70, r=20, t=80, b=50),
+                      template=TEMPLATE, height=620, margin=dict(l=70, r=20, t=80, b=50),
                       legend=dict(orientation="h", y=-0.14))
     return fig
 
@@ -319,7 +321,7 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
                           prioritise=prio.value and not cp.value, duration_ms=duration_ms,
                           controller_at_ms=0.75 * duration_ms)
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
-        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, 1 ms each on average: "
+        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {plural(io.value, 'handler')}, 1 ms each on average: "
                          f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
                          f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
                          f"{html.escape(leader_and_isr_summary(res))}<br>"
@@ -352,12 +354,12 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
         for label, cp, prio in DESIGNS:
             res = controller_behind_backlog(b.value, control_plane=cp, prioritise=prio, queued_max_requests=queue.value)
             row = res.request("LeaderAndIsr")
-            rows.append(f"<tr><td>{label}</td><td>{controller_wait_ms(row):.3f}</td><td>{row['socketWaitTime']:.3f}</td>"
-                        f"<td>{row['requestQueueTime']:.3f}</td></tr>")
+            rows.append([html.escape(label), f"{controller_wait_ms(row):.3f}", f"{row['socketWaitTime']:.3f}",
+                         f"{row['requestQueueTime']:.3f}"])
             if prio:
                 fig = timeline_figure(res, around=0.0, n=16, title=f"{label}: the first requests and the LeaderAndIsr")
-        out.value = ("<table><tr><th>design</th><th>wait (ms)</th><th>in the socket</th><th>requestQueueTime</th></tr>"
-                     + "".join(rows) + "</table>")
+        out.value = html_table(["design", "waits before a handler takes it (ms)", "of which in the socket (ms)",
+                                "of which requestQueueTime (ms)"], rows, numeric=(1, 2, 3))
         show_figure(fig, gantt)
 
     b.observe(redraw, names="value")
