@@ -151,16 +151,19 @@ def brokers_from_racks(racks: Mapping[int, str | None] | Sequence[str | None]) -
 
 
 def _as_brokers(brokers: Iterable) -> list[BrokerMetadata]:
-    if isinstance(brokers, Mapping):
-        return brokers_from_racks(brokers)
-    out = []
-    for b in brokers:
+    out = brokers_from_racks(brokers) if isinstance(brokers, Mapping) else []
+    for b in [] if isinstance(brokers, Mapping) else brokers:
         if isinstance(b, BrokerMetadata):
             out.append(b)
         elif isinstance(b, tuple) and len(b) == 2:
             out.append(BrokerMetadata(*b))
         else:
             raise TypeError(f"expected BrokerMetadata(id, rack) or an (id, rack) pair, got {b!r}")
+    ids = [b.id for b in out]  # each broker registers /brokers/ids/<broker.id>: ids are distinct and >= 0
+    if any(i < 0 for i in ids) or len(set(ids)) < len(ids):
+        bad = next(i for i in ids if i < 0 or ids.count(i) > 1)
+        raise ValueError(f"broker ids are distinct and at least 0 (each broker registers /brokers/ids/<id>); "
+                         f"{bad} is {'negative' if bad < 0 else 'there twice'}")
     return out
 
 
@@ -628,6 +631,10 @@ def failure_impact(assignment: Mapping[int, Sequence[int]], brokers, *, failed_r
     unknown = failed_racks - set(racks.values())
     if unknown:
         raise ValueError(f"no broker is in rack(s) {sorted(unknown)}")
+    failed_brokers = set(failed_brokers)
+    unknown_brokers = failed_brokers - set(racks)
+    if unknown_brokers:
+        raise ValueError(f"no broker has id(s) {sorted(unknown_brokers)}; the brokers are {sorted(racks)}")
     down = set(failed_brokers) | {b for b, r in racks.items() if r in failed_racks}
     rows = []
     for p, reps in sorted(assignment.items()):
