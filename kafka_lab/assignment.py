@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import gc
 import random as _random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -114,8 +115,10 @@ class AdminOperationException(ValueError):
 MSG_PARTITIONS = "Number of partitions must be larger than 0."
 MSG_RF = "Replication factor must be larger than 0."
 MSG_RACKS_INCOMPLETE = "Not all brokers have rack information for replica rack aware assignment."
-MSG_RACKS_INCOMPLETE_ZK = ("Not all brokers have rack information. Add --disable-rack-aware in command line"
-                           " to make replica assignment without rack information.")
+MSG_RACKS_INCOMPLETE_ZK = (
+    "Not all brokers have rack information. Add --disable-rack-aware in command line"
+    " to make replica assignment without rack information."
+)
 
 
 def _msg_rf_too_large(rf: int, size: int) -> str:
@@ -162,8 +165,10 @@ def _as_brokers(brokers: Iterable) -> list[BrokerMetadata]:
     ids = [b.id for b in out]  # each broker registers /brokers/ids/<broker.id>: ids are distinct and >= 0
     if any(i < 0 for i in ids) or len(set(ids)) < len(ids):
         bad = next(i for i in ids if i < 0 or ids.count(i) > 1)
-        raise ValueError(f"broker ids are distinct and at least 0 (each broker registers /brokers/ids/<id>); "
-                         f"{bad} is {'negative' if bad < 0 else 'there twice'}")
+        raise ValueError(
+            f"broker ids are distinct and at least 0 (each broker registers /brokers/ids/<id>); "
+            f"{bad} is {'negative' if bad < 0 else 'there twice'}"
+        )
     return out
 
 
@@ -221,14 +226,20 @@ def rack_alternated_steps(brokers) -> pd.DataFrame:
         by_rack.setdefault(rack, []).append(bid)
     racks = sorted(by_rack, key=_java_string_key)
     queues = {r: sorted(by_rack[r]) for r in racks}
-    rows, taken, rack_index = [], {r: 0 for r in racks}, 0
+    rows, taken, rack_index = [], dict.fromkeys(racks, 0), 0
     while len(rows) < len(rmap):
         r = racks[rack_index]
         if taken[r] < len(queues[r]):
             bid = queues[r][taken[r]]
             taken[r] += 1
-            rows.append({"position": len(rows), "rack": r, "broker": bid,
-                         "left in rack": ", ".join(map(str, queues[r][taken[r]:])) or "-"})
+            rows.append(
+                {
+                    "position": len(rows),
+                    "rack": r,
+                    "broker": bid,
+                    "left in rack": ", ".join(map(str, queues[r][taken[r] :])) or "-",
+                }
+            )
         rack_index = (rack_index + 1) % len(racks)
     return pd.DataFrame(rows).set_index("position")
 
@@ -324,12 +335,18 @@ def _replica_index(first_replica_index: int, second_replica_shift: int, replica_
     return _jrem(first_replica_index + shift, n_brokers)
 
 
-def assign_replicas_to_brokers_reference(brokers, n_partitions: int, replication_factor: int,
-                                         fixed_start_index: int = -1, start_partition_id: int = -1,
-                                         rng=None) -> dict[int, list[int]]:
+def assign_replicas_to_brokers_reference(
+    brokers,
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng=None,
+) -> dict[int, list[int]]:
     """Kafka's ``assignReplicasToBrokers``, transcribed loop for loop (slow; the tests' truth)."""
-    return _reference_loop(*_prepare(brokers, n_partitions, replication_factor, fixed_start_index,
-                                     start_partition_id, rng))
+    return _reference_loop(
+        *_prepare(brokers, n_partitions, replication_factor, fixed_start_index, start_partition_id, rng)
+    )
 
 
 def _reference_loop(order, rack_map, n_parts, rf, start_index, next_shift, pid) -> dict[int, list[int]]:
@@ -363,8 +380,9 @@ def _reference_loop(order, rack_map, n_parts, rf, start_index, next_shift, pid) 
             while not done:
                 broker = _jget(order, _replica_index(first, _i32(next_shift * num_racks), k, n))
                 rack = rack_map[broker]
-                if ((rack not in racks_used or len(racks_used) == num_racks)
-                        and (broker not in brokers_used or len(brokers_used) == num_brokers)):
+                if (rack not in racks_used or len(racks_used) == num_racks) and (
+                    broker not in brokers_used or len(brokers_used) == num_brokers
+                ):
                     buf.append(broker)
                     racks_used.add(rack)
                     brokers_used.add(broker)
@@ -450,8 +468,7 @@ def _fast_path_is_exact(n, rf, num_racks, n_parts, start_index, shift0, pid0) ->
     return max_shift * num_racks + rf * n <= INT_MAX  # k never exceeds (rf - 1) * (n - 1)
 
 
-def _assign_array(brokers, n_partitions, replication_factor, fixed_start_index=-1, start_partition_id=-1,
-                  rng=None):
+def _assign_array(brokers, n_partitions, replication_factor, fixed_start_index=-1, start_partition_id=-1, rng=None):
     """``(first partition id, broker ids of shape (n_partitions, rf))``; ``(None, reference dict)`` at int overflow."""
     prepared = _prepare(brokers, n_partitions, replication_factor, fixed_start_index, start_partition_id, rng)
     order, rack_map, n_parts, rf, start_index, shift0, pid0 = prepared
@@ -462,9 +479,14 @@ def _assign_array(brokers, n_partitions, replication_factor, fixed_start_index=-
     return pid0, np.asarray(order, dtype=np.int64)[pos]
 
 
-def assign_replicas_to_brokers(brokers, n_partitions: int, replication_factor: int,
-                               fixed_start_index: int = -1, start_partition_id: int = -1,
-                               rng=None) -> dict[int, list[int]]:
+def assign_replicas_to_brokers(
+    brokers,
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng=None,
+) -> dict[int, list[int]]:
     """Which brokers hold each partition's replicas: ``{partition id: [leader, follower, ...]}``.
 
     Exactly ``AdminUtils.assignReplicasToBrokers(brokerMetadatas, nPartitions, replicationFactor,
@@ -480,8 +502,7 @@ def assign_replicas_to_brokers(brokers, n_partitions: int, replication_factor: i
     - the first partition id is ``max(0, start_partition_id)``; the follower shift depends on the
       absolute partition id, which is what makes adding partitions line up with the first ones.
     """
-    pid0, ids = _assign_array(brokers, n_partitions, replication_factor, fixed_start_index,
-                              start_partition_id, rng)
+    pid0, ids = _assign_array(brokers, n_partitions, replication_factor, fixed_start_index, start_partition_id, rng)
     if pid0 is None:
         return ids
     gc_was_on = gc.isenabled()
@@ -513,9 +534,15 @@ def _zk_broker_metadatas(brokers, rack_aware_mode: str) -> list[BrokerMetadata]:
     return sorted(bl, key=lambda b: b.id)
 
 
-def assign_for_topic(brokers, partitions: int, replication_factor: int, *,
-                     rack_aware_mode: RackAwareMode = "enforced", rng=None,
-                     fixed_start_index: int = -1) -> dict[int, list[int]]:
+def assign_for_topic(
+    brokers,
+    partitions: int,
+    replication_factor: int,
+    *,
+    rack_aware_mode: RackAwareMode = "enforced",
+    rng=None,
+    fixed_start_index: int = -1,
+) -> dict[int, list[int]]:
     """The assignment ``kafka-topics.sh --create --zookeeper`` makes (``AdminZkClient.createTopic``).
 
     ``rack_aware_mode`` is Kafka's ``RackAwareMode``:
@@ -533,8 +560,14 @@ def assign_for_topic(brokers, partitions: int, replication_factor: int, *,
     return assign_replicas_to_brokers(metas, partitions, replication_factor, fixed_start_index, -1, rng)
 
 
-def add_partitions(brokers, existing: Mapping[int, Sequence[int]], num_partitions: int, *,
-                   topic: str = "topic", rack_aware_mode: RackAwareMode = "enforced") -> dict[int, list[int]]:
+def add_partitions(
+    brokers,
+    existing: Mapping[int, Sequence[int]],
+    num_partitions: int,
+    *,
+    topic: str = "topic",
+    rack_aware_mode: RackAwareMode = "enforced",
+) -> dict[int, list[int]]:
     """``kafka-topics.sh --alter --partitions``: the new partitions' assignment (``AdminZkClient.addPartitions``).
 
     Kafka keeps the existing partitions where they are, takes the replication factor from
@@ -549,12 +582,14 @@ def add_partitions(brokers, existing: Mapping[int, Sequence[int]], num_partition
     metas = _zk_broker_metadatas(brokers, rack_aware_mode)
     if 0 not in existing:
         raise AdminOperationException(
-            f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing.")
+            f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing."
+        )
     partitions_to_add = _java_int("num_partitions", num_partitions) - len(existing)
     if partitions_to_add <= 0:
         raise InvalidPartitionsException(
             f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
-            f"{len(existing)} partitions, {num_partitions} would not be an increase.")
+            f"{len(existing)} partitions, {num_partitions} would not be an increase."
+        )
     p0 = list(existing[0])
     start_index = next((i for i, b in enumerate(metas) if b.id >= p0[0]), 0)
     return assign_replicas_to_brokers(metas, partitions_to_add, len(p0), start_index, len(existing))
@@ -608,8 +643,14 @@ def partition_racks(assignment: Mapping[int, Sequence[int]], brokers) -> pd.Data
     return pd.DataFrame(rows).set_index("partition")
 
 
-def failure_impact(assignment: Mapping[int, Sequence[int]], brokers, *, failed_racks: Iterable[str] = (),
-                   failed_brokers: Iterable[int] = (), min_insync_replicas: int = 1) -> pd.DataFrame:
+def failure_impact(
+    assignment: Mapping[int, Sequence[int]],
+    brokers,
+    *,
+    failed_racks: Iterable[str] = (),
+    failed_brokers: Iterable[int] = (),
+    min_insync_replicas: int = 1,
+) -> pd.DataFrame:
     """What happens to each partition when some brokers (or whole racks) go down at once.
 
     Assumes every replica was in sync before the failure. Per partition:
@@ -639,15 +680,17 @@ def failure_impact(assignment: Mapping[int, Sequence[int]], brokers, *, failed_r
     rows = []
     for p, reps in sorted(assignment.items()):
         alive = [b for b in reps if b not in down]
-        rows.append({
-            "partition": p,
-            "replicas": list(reps),
-            "alive": len(alive),
-            "offline": not alive,
-            "leader_lost": reps[0] in down,
-            "new_leader": alive[0] if alive else None,
-            "below_min_isr": bool(alive) and len(alive) < min_isr,
-        })
+        rows.append(
+            {
+                "partition": p,
+                "replicas": list(reps),
+                "alive": len(alive),
+                "offline": not alive,
+                "leader_lost": reps[0] in down,
+                "new_leader": alive[0] if alive else None,
+                "below_min_isr": bool(alive) and len(alive) < min_isr,
+            }
+        )
     return pd.DataFrame(rows).set_index("partition")
 
 

@@ -7,21 +7,25 @@ import pytest
 
 import kafka_lab.assignment as asg
 from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
-from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE
-from kafka_lab.ui import lab00, lab02, lab03
+from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, lab00, lab02, lab03
 
 
 def _figures():
     kip = asg.brokers_from_racks(lab02.KIP36_RACKS)
     uneven = asg.brokers_from_racks(lab02.UNEVEN_RACKS)
     res = steady_load(10000, control_plane=False, duration_ms=300.0, controller_at_ms=200.0)
-    sweep = lab03.sweep([2000, 3500, 5000], progress=False, control_plane=False, service_ms=2.0, duration_ms=600,
-                        controller_at_ms=400)
+    sweep = lab03.sweep(
+        [2000, 3500, 5000], progress=False, control_plane=False, service_ms=2.0, duration_ms=600, controller_at_ms=400
+    )
     return {
         "lab00 warm-up": lab00.warmup_figure(12, 3, 2),
         "lab00 survival": lab00.survival_figure(3, 2),
-        "lab02 assignment": lab02.assignment_figure(asg.assign_replicas_to_brokers(kip, 12, 3, fixed_start_index=0), kip),
-        "lab02 balance": lab02.balance_figure(asg.assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0), uneven),
+        "lab02 assignment": lab02.assignment_figure(
+            asg.assign_replicas_to_brokers(kip, 12, 3, fixed_start_index=0), kip
+        ),
+        "lab02 balance": lab02.balance_figure(
+            asg.assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0), uneven
+        ),
         "lab02 failure": lab02.failure_figure(lab02.KIP36_RACKS, 12, 2, "rack1", 1),
         "lab03 metrics": lab03.metrics_figure(res),
         "lab03 timeline": lab03.timeline_figure(controller_behind_backlog(100, control_plane=False), around=0.0, n=10),
@@ -56,8 +60,11 @@ def test_every_figure_has_a_title_a_legend_and_titled_axes(name):
     assert fig.layout.title.text, f"{name}: no title"
     named = [tr for tr in fig.data if tr.name and tr.showlegend is not False]
     assert named and fig.layout.showlegend is not False, f"{name}: no legend"
-    used = {ref.replace("x", "xaxis", 1) if ref.startswith("x") else ref.replace("y", "yaxis", 1)
-            for tr in fig.data for ref in (tr.xaxis or "x", tr.yaxis or "y")}
+    used = {
+        ref.replace("x", "xaxis", 1) if ref.startswith("x") else ref.replace("y", "yaxis", 1)
+        for tr in fig.data
+        for ref in (tr.xaxis or "x", tr.yaxis or "y")
+    }
     for key in sorted(used):
         axis = fig.layout[key]
         title = axis.title.text or ""
@@ -105,7 +112,9 @@ def test_a_reference_lines_label_sits_beside_it_not_across_it(name):
 def test_the_screenshots_findings():
     # the rack-unaware half of lab 02's failure figure names its rows too; the title says "rack1 down"
     fail = FIGURES["lab02 failure"]
-    assert fail.layout.yaxis2.showticklabels is True and fail.layout.title.text.startswith("12 partitions, RF 2: rack1 down")
+    assert fail.layout.yaxis2.showticklabels is True and fail.layout.title.text.startswith(
+        "12 partitions, RF 2: rack1 down"
+    )
     assert {"offline: no replica left", "below min.insync.replicas=1"} <= {tr.name for tr in fail.data}
     # lab 03: the backlog panel's headers are cells of their own, with units, in a padded left-aligned table
     table = lab03.backlog_panel(backlog=600).children[2].value

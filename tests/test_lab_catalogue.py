@@ -33,8 +33,13 @@ def test_every_lab_opens_with_its_header_and_ends_with_its_footer():
         links = re.findall(r"\]\(([^)]+\.ipynb)\)", "".join(cells[-1]["source"]))
         assert links and all((REPO / "labs" / link).exists() for link in links), (lab.file, links)
     # the footers chain the labs in order
-    nexts = [re.search(r"\*\*Next:\*\* \[[^]]+\]\(([^)]+)\)", "".join(json.loads(
-        (REPO / "labs" / lab.file).read_text())["cells"][-1]["source"])) for lab in catalogue.CATALOGUE[:-1]]
+    nexts = [
+        re.search(
+            r"\*\*Next:\*\* \[[^]]+\]\(([^)]+)\)",
+            "".join(json.loads((REPO / "labs" / lab.file).read_text())["cells"][-1]["source"]),
+        )
+        for lab in catalogue.CATALOGUE[:-1]
+    ]
     assert [m[1] for m in nexts] == [lab.file for lab in catalogue.CATALOGUE[1:]]
 
 

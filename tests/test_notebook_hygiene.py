@@ -110,26 +110,31 @@ def test_exercises_are_asked_before_any_cell_shows_their_answer(path):
     for i, ex_id, why in _revealers(cells):
         assert ex_id.startswith(lab + "."), f"cell {i} of {path.name} reveals another lab's exercise {ex_id}"
         if ex_id in checks:
-            assert i > checks[ex_id], (f"{path.name}: cell {i} shows the answer to {ex_id} ({why}) before the "
-                                       f"exercise is checked in cell {checks[ex_id]}: ask first, then show")
+            assert i > checks[ex_id], (
+                f"{path.name}: cell {i} shows the answer to {ex_id} ({why}) before the "
+                f"exercise is checked in cell {checks[ex_id]}: ask first, then show"
+            )
     for ex_id, i in checks.items():
         # the question, then the answer cell, then the check: the answer cell is the code cell just above
         prev = [j for j in range(i) if cells[j]["cell_type"] == "code"]
         assert prev and re.match(r"answer(_\w+)?\s*=", "".join(cells[prev[-1]]["source"])), (
-            f"{path.name}: the code cell before check({ex_id!r}) (cell {i}) is not its answer cell")
+            f"{path.name}: the code cell before check({ex_id!r}) (cell {i}) is not its answer cell"
+        )
 
 
 def test_the_order_rule_catches_an_answer_shown_too_early(tmp_path):
     """The rule above, on a notebook that shows a panel before its exercise (as lab 00 once did)."""
-    nb = {"cells": [
-        {"cell_type": "code", "metadata": {}, "source": ["warmup_panel(partitions=12)"]},
-        {"cell_type": "markdown", "metadata": {}, "source": ["**Exercise 1.** How many replicas?"]},
-        {"cell_type": "code", "metadata": {}, "source": ["answer_1 = ..."]},
-        {"cell_type": "code", "metadata": {}, "source": ["check(\"00.replicas\", answer_1)"]},
-        {"cell_type": "markdown", "metadata": {"kafka_lab": {"reveals": ["00.per_broker"]}}, "source": ["6 each"]},
-        {"cell_type": "code", "metadata": {}, "source": ["answer_2 = ..."]},
-        {"cell_type": "code", "metadata": {}, "source": ["check(\"00.per_broker\", answer_2)"]},
-    ]}
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": ["warmup_panel(partitions=12)"]},
+            {"cell_type": "markdown", "metadata": {}, "source": ["**Exercise 1.** How many replicas?"]},
+            {"cell_type": "code", "metadata": {}, "source": ["answer_1 = ..."]},
+            {"cell_type": "code", "metadata": {}, "source": ['check("00.replicas", answer_1)']},
+            {"cell_type": "markdown", "metadata": {"kafka_lab": {"reveals": ["00.per_broker"]}}, "source": ["6 each"]},
+            {"cell_type": "code", "metadata": {}, "source": ["answer_2 = ..."]},
+            {"cell_type": "code", "metadata": {}, "source": ['check("00.per_broker", answer_2)']},
+        ]
+    }
     path = tmp_path / "00_start_here.ipynb"
     path.write_text(json.dumps(nb))
     with pytest.raises(AssertionError, match=r"cell 0 .* 00.replicas .*calls warmup_panel"):

@@ -48,12 +48,24 @@ def test_a_port_must_be_a_port(text, capsys):
 
 def _run_lab(args, env_extra, runtime_dir, timeout_s=90):
     """Start ./run.sh lab with this test's interpreter's environment; return (process, url, port, token, stderr)."""
-    env = dict(os.environ, KAFKA_LAB_VENV=sys.prefix, KAFKA_LAB_NO_INSTALL="1", KAFKA_LAB_TOKEN="kltest" * 4,
-               JUPYTER_RUNTIME_DIR=str(runtime_dir))
+    env = dict(
+        os.environ,
+        KAFKA_LAB_VENV=sys.prefix,
+        KAFKA_LAB_NO_INSTALL="1",
+        KAFKA_LAB_TOKEN="kltest" * 4,
+        JUPYTER_RUNTIME_DIR=str(runtime_dir),
+    )
     env.pop("KAFKA_LAB_PORT", None)
     env.update(env_extra)
-    proc = subprocess.Popen([str(REPO / "run.sh"), "lab", *args], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(REPO / "run.sh"), "lab", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     lines = []
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout_s:
@@ -98,8 +110,11 @@ def _answers(url: str, timeout_s: float = 90) -> int:
 @pytest.mark.parametrize("how", ["--port", "--port=", "KAFKA_LAB_PORT"])
 def test_the_printed_url_is_the_servers_even_when_the_port_is_taken(how, tmp_path):
     taken, port = _listening_socket()
-    args, env = {"--port": (["--port", str(port)], {}), "--port=": ([f"--port={port}"], {}),
-                 "KAFKA_LAB_PORT": ([], {"KAFKA_LAB_PORT": str(port)})}[how]
+    args, env = {
+        "--port": (["--port", str(port)], {}),
+        "--port=": ([f"--port={port}"], {}),
+        "KAFKA_LAB_PORT": ([], {"KAFKA_LAB_PORT": str(port)}),
+    }[how]
     try:
         proc, url, printed, token, lines = _run_lab(args, env, tmp_path)
         try:
@@ -116,9 +131,11 @@ def test_the_printed_url_is_the_servers_even_when_the_port_is_taken(how, tmp_pat
 
 def test_a_bad_port_stops_run_sh_with_a_message():
     env = dict(os.environ, KAFKA_LAB_VENV=sys.prefix, KAFKA_LAB_NO_INSTALL="1")
-    r = subprocess.run([str(REPO / "run.sh"), "lab", "--port", "eighty"], cwd=REPO, env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [str(REPO / "run.sh"), "lab", "--port", "eighty"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode != 0 and "a port is a number from 1 to 65535, not 'eighty'" in r.stderr
-    r = subprocess.run([str(REPO / "run.sh"), "lab", "--port"], cwd=REPO, env=env, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [str(REPO / "run.sh"), "lab", "--port"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode != 0 and "--port needs a number" in r.stderr

@@ -27,13 +27,13 @@ README_END = "<!-- end of labs table -->"
 
 @dataclass(frozen=True)
 class Lab:
-    stem: str           #: the notebook's file name without .ipynb, e.g. "01_listeners"
-    name: str           #: how links name it, e.g. "01 · listeners"
-    question: str       #: the question it answers (lab 00's map)
-    teaches: str        #: what you learn (markdown)
-    needs: str          #: what you need before you start
-    minutes: int        #: about how long it takes
-    summary: str        #: one sentence to close on
+    stem: str  #: the notebook's file name without .ipynb, e.g. "01_listeners"
+    name: str  #: how links name it, e.g. "01 · listeners"
+    question: str  #: the question it answers (lab 00's map)
+    teaches: str  #: what you learn (markdown)
+    needs: str  #: what you need before you start
+    minutes: int  #: about how long it takes
+    summary: str  #: one sentence to close on
 
     @property
     def file(self) -> str:
@@ -47,56 +47,77 @@ class Planned:
 
 
 CATALOGUE: list[Lab] = [
-    Lab("00_start_here", "00 · start here",
+    Lab(
+        "00_start_here",
+        "00 · start here",
         "how do the labs work, and what do replicas buy you?",
         "how the labs work (widgets, figures, guided exercises with self-checks); what replication factor "
         "and `min.insync.replicas` buy",
-        "what a topic, a partition and a producer are", 10,
+        "what a topic, a partition and a producer are",
+        10,
         "a topic costs partitions × replication factor replicas; replication factor decides how many broker "
-        "losses the data survives, `min.insync.replicas` how many the `acks=all` writes survive."),
-    Lab("01_listeners", "01 · listeners",
+        "losses the data survives, `min.insync.replicas` how many the `acks=all` writes survive.",
+    ),
+    Lab(
+        "01_listeners",
+        "01 · listeners",
         "where does a broker listen (`listeners`), what does it tell others (`advertised.listeners`), and "
         "where does its controller connect?",
         "where a broker listens (`listeners`), what it publishes to ZooKeeper (`advertised.listeners`), which "
         "endpoint clients, brokers and the controller use; Kafka's own errors; the KIP-291 migration to "
         "`control.plane.listener.name`",
-        "lab 00; what a broker, a client and ZooKeeper are", 30,
+        "lab 00; what a broker, a client and ZooKeeper are",
+        30,
         "a broker binds `listeners` and publishes `advertised.listeners`; the controller picks each broker's "
         "endpoint by its own `control.plane.listener.name`, else its inter-broker listener, which is why "
-        "KIP-291 takes two rolling restarts."),
-    Lab("02_rack_awareness", "02 · rack awareness",
+        "KIP-291 takes two rolling restarts.",
+    ),
+    Lab(
+        "02_rack_awareness",
+        "02 · rack awareness",
         "how does Kafka place replicas across racks (KIP-36), and what survives losing a rack?",
-        "KIP-36 rack-aware replica assignment, step by step and exactly as Kafka does it; balance; losing a "
-        "rack",
-        "lab 00 (replicas, `min.insync.replicas`)", 30,
+        "KIP-36 rack-aware replica assignment, step by step and exactly as Kafka does it; balance; losing a rack",
+        "lab 00 (replicas, `min.insync.replicas`)",
+        30,
         "with `broker.rack` on every broker, Kafka alternates racks so that each partition spans as many racks "
-        "as it can, and losing one rack costs each partition at most one replica when RF ≤ racks."),
-    Lab("03_control_plane", "03 · the request path and the control plane",
+        "as it can, and losing one rack costs each partition at most one replica when RF ≤ racks.",
+    ),
+    Lab(
+        "03_control_plane",
+        "03 · the request path and the control plane",
         "why does a controller request wait behind produce traffic, and how does KIP-291's dedicated control "
         "plane fix it?",
         "the broker request path under load (processors, request queue, handlers); why a `LeaderAndIsr` waits "
         "behind produce traffic; KIP-291's dedicated control plane; the rejected priority-queue alternative",
-        "labs 00 and 01 (`control.plane.listener.name`); queueing theory helps but is explained", 40,
+        "labs 00 and 01 (`control.plane.listener.name`); queueing theory helps but is explained",
+        40,
         "on the data plane a controller request waits behind every request ahead of it, and before it is even "
         "read once the queue is full; KIP-291's control plane serves it in about one service time, whatever "
-        "the load."),
+        "the load.",
+    ),
 ]
 
 PLANNED: list[Planned] = [
-    Planned("the cluster", "produce purgatory (`acks=all` waits), log truncation after a leader change, "
-                           "stale metadata"),
-    Planned("the controller", "election through ZooKeeper, controlled shutdown, failover, fencing a zombie "
-                              "controller with its epoch"),
+    Planned(
+        "the cluster", "produce purgatory (`acks=all` waits), log truncation after a leader change, stale metadata"
+    ),
+    Planned(
+        "the controller",
+        "election through ZooKeeper, controlled shutdown, failover, fencing a zombie controller with its epoch",
+    ),
     Planned("Spark", "reading a simulated cluster's logs with Spark, at scale"),
 ]
 
 
 # -- what is generated ---------------------------------------------------------------------------------------
 
+
 def header_md(lab: Lab) -> str:
-    return (f"**What you learn:** {lab.teaches}.  \n"
-            f"**What you need:** {lab.needs}.  \n"
-            f"**Time:** about {lab.minutes} minutes.")
+    return (
+        f"**What you learn:** {lab.teaches}.  \n"
+        f"**What you need:** {lab.needs}.  \n"
+        f"**Time:** about {lab.minutes} minutes."
+    )
 
 
 def footer_md(lab: Lab) -> str:
@@ -104,38 +125,50 @@ def footer_md(lab: Lab) -> str:
     text = f"---\n\n**In one sentence:** {lab.summary[0].upper()}{lab.summary[1:]}\n\n"
     if i + 1 < len(CATALOGUE):
         nxt = CATALOGUE[i + 1]
-        text += (f"**Next:** [{nxt.name}]({nxt.file}): {nxt.question[0].upper()}{nxt.question[1:]} "
-                 f"(about {nxt.minutes} minutes)")
+        text += (
+            f"**Next:** [{nxt.name}]({nxt.file}): {nxt.question[0].upper()}{nxt.question[1:]} "
+            f"(about {nxt.minutes} minutes)"
+        )
     else:
-        text += ("**Next:** this is the last lab so far. Planned: "
-                 + "; ".join(f"**{p.name}** ({p.teaches})" for p in PLANNED)
-                 + ". Back to the map: [00 · start here](00_start_here.ipynb).")
+        text += (
+            "**Next:** this is the last lab so far. Planned: "
+            + "; ".join(f"**{p.name}** ({p.teaches})" for p in PLANNED)
+            + ". Back to the map: [00 · start here](00_start_here.ipynb)."
+        )
     return text
 
 
 def map_md() -> str:
     rows = "\n".join(f"| [{lab.name}]({lab.file}) | {lab.question} | {lab.minutes} min |" for lab in CATALOGUE)
     planned = "\n".join(f"- **{p.name}**: {p.teaches};" for p in PLANNED).rstrip(";") + "."
-    return ("## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
-            f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-            "Each lab says at its start what it needs; 01 → 02 → 03 is the natural order.")
+    return (
+        "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
+        f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
+        "Each lab says at its start what it needs; 01 → 02 → 03 is the natural order."
+    )
 
 
 def readme_table() -> str:
-    rows = "\n".join(f"| [`{lab.stem}`](labs/{lab.file}) | {lab.teaches} | {lab.needs} | {lab.minutes} min |"
-                     for lab in CATALOGUE)
+    rows = "\n".join(
+        f"| [`{lab.stem}`](labs/{lab.file}) | {lab.teaches} | {lab.needs} | {lab.minutes} min |" for lab in CATALOGUE
+    )
     return f"| lab | what you learn | what you need | time |\n| --- | --- | --- | --- |\n{rows}"
 
 
 # -- where it goes ---------------------------------------------------------------------------------------------
+
 
 def _kind(cell) -> str | None:
     return cell.get("metadata", {}).get("kafka_lab", {}).get("generated")
 
 
 def _new_cell(kind: str, source: str, cell_id: str) -> dict:
-    return {"cell_type": "markdown", "id": cell_id, "metadata": {"kafka_lab": {"generated": kind}},
-            "source": source.splitlines(keepends=True)}
+    return {
+        "cell_type": "markdown",
+        "id": cell_id,
+        "metadata": {"kafka_lab": {"generated": kind}},
+        "source": source.splitlines(keepends=True),
+    }
 
 
 def _updated_notebook(path: Path, lab: Lab) -> dict:

@@ -31,8 +31,9 @@ from __future__ import annotations
 import html
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 __all__ = [
     "Exercise",
@@ -198,8 +199,12 @@ def check(exercise_id: str, answer: Any) -> Feedback:
     _load_all()
     if exercise_id not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
-        return Feedback(exercise_id, "incorrect", f"there is no exercise called {exercise_id!r}.",
-                        hint=f"the exercises are: {known}")
+        return Feedback(
+            exercise_id,
+            "incorrect",
+            f"there is no exercise called {exercise_id!r}.",
+            hint=f"the exercises are: {known}",
+        )
     return _REGISTRY[exercise_id].check(answer)
 
 
@@ -242,9 +247,11 @@ class Solution:
         value = html.escape(self._value_text())
         shown = f"<pre style='margin:4px 0'>{value}</pre>" if "\n" in value else f" <code>{value}</code>"
         why = f"<div><b>Why:</b> {html.escape(self.explanation)}</div>" if self.explanation else ""
-        return (f"<div class='kl-solution' style='border-left:4px solid #5f6368;padding:6px 10px;margin:4px 0'>"
-                f"<b>Solution to {html.escape(self.exercise_id)}.</b> {html.escape(self.prompt)}"
-                f"<div><b>Solution:</b>{shown}</div>{why}</div>")
+        return (
+            f"<div class='kl-solution' style='border-left:4px solid #5f6368;padding:6px 10px;margin:4px 0'>"
+            f"<b>Solution to {html.escape(self.exercise_id)}.</b> {html.escape(self.prompt)}"
+            f"<div><b>Solution:</b>{shown}</div>{why}</div>"
+        )
 
 
 def show_solution(exercise_id: str) -> Solution:
@@ -254,6 +261,8 @@ def show_solution(exercise_id: str) -> Solution:
     """
     _load_all()
     if exercise_id not in _REGISTRY:
-        raise ValueError(f"there is no exercise called {exercise_id!r}; the exercises are: {', '.join(sorted(_REGISTRY))}")
+        raise ValueError(
+            f"there is no exercise called {exercise_id!r}; the exercises are: {', '.join(sorted(_REGISTRY))}"
+        )
     ex = _REGISTRY[exercise_id]
     return Solution(ex.id, ex.prompt, ex.solution, ex.explanation)

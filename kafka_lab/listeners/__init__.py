@@ -17,28 +17,80 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 'SSL://[::1]:9093'
 """
 
-from .endpoint import (DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, SECURITY_PROTOCOLS, EndPoint, format_endpoint,
-                       listener_list_to_endpoints, parse_csv_list, parse_csv_map, parse_endpoint,
-                       parse_listener_security_protocol_map)
+from .endpoint import (
+    DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP,
+    SECURITY_PROTOCOLS,
+    EndPoint,
+    format_endpoint,
+    listener_list_to_endpoints,
+    parse_csv_list,
+    parse_csv_map,
+    parse_endpoint,
+    parse_listener_security_protocol_map,
+)
 from .errors import ConfigException, UnknownConfigWarning
-from .examples import (KIP291_AS_PRINTED, KIP291_REGISTRATION_AS_PRINTED, PRESETS, STAGES, kip291_broker,
-                       kip291_properties_text)
+from .examples import (
+    KIP291_AS_PRINTED,
+    KIP291_REGISTRATION_AS_PRINTED,
+    PRESETS,
+    STAGES,
+    kip291_broker,
+    kip291_properties_text,
+)
 from .hints import fix_hint
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
-from .registration import (KIP291_TIMESTAMP_MS, BrokerEndPointNotAvailableException, ControllerRoute,
-                           broker_registration, controller_endpoint, published_endpoints, registered_endpoints,
-                           registration_json)
+from .registration import (
+    KIP291_TIMESTAMP_MS,
+    BrokerEndPointNotAvailableException,
+    ControllerRoute,
+    broker_registration,
+    controller_endpoint,
+    published_endpoints,
+    registered_endpoints,
+    registration_json,
+)
 from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve, warn_unknown_configs
 from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [
-    "BrokerEndPointNotAvailableException", "BrokerListeners", "HOST_NAME", "ClusterState", "ConfigException", "ControllerRoute",
-    "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "KIP291_AS_PRINTED", "KIP291_REGISTRATION_AS_PRINTED",
+    "BrokerEndPointNotAvailableException",
+    "BrokerListeners",
+    "HOST_NAME",
+    "ClusterState",
+    "ConfigException",
+    "ControllerRoute",
+    "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP",
+    "EndPoint",
+    "KIP291_AS_PRINTED",
+    "KIP291_REGISTRATION_AS_PRINTED",
     "KIP291_TIMESTAMP_MS",
-    "LISTENER_KEYS", "PRESETS", "SECURITY_PROTOCOLS", "STAGES", "bind_description", "broker_registration",
-    "controller_endpoint", "controller_routes", "fix_hint", "format_endpoint", "kip291_broker", "kip291_properties_text",
-    "listener_list_to_endpoints", "migration_states", "migration_steps", "migration_summary", "parse_csv_list", "parse_csv_map",
-    "parse_endpoint", "parse_listener_security_protocol_map", "parse_properties", "published_endpoints",
+    "LISTENER_KEYS",
+    "PRESETS",
+    "SECURITY_PROTOCOLS",
+    "STAGES",
+    "bind_description",
+    "broker_registration",
+    "controller_endpoint",
+    "controller_routes",
+    "fix_hint",
+    "format_endpoint",
+    "kip291_broker",
+    "kip291_properties_text",
+    "listener_list_to_endpoints",
+    "migration_states",
+    "migration_steps",
+    "migration_summary",
+    "parse_csv_list",
+    "parse_csv_map",
+    "parse_endpoint",
+    "parse_listener_security_protocol_map",
+    "parse_properties",
+    "published_endpoints",
     "registered_endpoints",
-    "registration_json", "resolve", "listener_table", "users_of", "UnknownConfigWarning", "warn_unknown_configs",
+    "registration_json",
+    "resolve",
+    "listener_table",
+    "users_of",
+    "UnknownConfigWarning",
+    "warn_unknown_configs",
 ]

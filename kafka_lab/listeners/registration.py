@@ -38,15 +38,21 @@ If the broker has not published that listener the controller fails with
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .endpoint import EndPoint, parse_endpoint
 from .resolve import BrokerListeners
 
-__all__ = ["BrokerEndPointNotAvailableException", "ControllerRoute", "broker_registration", "published_endpoints",
-           "registration_json",
-           "registered_endpoints", "controller_endpoint"]
+__all__ = [
+    "BrokerEndPointNotAvailableException",
+    "ControllerRoute",
+    "broker_registration",
+    "published_endpoints",
+    "registration_json",
+    "registered_endpoints",
+    "controller_endpoint",
+]
 
 #: the timestamp of the KIP-291 page's example registrations
 KIP291_TIMESTAMP_MS = 1532467569343
@@ -59,8 +65,15 @@ class BrokerEndPointNotAvailableException(LookupError):
         return self.args[0]
 
 
-def broker_registration(broker: BrokerListeners, *, timestamp_ms: int, jmx_port: int = -1, version: int = 5,
-                        canonical_host_name: str = "localhost", bound_ports: Mapping[str, int] | None = None) -> dict:
+def broker_registration(
+    broker: BrokerListeners,
+    *,
+    timestamp_ms: int,
+    jmx_port: int = -1,
+    version: int = 5,
+    canonical_host_name: str = "localhost",
+    bound_ports: Mapping[str, int] | None = None,
+) -> dict:
     """The JSON object a broker writes to ``/brokers/ids/<id>``, keys in the order a 2.8 broker writes them.
 
     ``version`` 5 is what 2.8 writes by default, 4 what it writes with an older
@@ -84,7 +97,7 @@ def broker_registration(broker: BrokerListeners, *, timestamp_ms: int, jmx_port:
         reg["rack"] = broker.rack
     reg["listener_security_protocol_map"] = {e.listener_name: e.security_protocol for e in endpoints}
     if version >= 5:
-        reg["features"] = {}            # 2.8 brokers declare no supported features by default
+        reg["features"] = {}  # 2.8 brokers declare no supported features by default
     return {key: reg[key] for key in _scala_hash_map_order(reg)}
 
 
@@ -105,16 +118,19 @@ def _scala_hash_map_order(keys, table_size: int = 16) -> list[str]:
     order. ``BrokerIdZNode.encode``'s map starts from 6 entries (a table of 16) and never grows past
     9 (the resize comes at 12), so 16 buckets it is.
     """
+
     def slot(key: str) -> tuple[int, int]:
         h = _java_string_hash(key)
         improved = h ^ (h >> 16)
         signed = improved - (1 << 32) if improved >= 1 << 31 else improved
         return improved & (table_size - 1), signed
+
     return sorted(keys, key=slot)
 
 
-def published_endpoints(broker: BrokerListeners, *, canonical_host_name: str = "localhost",
-                        bound_ports: Mapping[str, int] | None = None) -> list[EndPoint]:
+def published_endpoints(
+    broker: BrokerListeners, *, canonical_host_name: str = "localhost", bound_ports: Mapping[str, int] | None = None
+) -> list[EndPoint]:
     """The advertised endpoints as the registration publishes them: an empty host replaced by the machine's
     canonical host name (``canonical_host_name`` stands in for it), port 0 by the port actually bound."""
     endpoints = []
@@ -150,10 +166,10 @@ class ControllerRoute:
     """How the controller reaches one broker."""
 
     broker_id: int
-    listener_name: str          #: chosen by the controller's own config
-    endpoint: EndPoint          #: from the broker's registration
-    security_protocol: str      #: the controller's own protocol for that listener
-    dedicated: bool             #: True when chosen by control.plane.listener.name (KIP-291)
+    listener_name: str  #: chosen by the controller's own config
+    endpoint: EndPoint  #: from the broker's registration
+    security_protocol: str  #: the controller's own protocol for that listener
+    dedicated: bool  #: True when chosen by control.plane.listener.name (KIP-291)
 
     @property
     def connection_string(self) -> str:
@@ -165,6 +181,11 @@ def controller_endpoint(controller: BrokerListeners, registration: dict | str, b
     name = controller.controller_to_broker_listener_name
     for e in registered_endpoints(registration):
         if e.listener_name == name:
-            return ControllerRoute(broker_id, name, e, controller.controller_to_broker_security_protocol,
-                                   controller.control_plane_listener_name is not None)
+            return ControllerRoute(
+                broker_id,
+                name,
+                e,
+                controller.controller_to_broker_security_protocol,
+                controller.control_plane_listener_name is not None,
+            )
     raise BrokerEndPointNotAvailableException(f"End point with listener name {name} not found for broker {broker_id}")

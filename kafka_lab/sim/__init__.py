@@ -31,12 +31,28 @@ sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workl
 
 from .apis import CostModel, default_costs
 from .broker import Broker
+from .cluster import Cluster, ClusterResults, cluster_properties
 from .config import BrokerConfig, ModelSettings
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .records import TIMING_COLUMNS, Request
-from .cluster import Cluster, ClusterResults, cluster_properties
 from .scenario import Results, Scenario, kip291_properties
 
-__all__ = ["Broker", "BrokerConfig", "Cluster", "ClusterResults", "CostModel", "Deterministic", "Empirical",
-           "Exponential", "LogNormal", "ModelSettings", "Request", "Results", "Scenario", "TIMING_COLUMNS",
-           "cluster_properties", "default_costs", "kip291_properties"]
+__all__ = [
+    "Broker",
+    "BrokerConfig",
+    "Cluster",
+    "ClusterResults",
+    "CostModel",
+    "Deterministic",
+    "Empirical",
+    "Exponential",
+    "LogNormal",
+    "ModelSettings",
+    "Request",
+    "Results",
+    "Scenario",
+    "TIMING_COLUMNS",
+    "cluster_properties",
+    "default_costs",
+    "kip291_properties",
+]

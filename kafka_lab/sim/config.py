@@ -19,13 +19,19 @@ models, the rejected priority-queue alternative), live in :class:`ModelSettings`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from kafka_lab.listeners import ConfigException
 
-__all__ = ["BrokerConfig", "ConfigException", "ModelSettings", "Listener", "resolve_listeners",
-           "CONTROL_PLANE_QUEUE_CAPACITY"]
+__all__ = [
+    "BrokerConfig",
+    "ConfigException",
+    "ModelSettings",
+    "Listener",
+    "resolve_listeners",
+    "CONTROL_PLANE_QUEUE_CAPACITY",
+]
 
 #: KIP-291: ``new RequestChannel(20, ...)``, a literal in SocketServer, not a setting
 CONTROL_PLANE_QUEUE_CAPACITY = 20
@@ -90,11 +96,16 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
     """
     from kafka_lab.listeners import resolve
 
-    res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")})
+    res = resolve(
+        {k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")}
+    )
     cp = res.control_plane_listener
     control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")
-    data = [Listener(e.listener_name, e.host, e.port, e.security_protocol, "data")
-            for e in res.data_plane_listeners if control is None or e.listener_name != control.name]
+    data = [
+        Listener(e.listener_name, e.host, e.port, e.security_protocol, "data")
+        for e in res.data_plane_listeners
+        if control is None or e.listener_name != control.name
+    ]
     return data, control, res.inter_broker_listener_name
 
 
@@ -121,23 +132,31 @@ class BrokerConfig:
     props: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_properties(cls, props: Mapping | None = None) -> "BrokerConfig":
-        if isinstance(props, str):                  # a server.properties text, as resolve() takes it
+    def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
+        if isinstance(props, str):  # a server.properties text, as resolve() takes it
             from kafka_lab.listeners import parse_properties
 
             props = parse_properties(props)
         elif props is not None and not isinstance(props, Mapping):
-            raise TypeError("a broker's properties are a mapping of Kafka property names to values or the text of "
-                            f"a server.properties file, not {type(props).__name__}")
+            raise TypeError(
+                "a broker's properties are a mapping of Kafka property names to values or the text of "
+                f"a server.properties file, not {type(props).__name__}"
+            )
         props = dict(props or {})
         ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
         data, control, ibl = resolve_listeners(props)
         return cls(
-            broker_id=ints["broker.id"], num_network_threads=ints["num.network.threads"],
-            num_io_threads=ints["num.io.threads"], queued_max_requests=ints["queued.max.requests"],
-            request_timeout_ms=ints["request.timeout.ms"], replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
-            replica_lag_time_max_ms=ints["replica.lag.time.max.ms"], min_insync_replicas=ints["min.insync.replicas"],
-            data_plane_listeners=tuple(data), control_plane_listener=control, inter_broker_listener_name=ibl,
+            broker_id=ints["broker.id"],
+            num_network_threads=ints["num.network.threads"],
+            num_io_threads=ints["num.io.threads"],
+            queued_max_requests=ints["queued.max.requests"],
+            request_timeout_ms=ints["request.timeout.ms"],
+            replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
+            replica_lag_time_max_ms=ints["replica.lag.time.max.ms"],
+            min_insync_replicas=ints["min.insync.replicas"],
+            data_plane_listeners=tuple(data),
+            control_plane_listener=control,
+            inter_broker_listener_name=ibl,
             props=props,
         )
 

@@ -11,8 +11,8 @@ bound to a generator with :meth:`Distribution.sampler`, which returns a zero-arg
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

@@ -36,12 +36,14 @@ TEMPLATE = "plotly_white+kafka_lab"
 
 #: the labs' HTML tables: compact, left-aligned, padded; the doubled class outranks JupyterLab's
 #: rules for output tables (right-aligned cells, fixed layout, a centred table)
-TABLE_CSS = ("<style>table.kl-table.kl-table {table-layout: auto; width: auto; margin-left: 0; margin-right: auto;"
-             " border-collapse: collapse}"
-             "table.kl-table.kl-table td, table.kl-table.kl-table th {padding: 3px 12px 3px 0; text-align: left;"
-             " vertical-align: top; line-height: 1.3}"
-             "table.kl-table.kl-table th {border-bottom: 1px solid #bbb}"
-             "table.kl-table.kl-table td.kl-num, table.kl-table.kl-table th.kl-num {text-align: right}</style>")
+TABLE_CSS = (
+    "<style>table.kl-table.kl-table {table-layout: auto; width: auto; margin-left: 0; margin-right: auto;"
+    " border-collapse: collapse}"
+    "table.kl-table.kl-table td, table.kl-table.kl-table th {padding: 3px 12px 3px 0; text-align: left;"
+    " vertical-align: top; line-height: 1.3}"
+    "table.kl-table.kl-table th {border-bottom: 1px solid #bbb}"
+    "table.kl-table.kl-table td.kl-num, table.kl-table.kl-table th.kl-num {text-align: right}</style>"
+)
 
 
 def _register_template() -> None:
@@ -62,9 +64,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def html_table(header, rows, *, numeric=()) -> str:
     """A left-aligned HTML table (cells are HTML; escape text first). ``numeric``: column indexes to right-align."""
+
     def cell(tag, i, value):
         cls = " class='kl-num'" if i in numeric else ""
         return f"<{tag}{cls}>{value}</{tag}>"
+
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)
     return f"{TABLE_CSS}<table class='kl-table'><tr>{head}</tr>{body}</table>"

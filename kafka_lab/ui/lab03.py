@@ -23,15 +23,38 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
-from kafka_lab.sim.experiments import (DESIGNS, backlog_table, controller_behind_backlog, controller_wait_ms,
-                                      downstream_table, lab_properties, load_sweep, steady_load)
+from kafka_lab.sim.experiments import (
+    DESIGNS,
+    backlog_table,
+    controller_behind_backlog,
+    controller_wait_ms,
+    downstream_table,
+    lab_properties,
+    load_sweep,
+    steady_load,
+)
 from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
 from . import GREY, INK, MUTED, PALETTE, TEMPLATE, html_table, plural, primary, primary_output, show_figure
 
-__all__ = ["PHASES", "TIMINGS", "config_html", "show_config", "downstream_table", "metrics_figure", "timeline_figure", "backlog_table", "backlog_figure",
-           "sweep", "sweep_figure", "request_path_panel", "backlog_panel", "leader_and_isr_summary",
-           "processor_idle_note", "DESIGNS"]
+__all__ = [
+    "PHASES",
+    "TIMINGS",
+    "config_html",
+    "show_config",
+    "downstream_table",
+    "metrics_figure",
+    "timeline_figure",
+    "backlog_table",
+    "backlog_figure",
+    "sweep",
+    "sweep_figure",
+    "request_path_panel",
+    "backlog_panel",
+    "leader_and_isr_summary",
+    "processor_idle_note",
+    "DESIGNS",
+]
 
 #: the request-log phases, in the order a request lives them, and their colours
 PHASES = {
@@ -42,13 +65,31 @@ PHASES = {
     "responseQueueTime": ("responseQueueTime", PALETTE[4]),
     "sendTime": ("sendTime", PALETTE[2]),
 }
-_START = {"socketWaitTime": "sent_ms", "requestQueueTime": "start_ms", "localTime": "dequeue_ms",
-          "remoteTime": "api_local_complete_ms", "responseQueueTime": "response_complete_ms",
-          "sendTime": "response_dequeue_ms"}
+_START = {
+    "socketWaitTime": "sent_ms",
+    "requestQueueTime": "start_ms",
+    "localTime": "dequeue_ms",
+    "remoteTime": "api_local_complete_ms",
+    "responseQueueTime": "response_complete_ms",
+    "sendTime": "response_dequeue_ms",
+}
 
 #: the columns the lab shows for one request
-TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms", "socketWaitTime", "requestQueueTime",
-           "localTime", "remoteTime", "responseQueueTime", "sendTime", "totalTime"]
+TIMINGS = [
+    "api",
+    "listener",
+    "plane",
+    "processor",
+    "error",
+    "sent_ms",
+    "socketWaitTime",
+    "requestQueueTime",
+    "localTime",
+    "remoteTime",
+    "responseQueueTime",
+    "sendTime",
+    "totalTime",
+]
 
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
 #: the LeaderAndIsr's marker lines: a colour no trace uses
@@ -79,13 +120,19 @@ def config_html(props: dict, client_listener: str = "PLAINTEXT") -> str:
             users.append("other brokers")
         if name == res.controller_to_broker_listener_name:
             users.append("the controller")
-        plane = ("control (1 processor, queue of 20, 1 handler)" if res.plane(name) == "control"
-                 else f"data ({plural(int(threads), 'processor')})")
+        plane = (
+            "control (1 processor, queue of 20, 1 handler)"
+            if res.plane(name) == "control"
+            else f"data ({plural(int(threads), 'processor')})"
+        )
         who = ", ".join(users) or "nobody in this experiment (bound but unused, like round 1 of the KIP's migration)"
         rows.append([f"<code>{html.escape(str(e))}</code>", plane, html.escape(who)])
-    verdict = (f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
-               if cp is not None else "no control.plane.listener.name: controller requests share the data plane "
-               f"(inter-broker listener <b>{res.inter_broker_listener_name}</b>)")
+    verdict = (
+        f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
+        if cp is not None
+        else "no control.plane.listener.name: controller requests share the data plane "
+        f"(inter-broker listener <b>{res.inter_broker_listener_name}</b>)"
+    )
     return text + f"<div>{verdict}</div>" + html_table(["listener", "plane", "used by"], rows)
 
 
@@ -96,8 +143,6 @@ def show_config(props: dict):
     return HTML(config_html(props))
 
 
-
-
 def leader_and_isr_summary(res) -> str:
     """One sentence: where the LeaderAndIsr went and how long it waited, phase by phase."""
     lai = res.requests[res.requests["api"] == "LeaderAndIsr"]
@@ -105,12 +150,16 @@ def leader_and_isr_summary(res) -> str:
         return "No LeaderAndIsr in this run."
     row = lai.iloc[0]
     if row["error"] == "IN_FLIGHT" and np.isnan(row["dequeue_ms"]):
-        return (f"The LeaderAndIsr (sent at {row['sent_ms']:.1f} ms on {row['listener']}, {row['plane']} plane) "
-                f"was still waiting when the run ended at {res.duration_ms:.0f} ms.")
-    return (f"LeaderAndIsr on listener {row['listener']} ({row['plane']} plane, processor {row['processor']}): "
-            f"waited {controller_wait_ms(row):.2f} ms before a handler took it "
-            f"(in the socket {row['socketWaitTime']:.2f} ms + requestQueueTime {row['requestQueueTime']:.2f} ms), "
-            f"then localTime {row['localTime']:.2f} ms.")
+        return (
+            f"The LeaderAndIsr (sent at {row['sent_ms']:.1f} ms on {row['listener']}, {row['plane']} plane) "
+            f"was still waiting when the run ended at {res.duration_ms:.0f} ms."
+        )
+    return (
+        f"LeaderAndIsr on listener {row['listener']} ({row['plane']} plane, processor {row['processor']}): "
+        f"waited {controller_wait_ms(row):.2f} ms before a handler took it "
+        f"(in the socket {row['socketWaitTime']:.2f} ms + requestQueueTime {row['requestQueueTime']:.2f} ms), "
+        f"then localTime {row['localTime']:.2f} ms."
+    )
 
 
 def processor_idle_note(res) -> str:
@@ -129,30 +178,46 @@ def processor_idle_note(res) -> str:
     used = set(r.loc[r["plane"] == "data", "listener"])
     total = len(data.processors)
     parts = ", ".join(f"{k} on {name}" for name, k in per_listener.items())
-    text = (f"NetworkProcessorAvgIdlePercent {res.time_average('NetworkProcessorAvgIdlePercent'):.2f} is the mean "
-            f"over the data plane's {total} processor{'s' if total != 1 else ''} ({parts}).")
+    text = (
+        f"NetworkProcessorAvgIdlePercent {res.time_average('NetworkProcessorAvgIdlePercent'):.2f} is the mean "
+        f"over the data plane's {total} processor{'s' if total != 1 else ''} ({parts})."
+    )
     unused = [name for name in per_listener if name not in used]
     if unused:
         k = sum(per_listener[name] for name in unused)
-        text += (f" {' and '.join(unused)} {'carries' if len(unused) == 1 else 'carry'} no request in this run "
-                 f"(bound but unused, like round 1 of the migration), so {'its' if len(unused) == 1 else 'their'} "
-                 f"{k} processor{'s' if k != 1 else ''} sit idle and hold the average at {k / total:.2f} or more, "
-                 "even when every busy processor is blocked. Kafka averages over the same processors.")
+        text += (
+            f" {' and '.join(unused)} {'carries' if len(unused) == 1 else 'carry'} no request in this run "
+            f"(bound but unused, like round 1 of the migration), so {'its' if len(unused) == 1 else 'their'} "
+            f"{k} processor{'s' if k != 1 else ''} sit idle and hold the average at {k / total:.2f} or more, "
+            "even when every busy processor is blocked. Kafka averages over the same processors."
+        )
     return text
 
 
 def metrics_figure(res, title: str = "Broker metrics over simulated time, under Kafka's names") -> go.Figure:
     """RequestQueueSize (and the control plane's) and the *AvgIdlePercent metrics against simulated time."""
     m = res.metrics
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("request queues (kafka.network:type=RequestChannel)",
-                                        "idle fraction (0..1) of the thread pools"))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=(
+            "request queues (kafka.network:type=RequestChannel)",
+            "idle fraction (0..1) of the thread pools",
+        ),
+    )
     colours = iter(PALETTE)
     for name in ("RequestQueueSize", "ControlPlaneRequestQueueSize", "ResponseQueueSize"):
         if name in m:
-            fig.add_trace(go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours), shape="hv")), 1, 1)
-    for name in ("RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent",
-                 "ControlPlaneRequestHandlerAvgIdlePercent"):
+            fig.add_trace(
+                go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours), shape="hv")), 1, 1
+            )
+    for name in (
+        "RequestHandlerAvgIdlePercent",
+        "NetworkProcessorAvgIdlePercent",
+        "ControlPlaneRequestHandlerAvgIdlePercent",
+    ):
         if name in m:
             fig.add_trace(go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours))), 2, 1)
     lai = res.requests[res.requests["api"] == "LeaderAndIsr"]
@@ -162,19 +227,40 @@ def metrics_figure(res, title: str = "Broker metrics over simulated time, under 
             marks.append((row["dequeue_ms"], "solid", "taken", "right"))
         for x, dash, text, side in marks:  # the line in both panels, labelled once, beside its middle
             line = dict(color=_MARKER, dash=dash, width=1.5)
-            fig.add_vline(x=x, line=line, row=1, col=1, annotation_position=side,
-                          annotation=dict(text=text, font_size=10, font_color=_MARKER, bgcolor="rgba(255,255,255,0.85)"))
+            fig.add_vline(
+                x=x,
+                line=line,
+                row=1,
+                col=1,
+                annotation_position=side,
+                annotation=dict(text=text, font_size=10, font_color=_MARKER, bgcolor="rgba(255,255,255,0.85)"),
+            )
             fig.add_vline(x=x, line=line, row=2, col=1)
     if len(lai):  # legend entries for the two marker lines (vlines have none of their own)
         for name, dash in (("LeaderAndIsr sent", "dot"), ("LeaderAndIsr taken by a handler", "solid")):
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, hoverinfo="skip",
-                                     line=dict(color=_MARKER, dash=dash, width=1.5)), 1, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[None],
+                    y=[None],
+                    mode="lines",
+                    name=name,
+                    hoverinfo="skip",
+                    line=dict(color=_MARKER, dash=dash, width=1.5),
+                ),
+                1,
+                1,
+            )
     queues = [n for n in ("RequestQueueSize", "ControlPlaneRequestQueueSize") if n in m]
     fig.update_yaxes(title_text=" / ".join(queues) + " (requests)", title_font_size=11, row=1, col=1)
     fig.update_yaxes(title_text="…AvgIdlePercent (0..1, 1 = idle)", title_font_size=11, range=[0, 1.05], row=2, col=1)
     fig.update_xaxes(title_text="simulated time (ms)", row=2, col=1)
-    fig.update_layout(title=title, height=520, template=TEMPLATE, margin=dict(l=60, r=20, t=60, b=50),
-                      legend=dict(orientation="h", y=-0.18))
+    fig.update_layout(
+        title=title,
+        height=520,
+        template=TEMPLATE,
+        margin=dict(l=60, r=20, t=60, b=50),
+        legend=dict(orientation="h", y=-0.18),
+    )
     return fig
 
 
@@ -185,7 +271,7 @@ def _timeline_rows(res, around: float | None, n: int) -> pd.DataFrame:
         around = float(lai["sent_ms"].iloc[0]) if len(lai) else float(r["sent_ms"].median())
     idx = int(np.searchsorted(r["sent_ms"].to_numpy(), around))
     lo = max(0, idx - n // 2)
-    rows = r.iloc[lo:lo + n]
+    rows = r.iloc[lo : lo + n]
     lai = r[r["api"] == "LeaderAndIsr"]
     return pd.concat([rows, lai]).drop_duplicates(subset=["client_id", "correlation_id"]).sort_values("sent_ms")
 
@@ -204,38 +290,83 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
         length = np.where(open_, end - start, length)
         ok = ~np.isnan(start) & (length > 0)
         if ok.any():
-            fig.add_trace(go.Bar(y=np.array(labels)[ok], x=length[ok], base=start[ok], orientation="h", name=name,
-                                 marker_color=colour,
-                                 hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<extra>%{{y}}</extra>"))
-    fig.update_layout(barmode="overlay", title=title or "Requests' journeys (request-log phases)",
-                      height=160 + 18 * len(rows), template=TEMPLATE, margin=dict(l=190, r=20, t=60, b=50),
-                      xaxis_title="simulated time (ms)",
-                      yaxis=dict(categoryorder="array", categoryarray=labels[::-1], type="category",
-                                 title="request (API, client, #correlation id)"),
-                      legend=dict(orientation="h", y=-0.12))
+            fig.add_trace(
+                go.Bar(
+                    y=np.array(labels)[ok],
+                    x=length[ok],
+                    base=start[ok],
+                    orientation="h",
+                    name=name,
+                    marker_color=colour,
+                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<extra>%{{y}}</extra>",
+                )
+            )
+    fig.update_layout(
+        barmode="overlay",
+        title=title or "Requests' journeys (request-log phases)",
+        height=160 + 18 * len(rows),
+        template=TEMPLATE,
+        margin=dict(l=190, r=20, t=60, b=50),
+        xaxis_title="simulated time (ms)",
+        yaxis=dict(
+            categoryorder="array",
+            categoryarray=labels[::-1],
+            type="category",
+            title="request (API, client, #correlation id)",
+        ),
+        legend=dict(orientation="h", y=-0.12),
+    )
     return fig
 
 
-
-
-def backlog_figure(table: pd.DataFrame, *, queued_max_requests: int = 500, num_io_threads: int = 8,
-                   service_ms: float = 1.0) -> go.Figure:
+def backlog_figure(
+    table: pd.DataFrame, *, queued_max_requests: int = 500, num_io_threads: int = 8, service_ms: float = 1.0
+) -> go.Figure:
     fig = go.Figure()
     for label, _, _ in DESIGNS:
         t = table[table["design"] == label]
-        fig.add_trace(go.Scatter(x=t["backlog"], y=t["wait_ms"], name=label, mode="lines+markers",
-                                 line=dict(color=_DESIGN_COLOUR[label], width=5 if label == DESIGNS[0][0] else 2)))
+        fig.add_trace(
+            go.Scatter(
+                x=t["backlog"],
+                y=t["wait_ms"],
+                name=label,
+                mode="lines+markers",
+                line=dict(color=_DESIGN_COLOUR[label], width=5 if label == DESIGNS[0][0] else 2),
+            )
+        )
     xs = np.array(sorted(table["backlog"].unique()))
-    fig.add_trace(go.Scatter(x=xs, y=xs * service_ms / num_io_threads, name="backlog × service time / handlers",
-                             mode="lines", line=dict(color=INK, dash="dot", width=1.5)))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=xs * service_ms / num_io_threads,
+            name="backlog × service time / handlers",
+            mode="lines",
+            line=dict(color=INK, dash="dot", width=1.5),
+        )
+    )
     fig.add_vline(x=queued_max_requests, line=dict(color=GREY, dash="dash"))
     # the label beside its line, on a white ground, never across it
-    fig.add_annotation(x=queued_max_requests, xanchor="left", xshift=4, y=1, yref="paper", yanchor="top",
-                       text=f"queued.max.requests = {queued_max_requests}", showarrow=False,
-                       bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
-    fig.update_layout(title="How long the LeaderAndIsr waits before a handler takes it", template=TEMPLATE,
-                      xaxis_title="Produce requests ahead of it (backlog, requests)", yaxis_title="wait (ms)", height=420,
-                      margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+    fig.add_annotation(
+        x=queued_max_requests,
+        xanchor="left",
+        xshift=4,
+        y=1,
+        yref="paper",
+        yanchor="top",
+        text=f"queued.max.requests = {queued_max_requests}",
+        showarrow=False,
+        bgcolor="rgba(255,255,255,0.9)",
+        font=dict(size=11),
+    )
+    fig.update_layout(
+        title="How long the LeaderAndIsr waits before a handler takes it",
+        template=TEMPLATE,
+        xaxis_title="Produce requests ahead of it (backlog, requests)",
+        yaxis_title="wait (ms)",
+        height=420,
+        margin=dict(l=60, r=20, t=60, b=50),
+        legend=dict(orientation="h", y=-0.2),
+    )
     return fig
 
 
@@ -257,38 +388,102 @@ def sweep_figure(table: pd.DataFrame, *, handlers: int, service_ms: float) -> go
     """
     sat = saturation_rate(handlers, service_ms)
     x = table["rate_per_s"].to_numpy(dtype=float)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
-                        subplot_titles=("Handler utilisation against the offered load ρ",
-                                        "Time in the request queue: the model against Erlang C"))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
+        subplot_titles=(
+            "Handler utilisation against the offered load ρ",
+            "Time in the request queue: the model against Erlang C",
+        ),
+    )
     grid = np.linspace(0.0, max(x.max(), sat) * 1.02, 200)
-    fig.add_trace(go.Scatter(x=grid, y=np.minimum(grid / sat, 1.0), name="ρ = rate × service time / handlers "
-                             "(capped at 1)", mode="lines", line=dict(color=_THEORY, dash="dot", width=1.5)), 1, 1)
-    fig.add_trace(go.Scatter(x=x, y=table["handler_utilisation"], name="measured handler utilisation "
-                             "(1 − RequestHandlerAvgIdlePercent)", mode="lines+markers",
-                             line=dict(color=PALETTE[0])), 1, 1)
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=np.minimum(grid / sat, 1.0),
+            name="ρ = rate × service time / handlers (capped at 1)",
+            mode="lines",
+            line=dict(color=_THEORY, dash="dot", width=1.5),
+        ),
+        1,
+        1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=table["handler_utilisation"],
+            name="measured handler utilisation (1 − RequestHandlerAvgIdlePercent)",
+            mode="lines+markers",
+            line=dict(color=PALETTE[0]),
+        ),
+        1,
+        1,
+    )
     waits = table[["mean_requestQueueTime", "erlang_c_wait_ms", "leader_and_isr_wait_ms"]].to_numpy(dtype=float)
     positive = waits[np.isfinite(waits) & (waits > 0)]
     lo = np.floor(np.log10(positive.min())) if positive.size else -3.0
     hi = np.ceil(np.log10(positive.max() * 1.5)) if positive.size else 3.0
     curve_x = np.linspace(max(grid[1], 1.0), sat, 400, endpoint=False)
     curve_y = np.array([mm_c_wait(handlers, r / 1000.0, 1.0 / service_ms) for r in curve_x])
-    keep = (curve_y > 0) & (curve_y <= 10 ** hi)
-    fig.add_trace(go.Scatter(x=curve_x[keep], y=curve_y[keep], name="Erlang C: mean wait of an M/M/c queue",
-                             mode="lines", line=dict(color=_THEORY, dash="dash", width=1.5)), 2, 1)
-    fig.add_trace(go.Scatter(x=x, y=table["mean_requestQueueTime"], name="measured mean requestQueueTime",
-                             mode="lines+markers", line=dict(color=PALETTE[1])), 2, 1)
-    fig.add_trace(go.Scatter(x=x, y=table["leader_and_isr_wait_ms"], name="the LeaderAndIsr's wait",
-                             mode="markers", marker=dict(color=PALETTE[3], size=9, symbol="diamond")), 2, 1)
+    keep = (curve_y > 0) & (curve_y <= 10**hi)
+    fig.add_trace(
+        go.Scatter(
+            x=curve_x[keep],
+            y=curve_y[keep],
+            name="Erlang C: mean wait of an M/M/c queue",
+            mode="lines",
+            line=dict(color=_THEORY, dash="dash", width=1.5),
+        ),
+        2,
+        1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=table["mean_requestQueueTime"],
+            name="measured mean requestQueueTime",
+            mode="lines+markers",
+            line=dict(color=PALETTE[1]),
+        ),
+        2,
+        1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=table["leader_and_isr_wait_ms"],
+            name="the LeaderAndIsr's wait",
+            mode="markers",
+            marker=dict(color=PALETTE[3], size=9, symbol="diamond"),
+        ),
+        2,
+        1,
+    )
     for row in (1, 2):
         fig.add_vline(x=sat, line=dict(color=GREY, dash="dash"), row=row, col=1)
-    fig.add_annotation(x=sat, y=0.5, xref="x", yref="y", text=f" ρ = 1 ({sat:,.0f}/s) ", showarrow=False,
-                       xanchor="left", bgcolor="rgba(255,255,255,0.9)", font=dict(size=11))
+    fig.add_annotation(
+        x=sat,
+        y=0.5,
+        xref="x",
+        yref="y",
+        text=f" ρ = 1 ({sat:,.0f}/s) ",
+        showarrow=False,
+        xanchor="left",
+        bgcolor="rgba(255,255,255,0.9)",
+        font=dict(size=11),
+    )
     fig.update_yaxes(title_text="utilisation (0..1)", range=[0, 1.05], dtick=0.2, row=1, col=1)
     fig.update_yaxes(title_text="wait (ms, log scale)", type="log", range=[lo, hi], exponentformat="none", row=2, col=1)
     fig.update_xaxes(title_text="produce requests per second", row=2, col=1)
-    fig.update_layout(title=f"Where the data plane saturates ({handlers} handlers, {service_ms:g} ms per request)",
-                      template=TEMPLATE, height=620, margin=dict(l=70, r=20, t=80, b=50),
-                      legend=dict(orientation="h", y=-0.14))
+    fig.update_layout(
+        title=f"Where the data plane saturates ({handlers} handlers, {service_ms:g} ms per request)",
+        template=TEMPLATE,
+        height=620,
+        margin=dict(l=70, r=20, t=80, b=50),
+        legend=dict(orientation="h", y=-0.14),
+    )
     return fig
 
 
@@ -296,36 +491,73 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0) -> widgets.
     """The live experiment: produce rate (primary), threads, queue, control plane and the rejected alternative."""
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")
-    rate_w = primary(widgets.IntSlider(value=rate, min=500, max=12000, step=250, description="produce requests/s",
-                                       style=style, layout=lay, continuous_update=False))
-    io = widgets.IntSlider(value=8, min=1, max=16, description="num.io.threads", style=style, layout=lay,
-                           continuous_update=False)
-    net = widgets.IntSlider(value=3, min=1, max=8, description="num.network.threads", style=style, layout=lay,
-                            continuous_update=False)
-    queue = widgets.IntSlider(value=500, min=10, max=1000, step=10, description="queued.max.requests", style=style,
-                              layout=lay, continuous_update=False)
-    cp = widgets.ToggleButtons(options=[("not set", False), ("CONTROLLER", True)], value=False,
-                               description="control.plane.listener.name", style=style)
-    prio = widgets.Checkbox(value=False, description="rejected alternative: prioritise controller requests in the data queue",
-                            indent=False, layout=widgets.Layout(width="600px"))
+    rate_w = primary(
+        widgets.IntSlider(
+            value=rate,
+            min=500,
+            max=12000,
+            step=250,
+            description="produce requests/s",
+            style=style,
+            layout=lay,
+            continuous_update=False,
+        )
+    )
+    io = widgets.IntSlider(
+        value=8, min=1, max=16, description="num.io.threads", style=style, layout=lay, continuous_update=False
+    )
+    net = widgets.IntSlider(
+        value=3, min=1, max=8, description="num.network.threads", style=style, layout=lay, continuous_update=False
+    )
+    queue = widgets.IntSlider(
+        value=500,
+        min=10,
+        max=1000,
+        step=10,
+        description="queued.max.requests",
+        style=style,
+        layout=lay,
+        continuous_update=False,
+    )
+    cp = widgets.ToggleButtons(
+        options=[("not set", False), ("CONTROLLER", True)],
+        value=False,
+        description="control.plane.listener.name",
+        style=style,
+    )
+    prio = widgets.Checkbox(
+        value=False,
+        description="rejected alternative: prioritise controller requests in the data queue",
+        indent=False,
+        layout=widgets.Layout(width="600px"),
+    )
     config = widgets.HTML()
     summary = primary_output(widgets.HTML())
     figs, gantt = widgets.Output(), widgets.Output()
 
     def redraw(_=None):
-        props = lab_properties(cp.value, num_io_threads=io.value, num_network_threads=net.value,
-                               queued_max_requests=queue.value)
+        props = lab_properties(
+            cp.value, num_io_threads=io.value, num_network_threads=net.value, queued_max_requests=queue.value
+        )
         config.value = config_html(props)
-        res = steady_load(rate_w.value, control_plane=cp.value, num_io_threads=io.value,
-                          num_network_threads=net.value, queued_max_requests=queue.value,
-                          prioritise=prio.value and not cp.value, duration_ms=duration_ms,
-                          controller_at_ms=0.75 * duration_ms)
+        res = steady_load(
+            rate_w.value,
+            control_plane=cp.value,
+            num_io_threads=io.value,
+            num_network_threads=net.value,
+            queued_max_requests=queue.value,
+            prioritise=prio.value and not cp.value,
+            duration_ms=duration_ms,
+            controller_at_ms=0.75 * duration_ms,
+        )
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
-        summary.value = (f"<div><b>{rate_w.value} produce requests/s</b> on {plural(io.value, 'handler')}, 1 ms each on average: "
-                         f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
-                         f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
-                         f"{html.escape(leader_and_isr_summary(res))}<br>"
-                         f"<span style='color:#555'>{html.escape(processor_idle_note(res))}</span></div>")
+        summary.value = (
+            f"<div><b>{rate_w.value} produce requests/s</b> on {plural(io.value, 'handler')}, 1 ms each on average: "
+            f"offered load ρ = {rate_w.value / (io.value * 1000):.2f}, measured handler utilisation "
+            f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
+            f"{html.escape(leader_and_isr_summary(res))}<br>"
+            f"<span style='color:#555'>{html.escape(processor_idle_note(res))}</span></div>"
+        )
         show_figure(metrics_figure(res), figs)
         show_figure(timeline_figure(res, n=24), gantt)
 
@@ -342,10 +574,26 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
     """
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")
-    b = widgets.IntSlider(value=backlog, min=0, max=2000, step=50, description="Produce backlog",
-                          style=style, layout=lay, continuous_update=False)
-    queue = widgets.IntSlider(value=500, min=20, max=1000, step=20, description="queued.max.requests", style=style,
-                              layout=lay, continuous_update=False)
+    b = widgets.IntSlider(
+        value=backlog,
+        min=0,
+        max=2000,
+        step=50,
+        description="Produce backlog",
+        style=style,
+        layout=lay,
+        continuous_update=False,
+    )
+    queue = widgets.IntSlider(
+        value=500,
+        min=20,
+        max=1000,
+        step=20,
+        description="queued.max.requests",
+        style=style,
+        layout=lay,
+        continuous_update=False,
+    )
     out = widgets.HTML()
     gantt = widgets.Output()
 
@@ -354,12 +602,26 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
         for label, cp, prio in DESIGNS:
             res = controller_behind_backlog(b.value, control_plane=cp, prioritise=prio, queued_max_requests=queue.value)
             row = res.request("LeaderAndIsr")
-            rows.append([html.escape(label), f"{controller_wait_ms(row):.3f}", f"{row['socketWaitTime']:.3f}",
-                         f"{row['requestQueueTime']:.3f}"])
+            rows.append(
+                [
+                    html.escape(label),
+                    f"{controller_wait_ms(row):.3f}",
+                    f"{row['socketWaitTime']:.3f}",
+                    f"{row['requestQueueTime']:.3f}",
+                ]
+            )
             if prio:
                 fig = timeline_figure(res, around=0.0, n=16, title=f"{label}: the first requests and the LeaderAndIsr")
-        out.value = html_table(["design", "waits before a handler takes it (ms)", "of which in the socket (ms)",
-                                "of which requestQueueTime (ms)"], rows, numeric=(1, 2, 3))
+        out.value = html_table(
+            [
+                "design",
+                "waits before a handler takes it (ms)",
+                "of which in the socket (ms)",
+                "of which requestQueueTime (ms)",
+            ],
+            rows,
+            numeric=(1, 2, 3),
+        )
         show_figure(fig, gantt)
 
     b.observe(redraw, names="value")
