@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # kafka-lab's two commands. Each sets everything up on first use (a virtual environment in .venv
 # with the pinned requirements and this checkout's package), then:
-#   ./run.sh lab    opens the labs in JupyterLab on http://127.0.0.1:8888 (token-protected)
-#   ./run.sh test   runs the whole test suite (unit, property, notebooks under nbval, browser)
-# Extra arguments go to jupyter-lab or pytest.
+#   ./run.sh lab [--port N]   opens the labs in JupyterLab on http://127.0.0.1:8888 (token-protected);
+#                             --port N, or KAFKA_LAB_PORT=N, asks for another port; a taken port moves
+#                             to the next free one, and the URL printed is the one the server gets
+#   ./run.sh test             runs the whole test suite (unit, property, notebooks under nbval, browser)
+# Extra arguments go to jupyter-lab or pytest. Ctrl+C stops the server (it asks to confirm; twice skips that).
+# KAFKA_LAB_VENV picks the virtual environment; KAFKA_LAB_NO_INSTALL=1 uses it as it is (no pip install).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -13,6 +16,10 @@ PYTHON="${PYTHON:-python3}"
 die() { echo "run.sh: $*" >&2; exit 1; }
 
 ensure_env() {
+    if [ "${KAFKA_LAB_NO_INSTALL:-}" = 1 ]; then
+        [ -x "$VENV/bin/python" ] || die "KAFKA_LAB_NO_INSTALL=1, but there is no virtual environment in $VENV"
+        return 0
+    fi
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
         || die "kafka-lab needs Python 3.11 or newer as '$PYTHON' (set PYTHON=/path/to/python3.11)"
     if [ ! -x "$VENV/bin/python" ]; then
@@ -37,15 +44,27 @@ ensure_env() {
 cmd="${1:-}"; shift || true
 case "$cmd" in
     lab)
+        port="${KAFKA_LAB_PORT:-8888}"
+        args=()
+        while [ $# -gt 0 ]; do
+            case "$1" in
+                --port) [ $# -ge 2 ] || die "--port needs a number, e.g. ./run.sh lab --port 8890"
+                        port="$2"; shift 2 ;;
+                --port=*) port="${1#--port=}"; shift ;;
+                *) args+=("$1"); shift ;;
+            esac
+        done
         ensure_env
+        # decide the port now (the next free one if it is taken), so the URL below is the server's
+        port="$("$VENV/bin/python" tools/free_port.py "$port" 127.0.0.1)" || exit 1
         export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
         token="${KAFKA_LAB_TOKEN:-$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(24))')}"
-        extra=()
-        [ "$(id -u)" = 0 ] && extra+=(--allow-root)
-        echo "run.sh: open http://127.0.0.1:${KAFKA_LAB_PORT:-8888}/lab/tree/00_start_here.ipynb?token=$token" >&2
+        [ "$(id -u)" = 0 ] && args+=(--allow-root)
+        echo "run.sh: open http://127.0.0.1:$port/lab/tree/00_start_here.ipynb?token=$token" >&2
+        echo "run.sh: stop the server with Ctrl+C in this terminal" >&2
         exec "$VENV/bin/jupyter-lab" --no-browser --ServerApp.ip=127.0.0.1 \
-            --ServerApp.port="${KAFKA_LAB_PORT:-8888}" --IdentityProvider.token="$token" \
-            --ServerApp.root_dir="$PWD/labs" "${extra[@]}" "$@"
+            --ServerApp.port="$port" --ServerApp.port_retries=0 --IdentityProvider.token="$token" \
+            --ServerApp.root_dir="$PWD/labs" "${args[@]}"
         ;;
     test)
         ensure_env
@@ -53,6 +72,6 @@ case "$cmd" in
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *)
-        die "usage: ./run.sh lab | ./run.sh test [pytest args]"
+        die "usage: ./run.sh lab [--port N] [jupyter-lab args] | ./run.sh test [pytest args]"
         ;;
 esac

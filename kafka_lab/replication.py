@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_lab.assignment import KIP36_RACKS, check_counts
+import pandas as pd
+
+from kafka_lab.assignment import KIP36_RACKS, BrokerMetadata, assign_replicas_to_brokers, broker_balance, check_counts
 from kafka_lab.listeners import ConfigException
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "replication_budget",
     "partition_state",
     "not_enough_replicas_message",
+    "placement",
     "KIP36_BROKERS",
     "WRITABLE",
     "READ_ONLY",
@@ -111,4 +114,12 @@ def not_enough_replicas_message(isr: list[int], min_insync_replicas: int, topic:
     )
 
 
-# ---------------------------------------------------------------------------------------------- the panel
+def placement(partitions: int, replication_factor: int, brokers: int = KIP36_BROKERS) -> pd.DataFrame:
+    """Leaders and followers on each broker when Kafka places the topic (rack-unaware, start index 0):
+    ``assign_replicas_to_brokers`` over brokers ``0..brokers-1``, counted per broker. Lab 00's figure
+    draws it beside what one partition survives."""
+    cluster = [BrokerMetadata(i, None) for i in range(brokers)]
+    balance = broker_balance(
+        assign_replicas_to_brokers(cluster, partitions, replication_factor, fixed_start_index=0), cluster
+    )
+    return pd.DataFrame({"leaders": balance["leaders"], "followers": balance["replicas"] - balance["leaders"]})

@@ -424,3 +424,27 @@ def test_the_package_docstring_example_runs():
 
     result = doctest.testmod(pkg)
     assert result.attempted >= 1 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    "brokers, says",
+    [
+        ([BrokerMetadata(0, "r1"), BrokerMetadata(1, "r2"), BrokerMetadata(0, "r3")], "0 is there twice"),
+        ({-1: "r1", 0: "r2"}, "-1 is negative"),
+    ],
+)
+def test_broker_ids_are_distinct_and_not_negative(brokers, says):
+    """Each broker registers /brokers/ids/<broker.id>: two brokers cannot share an id, and none is negative."""
+    for call in (lambda: assign_replicas_to_brokers(brokers, 3, 1, 0), lambda: broker_balance({0: [0]}, brokers)):
+        with pytest.raises(ValueError, match=f"broker ids are distinct and at least 0 .*; {says}"):
+            call()
+
+
+def test_failure_impact_refuses_an_unknown_broker_as_it_refuses_an_unknown_rack():
+    brokers = brokers_from_racks({0: "r1", 1: "r2", 2: "r2"})
+    a = assign_replicas_to_brokers(brokers, 3, 2, 0)
+    with pytest.raises(ValueError, match=r"no broker has id\(s\) \[7\]; the brokers are \[0, 1, 2\]"):
+        failure_impact(a, brokers, failed_brokers=[1, 7])
+    with pytest.raises(ValueError, match=r"no broker is in rack\(s\) \['r9'\]"):
+        failure_impact(a, brokers, failed_racks=["r9"])
+    assert failure_impact(a, brokers, failed_brokers=[1])["alive"].tolist() == [1, 1, 2]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kafka_lab.exercises import Feedback, check, exercises, show_solution
+from kafka_lab.exercises import Feedback, Solution, check, exercises, show_solution
 
 ALL = exercises()
 
@@ -46,7 +46,25 @@ def test_garbage_answer_is_feedback_not_traceback(ex_id):
 
 @pytest.mark.parametrize("ex_id", sorted(ALL))
 def test_solution_can_be_shown(ex_id):
-    assert ex_id in show_solution(ex_id)
+    sol = show_solution(ex_id)
+    assert isinstance(sol, Solution) and check(ex_id, sol.solution).ok
+    # a shell gets plain text, a notebook formatted text: no raw "\n" escapes in either
+    for text in (str(sol), repr(sol), sol._repr_markdown_(), sol._repr_html_()):
+        assert ex_id in text and "\\n" not in text
+    assert str(sol) == repr(sol) and "Solution:" in str(sol)
+    if ALL[ex_id].explanation:
+        assert ALL[ex_id].explanation in str(sol) and "**Why:**" in sol._repr_markdown_()
+
+
+def test_a_multi_line_solution_is_shown_as_a_block():
+    sol = show_solution("01.fix_config")
+    assert "```\nbroker.id=1\n" in sol._repr_markdown_() and "<pre" in sol._repr_html_()
+    assert "\nbroker.id=1\n" in str(sol)
+
+
+def test_unknown_solution_lists_the_exercises():
+    with pytest.raises(ValueError, match=r"no exercise called '00\.replica'; the exercises are: 00\.acks_all_losses, "):
+        show_solution("00.replica")
 
 
 def test_unknown_exercise_is_feedback():

@@ -6,13 +6,53 @@ import pytest
 from kafka_lab.exercises import check, exercises
 from kafka_lab.replication import OFFLINE, READ_ONLY, WRITABLE, replication_budget
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
-from kafka_lab.ui.lab00 import survival_figure, warmup_panel
+from kafka_lab.ui.lab00 import survival_figure, warmup_figure, warmup_panel
 
 
 def test_figure_colours_each_loss_count_by_state():
     fig = survival_figure(3, 2)
     by_state = {tr.name: list(tr.x) for tr in fig.data}
     assert by_state == {WRITABLE: [0, 1], READ_ONLY: [2], OFFLINE: [3]}
+
+
+def test_warmup_figure_places_the_topic_as_kafka_does():
+    """The left panel: leaders and followers per broker, P leaders and P × (RF − 1) followers in all, from Kafka's
+    placement (12 partitions on 6 brokers: 2 leaders and 4 followers each; 13: broker 0 leads a third)."""
+    fig = warmup_figure(12, 3, 2)
+    leaders, followers = (
+        next(tr for tr in fig.data if tr.name == f"{role} on a broker") for role in ("leaders", "followers")
+    )
+    assert list(leaders.y) == [2] * 6 and list(followers.y) == [4] * 6
+    fig13 = warmup_figure(13, 3, 2)
+    lead13 = next(tr for tr in fig13.data if tr.name == "leaders on a broker")
+    assert (
+        list(lead13.y) == [3, 2, 2, 2, 2, 2]
+        and sum(next(tr for tr in fig13.data if tr.name == "followers on a broker").y) == 13 * 2
+    )
+    assert "13 partitions × RF 3 = 39 replicas" in fig13.layout.annotations[0].text
+    # the survival panel is survival_figure's bars
+    states = {tr.name: list(tr.x) for tr in fig.data if tr.legendgroup == "state"}
+    assert states == {WRITABLE: [0, 1], READ_ONLY: [2], OFFLINE: [3]}
+
+
+def test_the_first_control_changes_the_figure(monkeypatch):
+    """Lab 00 says: move the partitions slider first. It must change the figure, not only the text."""
+    import kafka_lab.ui.lab00 as lab00
+
+    drawn = []
+    monkeypatch.setattr(lab00, "show_figure", lambda fig, out=None: drawn.append(fig))
+    panel = lab00.warmup_panel()
+    p = panel.children[0]
+    assert PRIMARY_CONTROL in p._dom_classes
+    before = drawn[-1]
+    p.value = 13
+    after = drawn[-1]
+    assert after is not before
+
+    def leaders(fig):
+        return [list(tr.y) for tr in fig.data if tr.name == "leaders on a broker"]
+
+    assert leaders(before) == [[2] * 6] and leaders(after) == [[3, 2, 2, 2, 2, 2]]
 
 
 def test_panel_primary_control_drives_primary_output():

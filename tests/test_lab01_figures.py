@@ -5,6 +5,7 @@ Kafka 2.8's messages from docs/kafka-reference.md §2, and the KIP's migration p
 """
 
 import json
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from kafka_lab.exercises import check
 from kafka_lab.exercises.lab01 import BROKEN_ROUND_2, SAME_LISTENER_CHOICES, same_listener_outcome
 from kafka_lab.listeners import (
     KIP291_AS_PRINTED,
+    KIP291_REGISTRATION_AS_PRINTED,
     KIP291_TIMESTAMP_MS,
     PRESETS,
     broker_registration,
@@ -21,9 +23,18 @@ from kafka_lab.listeners import (
     listener_table,
     migration_steps,
     migration_summary,
+    registration_json,
     resolve,
 )
-from kafka_lab.ui.lab01 import listener_panel, migration_html, migration_panel, render_config, show_config, show_table
+from kafka_lab.ui.lab01 import (
+    listener_panel,
+    migration_html,
+    migration_panel,
+    render_config,
+    show_config,
+    show_registrations,
+    show_table,
+)
 
 LAB = Path(__file__).resolve().parent.parent / "labs" / "01_listeners.ipynb"
 
@@ -42,6 +53,8 @@ def test_lab_makes_these_calls():
         "migration_panel()",
         "show_config(BROKEN_ROUND_2)",
         "SAME_LISTENER_CHOICES",
+        "print(registration_json(reg_before))",
+        "show_registrations(KIP291_REGISTRATION_AS_PRINTED, reg_before)",
     ):
         assert call in src, call
 
@@ -66,11 +79,15 @@ def test_section1_default_table():
             "security protocol": "PLAINTEXT",
             "binds (listeners)": "PLAINTEXT://:9092",
             "which means": "every interface (empty host), port 9092",
-            "publishes (advertised.listeners)": "PLAINTEXT://:9092",
+            "publishes (advertised.listeners)": "PLAINTEXT://<host name>:9092",
             "plane": "data",
             "used by": "controller, other brokers, clients",
         }
     ]
+    # what is published is what the registration writes: the machine's name in place of the empty host
+    reg = broker_registration(resolve({}), timestamp_ms=1, canonical_host_name="box1")
+    assert reg["endpoints"] == ["PLAINTEXT://box1:9092"]
+    assert listener_table(resolve({}), "box1")["publishes (advertised.listeners)"].tolist() == reg["endpoints"]
 
 
 def test_section1_tables_are_shown_compactly():
@@ -80,7 +97,7 @@ def test_section1_tables_are_shown_compactly():
         html = show_table(t).data
         for record in t.to_dict("records"):
             for value in record.values():
-                assert str(value) in html
+                assert escape(str(value), quote=False) in html
         assert "<th></th>" not in html and "which means</span></th>" in html
     html = show_table(listener_table(resolve({}))).data
     assert "PLAINTEXT://:9092<br><span class='kl-means'>every interface (empty host), port 9092</span>" in html
@@ -144,16 +161,38 @@ def test_panel_reacts_to_the_primary_control():
 
 def test_section3_registration_json():
     reg = broker_registration(resolve(kip291_broker(1, "before")), timestamp_ms=KIP291_TIMESTAMP_MS)
-    # the KIP's payload (its "host1.example.com" aside: Kafka takes host from the first PLAINTEXT endpoint)
-    assert reg == {
-        "version": 4,
-        "host": "broker1.example.com",
-        "port": 9092,
-        "endpoints": ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"],
-        "jmx_port": -1,
-        "timestamp": "1532467569343",
-        "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"},
-    }
+    # what `get /brokers/ids/1` shows on 2.8: version 5 with features, compact, keys in a 2.8 broker's order
+    assert registration_json(reg) == (
+        '{"features":{},"listener_security_protocol_map":{"INTERNAL":"PLAINTEXT","EXTERNAL":"SSL"},'
+        '"endpoints":["INTERNAL://broker1.example.com:9092","EXTERNAL://host1.example.com:9093"],"jmx_port":-1,'
+        '"port":9092,"host":"broker1.example.com","version":5,"timestamp":"1532467569343"}'
+    )
+
+
+def test_section3_the_kips_version_4_beside_it():
+    """The prose: endpoints, map, port, jmx_port and timestamp match the KIP's; version, features and host differ."""
+    reg = broker_registration(resolve(kip291_broker(1, "before")), timestamp_ms=KIP291_TIMESTAMP_MS)
+    kip = KIP291_REGISTRATION_AS_PRINTED
+    same = {k for k in kip if kip[k] == reg.get(k)}
+    assert same == {"endpoints", "listener_security_protocol_map", "port", "jmx_port", "timestamp"}
+    assert (kip["version"], reg["version"]) == (4, 5) and "features" not in kip and reg["features"] == {}
+    assert (kip["host"], reg["host"]) == ("host1.example.com", "broker1.example.com")
+    # with version=4 (an inter.broker.protocol.version before 2.7) Kafka writes what the KIP shows, host aside
+    v4 = broker_registration(resolve(kip291_broker(1, "before")), timestamp_ms=KIP291_TIMESTAMP_MS, version=4)
+    assert {k: v for k, v in v4.items() if k != "host"} == {k: v for k, v in kip.items() if k != "host"}
+    html = show_registrations(kip, reg).data
+    assert "the KIP&#x27;s example (version 4)" in html and "what Kafka 2.8 writes (version 5)" in html
+
+
+def test_the_port_9091_after_the_change_is_explained():
+    """After round 2 the first PLAINTEXT endpoint is CONTROLLER's, so Kafka publishes port 9091 (the KIP shows 9092);
+    the panel says where host and port come from, and the lab says why."""
+    reg = broker_registration(resolve(kip291_broker(1, "round 2")), timestamp_ms=KIP291_TIMESTAMP_MS)
+    assert (reg["host"], reg["port"]) == ("broker1.example.com", 9091)
+    html = render_config(PRESETS["KIP-291 broker1, after (dedicated controller listener)"])
+    assert "first PLAINTEXT endpoint, CONTROLLER://broker1.example.com:9091" in html.replace("&quot;", '"')
+    src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
+    assert '`"port": 9091`' in src and '`"port": 9092`' in src
 
 
 def test_section3_controller_routes():
@@ -318,3 +357,12 @@ def test_exercise_4_zero_address_hint_depends_on_what_was_written():
         "01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\nadvertised.listeners=PLAINTEXT://0.0.0.0:9092\n"
     )
     assert "not 0.0.0.0" in explicit.hint and "falls back" not in explicit.hint
+
+
+def test_the_panel_hints_at_the_cause_not_at_the_setting_reported():
+    """The trial: dropping EXTERNAL from the map of the 'after' preset got a hint about 0.0.0.0 (the error is
+    reported while advertised.listeners is parsed). The hint now names the missing map entry."""
+    text = PRESETS["KIP-291 broker1, after (dedicated controller listener)"].replace(",EXTERNAL:SSL", "")
+    html = render_config(text)
+    assert "No security protocol defined for listener EXTERNAL" in html
+    assert "EXTERNAL has no entry in listener.security.protocol.map" in html and "0.0.0.0" not in html

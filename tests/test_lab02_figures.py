@@ -45,7 +45,9 @@ def test_show_steps_shows_the_racks_the_picks_and_the_table():
     ).groups()
     assert re.findall(r"<b>(\w+)</b>: ([\d, ]+)", racks) == [("rack1", "0, 5"), ("rack2", "3, 4"), ("rack3", "1, 2")]
     assert re.findall(r"<b>(\d+)</b>", picks) == ["0", "3", "1", "5", "4", "2"]
-    assert "left in rack" in shown and shown.count("<tr>") == 1 + 6  # the header and one row per pick
+    assert shown.count("<tr>") == 1 + 6  # the header and one row per pick
+    # plain column names: whose turn, whom it gives, who in that rack waits for a later turn
+    assert "still to pick in its rack" in shown and "left in rack" not in shown
 
 
 def test_rack10_sorts_before_rack2():
@@ -93,6 +95,11 @@ def test_rack_failure_rf2_by_hand():
     assert t.loc["rack-unaware", "offline"] == 1
     assert t.loc["rack-aware", "offline"] == 0
     assert t.loc["rack-aware", "min racks spanned"] == 2 and t.loc["rack-unaware", "min racks spanned"] == 1
+    shown = ui.show_comparison(asg.KIP36_RACKS, 12, 2, failed_rack="rack1")  # the lab's column names
+    assert shown.loc["rack-unaware", "offline (no replica left)"] == 1
+    assert shown.loc["rack-aware", "offline (no replica left)"] == 0
+    assert shown.loc["rack-aware", "fewest racks one partition spans"] == 2
+    assert shown.loc["rack-unaware", "fewest racks one partition spans"] == 1
     unaware = asg.assign_for_topic(KIP, 12, 2, rack_aware_mode="disabled", fixed_start_index=0)
     impact = asg.failure_impact(unaware, KIP, failed_racks=["rack1"])
     assert impact.index[impact["offline"]].tolist() == [5]
@@ -107,6 +114,12 @@ def test_rack_failure_rf3_min_isr_2_by_hand():
     assert (t["offline"] == 0).all()
     # every partition had a replica on rack1 when RF = racks = 3; 4 of 12 were led from rack1
     assert t.loc["rack-aware", "leader_lost"] == 4
+    shown = ui.show_comparison(asg.KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)
+    below, writable = "below min.insync.replicas", "still take acks=all writes"
+    assert shown.loc["rack-unaware", below] == 3 and shown.loc["rack-unaware", writable] == 9
+    assert shown.loc["rack-aware", below] == 0 and shown.loc["rack-aware", writable] == 12
+    assert (shown["offline (no replica left)"] == 0).all()
+    assert shown.loc["rack-aware", "lost their leader"] == 4
 
 
 def test_partial_racks_messages_in_the_lab():
@@ -178,7 +191,7 @@ def test_panel_shows_kafka_error_for_a_broker_without_rack():
 
 def test_failure_panel_builds():
     panel = ui.rack_failure_panel()
-    assert isinstance(ui._side_by_side(asg.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
+    assert isinstance(ui.failure_figure(asg.KIP36_RACKS, 12, 2, "rack1", 1, 0), go.Figure)
     assert panel.children
 
 
@@ -199,7 +212,7 @@ def test_lab_uses_the_same_calls():
     src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
     for call in (
         "assign_replicas_to_brokers(kip, 12, 3, fixed_start_index=0)",
-        'comparison(KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)',
+        'show_comparison(KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)',
         'rack_failure_panel(KIP36_RACKS, partitions=12, replication_factor=2, failed_rack="rack1")',
         "assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0)",
         "assign_replicas_to_brokers(big, 100_000, 3, fixed_start_index=0)",

@@ -16,13 +16,19 @@ from kafka_lab.listeners import (
     EndPoint,
     broker_registration,
     controller_endpoint,
+    fix_hint,
     kip291_broker,
+    kip291_properties_text,
     parse_csv_map,
     parse_endpoint,
     parse_properties,
     registered_endpoints,
+    registration_json,
     resolve,
 )
+from kafka_lab.listeners.errors import UnknownConfigWarning
+from kafka_lab.listeners.known_configs import KAFKA_28_BROKER_CONFIGS
+from kafka_lab.listeners.registration import _java_string_hash
 
 KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"})
 KIP_AFTER = {
@@ -89,7 +95,7 @@ def test_kip291_registration_json_before():
     # the KIP's payload, field by field
     assert reg["listener_security_protocol_map"] == {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}
     assert reg["endpoints"] == ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"]
-    assert reg["port"] == 9092 and reg["jmx_port"] == -1 and reg["version"] == 4
+    assert reg["port"] == 9092 and reg["jmx_port"] == -1 and reg["version"] == 5 and reg["features"] == {}
     assert reg["timestamp"] == "1532467569343" and isinstance(reg["timestamp"], str)
     # Kafka takes host from the first PLAINTEXT endpoint (INTERNAL); the KIP's "host1.example.com" is hand-written
     assert reg["host"] == "broker1.example.com"
@@ -167,8 +173,23 @@ def test_registration_rack_and_no_plaintext_and_empty_host():
     assert (reg["host"], reg["port"]) == (None, -1)
     assert reg["endpoints"] == ["SSL://host1:9093"]
     assert b.broker_id == 7
-    v5 = broker_registration(b, timestamp_ms=1, version=5)
-    assert v5["version"] == 5 and v5["features"] == {}
+    v4 = broker_registration(b, timestamp_ms=1, version=4)
+    assert v4["version"] == 4 and "features" not in v4 and reg["version"] == 5 and reg["features"] == {}
+
+
+def test_registration_reads_as_a_28_broker_writes_it():
+    """``get /brokers/ids/0`` on a Kafka 2.8 broker (a published zookeeper-shell session, broker host "kafka")."""
+    b = resolve({"listeners": "PLAINTEXT://kafka:9092"})
+    assert registration_json(broker_registration(b, timestamp_ms=1647406227247)) == (
+        '{"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"endpoints":["PLAINTEXT://kafka:9092"],'
+        '"jmx_port":-1,"port":9092,"host":"kafka","version":5,"timestamp":"1647406227247"}'
+    )
+    # the order is a Scala 2.13 HashMap's: String.hashCode (as Java computes it), spread, 16 buckets
+    assert _java_string_hash("features") == 4004308029 and _java_string_hash("é") == 233
+    assert _java_string_hash("\U0001f600") == 1772899  # a surrogate pair: two UTF-16 units, as Java counts
+    racked = broker_registration(resolve({"listeners": "PLAINTEXT://h:9092", "broker.rack": "r1"}), timestamp_ms=1)
+    assert list(racked)[:4] == ["features", "listener_security_protocol_map", "endpoints", "rack"]
+    assert json.loads(registration_json(racked)) == racked and registration_json(racked, indent=2).startswith("{\n")
 
 
 def test_registration_port_zero_uses_bound_port():
@@ -281,7 +302,63 @@ def test_values_are_trimmed_and_lists_split_on_spaced_commas():
 
 
 def test_unknown_keys_ignored_and_none_is_unset():
-    assert resolve({"zookeeper.connect": "zk:2181", "listener": "x", "advertised.listeners": None}) == resolve({})
+    with pytest.warns(UnknownConfigWarning):
+        assert resolve({"zookeeper.connect": "zk:2181", "listener": "x", "advertised.listeners": None}) == resolve({})
+
+
+def test_an_unknown_key_gets_kafkas_warning(recwarn):
+    """A typo is ignored, as a 2.8 broker ignores it, but not silently: Kafka's AbstractConfig.logUnused words."""
+    with pytest.warns(UnknownConfigWarning) as caught:
+        b = resolve("listeners=PLAINTEXT://h:9092\nadvertised.listener=PLAINTEXT://broker1:9092\n")
+    assert [str(w.message) for w in caught] == [
+        "The configuration 'advertised.listener' was supplied but isn't a known config."
+    ]
+    assert b.advertised_listeners == b.listeners  # the setting it meant stays unset
+    assert caught[0].filename == __file__  # the warning points at the caller, not into the package
+
+
+def test_known_keys_are_kafka_28s_broker_configs(recwarn):
+    """Every key of KafkaConfig's ConfigDef in 2.8 (generated from its source), and per-listener settings."""
+    assert len(KAFKA_28_BROKER_CONFIGS) == 233
+    assert {
+        "listeners",
+        "control.plane.listener.name",
+        "num.io.threads",
+        "queued.max.requests",
+        "broker.rack",
+        "host.name",
+        "advertised.port",
+        "controller.listener.names",
+        "ssl.keystore.location",
+        "controller.quorum.voters",
+        "log.message.timestamp.type",
+    } <= KAFKA_28_BROKER_CONFIGS
+    assert not {"advertised.listener", "listener", "num.io.thread", "acks"} & KAFKA_28_BROKER_CONFIGS
+    resolve(
+        {
+            "listeners": "SSL://h:9093",
+            "security.inter.broker.protocol": "SSL",
+            "num.io.threads": "8",
+            "listener.name.ssl.ssl.keystore.location": "/ks.jks",
+            "zookeeper.connect": "zk:2181",
+        }
+    )
+    assert not [w for w in recwarn if issubclass(w.category, UnknownConfigWarning)]
+
+
+@pytest.mark.parametrize("props", [9092, ["listeners=PLAINTEXT://:9092"], b"listeners=PLAINTEXT://:9092", None])
+def test_resolve_says_what_it_accepts(props):
+    with pytest.raises(
+        TypeError,
+        match=r"a mapping of Kafka property names to values .* server\.properties file, "
+        r"not ",
+    ):
+        resolve(props)
+
+
+def test_property_names_are_strings():
+    with pytest.raises(TypeError, match="property names are strings"):
+        resolve({9092: "listeners"})
 
 
 def test_security_inter_broker_protocol_picks_listener():
@@ -713,8 +790,139 @@ def test_package_docstring_examples():
     import doctest
 
     import kafka_lab.listeners as pkg
+    import kafka_lab.listeners.hints as hints
 
     assert doctest.testmod(pkg).failed == 0
+    assert doctest.testmod(hints).attempted > 0 and doctest.testmod(hints).failed == 0
+
+
+# A config that breaks each rule, the start of Kafka's message, and what the hint must name (and must not).
+_AFTER = kip291_properties_text(kip291_broker(1, "round 2"))
+HINT_CASES = [
+    # the trial's case: a listener dropped from the map is reported while advertised.listeners is parsed
+    (
+        _AFTER.replace(",EXTERNAL:SSL", ""),
+        "Error creating broker listeners from 'CONTROLLER://",
+        ["EXTERNAL has no entry in listener.security.protocol.map", "add EXTERNAL:PLAINTEXT"],
+        ["0.0.0.0"],
+    ),
+    (
+        {"listeners": "PLAINTEXT://:9092,INTERNAL://:9093"},
+        "Error creating broker listeners from",
+        ["INTERNAL has no entry in listener.security.protocol.map"],
+        ["advertised"],
+    ),
+    ({"listeners": "PLAINTEXT//h:9092"}, "Error creating broker listeners", ["not NAME://host:port"], []),
+    ({"listeners": "PLAINTEXT://h:90x"}, "Error creating broker listeners", ["not NAME://host:port"], []),
+    (
+        {"listeners": "PLAINTEXT://h:9092,SSL://h:9092"},
+        "requirement failed: Each listener must have a different port",
+        ["its own port"],
+        [],
+    ),
+    (
+        {"listeners": "PLAINTEXT://h:9092,PLAINTEXT://h:9093"},
+        "requirement failed: Each listener must have a different name",
+        ["only once"],
+        [],
+    ),
+    ({"listener.security.protocol.map": "PLAINTEXT:FOO"}, "Invalid security protocol `FOO`", ["NAME:PROTOCOL"], []),
+    (
+        {"security.inter.broker.protocol": "INTERNAL"},
+        "Invalid security protocol `INTERNAL`",
+        ["inter.broker.listener.name instead"],
+        [],
+    ),
+    (
+        {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,,SSL:SSL"},
+        "Error parsing configuration property",
+        ["lacks its ':'"],
+        [],
+    ),
+    (
+        {"inter.broker.listener.name": "PLAINTEXT", "security.inter.broker.protocol": "PLAINTEXT"},
+        "Only one of",
+        ["remove security.inter.broker.protocol"],
+        [],
+    ),
+    (
+        {"inter.broker.listener.name": "INTERNAL"},
+        "Listener with name INTERNAL defined in inter.broker.listener.name",
+        ["add INTERNAL:PROTOCOL"],
+        [],
+    ),
+    (
+        dict(KIP291_AS_PRINTED),
+        "requirement failed: inter.broker.listener.name must be",
+        ["PLAINTEXT by default", "INTERNAL,EXTERNAL"],
+        ["0.0.0.0"],
+    ),
+    (
+        {
+            "listeners": "PLAINTEXT://h:9092",
+            "advertised.listeners": "PLAINTEXT://h:9092,SSL://h:9093",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL",
+        },
+        "requirement failed: advertised.listeners listener names must be",
+        ["does not bind"],
+        ["0.0.0.0"],
+    ),
+    (
+        {"listeners": "PLAINTEXT://0.0.0.0:9092"},
+        "requirement failed: advertised.listeners cannot use",
+        ["falls back to listeners"],
+        [],
+    ),
+    (
+        {"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
+        "requirement failed: advertised.listeners cannot use",
+        ["publish a host name"],
+        ["falls back"],
+    ),
+    (
+        {"control.plane.listener.name": "CONTROLLER"},
+        "Listener with CONTROLLER defined in control.plane.listener.name",
+        ["add CONTROLLER:PROTOCOL"],
+        [],
+    ),
+    (
+        _AFTER.replace("CONTROLLER://broker1.example.com:9091,", ""),
+        "requirement failed: control.plane.listener.name must",
+        ["add its endpoint", "advertised.listeners"],
+        ["0.0.0.0"],
+    ),
+    (
+        _AFTER.replace("control.plane.listener.name=CONTROLLER", "control.plane.listener.name=INTERNAL"),
+        "requirement failed: control.plane.listener.name, when defined",
+        ["a listener of its own"],
+        [],
+    ),
+    ({"port": "90x"}, "Invalid value 90x for configuration port", ["port is a whole number"], []),
+    (
+        {
+            "listeners": "PLAINTEXT://h:9092",
+            "controller.listener.names": "PLAINTEXT",
+            "advertised.listeners": "PLAINTEXT://h:9092",
+        },
+        "requirement failed: advertised.listeners cannot contain",
+        ["KRaft"],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("config, message, says, never", HINT_CASES)
+def test_hints_follow_the_cause_kafka_names(config, message, says, never):
+    props = parse_properties(config) if isinstance(config, str) else config
+    with pytest.raises(ConfigException) as info:
+        resolve(props)
+    assert str(info.value).startswith(message), str(info.value)
+    hint = fix_hint(info.value, props)
+    for text in says:
+        assert text in hint, (hint, text)
+    for text in never:
+        assert text not in hint, (hint, text)
+    assert not hint.startswith("look at")  # every message the model raises has a hint of its own
 
 
 def test_the_kip291_configs_have_one_home():

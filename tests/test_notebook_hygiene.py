@@ -50,3 +50,96 @@ def test_cells_stay_short(path):
         if cell["cell_type"] == "code":
             lines = [ln for ln in "".join(cell["source"]).splitlines() if ln.strip()]
             assert len(lines) <= 15, f"cell {i} has {len(lines)} lines"
+
+
+# -- predict before you see ---------------------------------------------------------------------------------
+# An exercise is asked, answered and checked before any cell shows its answer; the experiment that confirms
+# it comes after the check. A cell that shows an exercise's answer says so in its metadata,
+#     {"kafka_lab": {"reveals": ["02.rack_failure"]}}
+# (markdown that explains the answer too), and the calls below always show an answer, so a cell making one
+# must come after the check even if nobody marked it.
+REVEALING_CALLS = {
+    "warmup_panel(": ("00.replicas", "00.per_broker", "00.acks_all_losses"),
+    "not_enough_replicas_message(": ("00.acks_all_losses",),
+    "migration_summary(": ("01.controller_endpoint",),
+    "migration_panel(": ("01.controller_endpoint",),
+    "assign_replicas_to_brokers(kip, 12": ("02.partition0", "02.partition6"),
+    "rack_awareness_panel(": ("02.partition0",),
+    "assign_replicas_to_brokers(uneven": ("02.penalized",),
+    "rack_failure_panel(": ("02.rack_failure",),
+    "comparison(": ("02.rack_failure",),
+    "sweep(": ("03.saturation",),
+    "controller_behind_backlog(400, control_plane=False)": ("03.backlog_wait",),
+    "backlog_table(": ("03.backlog_wait", "03.priority_full"),
+    "backlog_panel(": ("03.backlog_wait", "03.priority_full", "03.why_rejected"),
+}
+
+
+def _cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def _check_cells(cells) -> dict[str, int]:
+    found = {}
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            for ex_id in re.findall(r"^check\(\s*[\"'](\d\d\.[a-z0-9_]+)[\"']", "".join(cell["source"]), re.M):
+                found.setdefault(ex_id, i)
+    return found
+
+
+def _revealers(cells) -> list[tuple[int, str, str]]:
+    """(cell index, exercise id, why) for every cell that shows an exercise's answer."""
+    out = []
+    for i, cell in enumerate(cells):
+        for ex_id in cell.get("metadata", {}).get("kafka_lab", {}).get("reveals", []):
+            out.append((i, ex_id, "marked in its metadata"))
+        if cell["cell_type"] == "code":
+            src = "".join(cell["source"])
+            for call, ids in REVEALING_CALLS.items():
+                if call in src:
+                    out.extend((i, ex_id, f"calls {call}...)") for ex_id in ids)
+    return out
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
+def test_exercises_are_asked_before_any_cell_shows_their_answer(path):
+    cells = _cells(path)
+    checks = _check_cells(cells)
+    lab = path.name[:2]
+    for i, ex_id, why in _revealers(cells):
+        assert ex_id.startswith(lab + "."), f"cell {i} of {path.name} reveals another lab's exercise {ex_id}"
+        if ex_id in checks:
+            assert i > checks[ex_id], (
+                f"{path.name}: cell {i} shows the answer to {ex_id} ({why}) before the "
+                f"exercise is checked in cell {checks[ex_id]}: ask first, then show"
+            )
+    for ex_id, i in checks.items():
+        # the question, then the answer cell, then the check: the answer cell is the code cell just above
+        prev = [j for j in range(i) if cells[j]["cell_type"] == "code"]
+        assert prev and re.match(r"answer(_\w+)?\s*=", "".join(cells[prev[-1]]["source"])), (
+            f"{path.name}: the code cell before check({ex_id!r}) (cell {i}) is not its answer cell"
+        )
+
+
+def test_the_order_rule_catches_an_answer_shown_too_early(tmp_path):
+    """The rule above, on a notebook that shows a panel before its exercise (as lab 00 once did)."""
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": ["warmup_panel(partitions=12)"]},
+            {"cell_type": "markdown", "metadata": {}, "source": ["**Exercise 1.** How many replicas?"]},
+            {"cell_type": "code", "metadata": {}, "source": ["answer_1 = ..."]},
+            {"cell_type": "code", "metadata": {}, "source": ['check("00.replicas", answer_1)']},
+            {"cell_type": "markdown", "metadata": {"kafka_lab": {"reveals": ["00.per_broker"]}}, "source": ["6 each"]},
+            {"cell_type": "code", "metadata": {}, "source": ["answer_2 = ..."]},
+            {"cell_type": "code", "metadata": {}, "source": ['check("00.per_broker", answer_2)']},
+        ]
+    }
+    path = tmp_path / "00_start_here.ipynb"
+    path.write_text(json.dumps(nb))
+    with pytest.raises(AssertionError, match=r"cell 0 .* 00.replicas .*calls warmup_panel"):
+        test_exercises_are_asked_before_any_cell_shows_their_answer(path)
+    nb["cells"] = nb["cells"][1:]  # no panel: now the marked markdown is the one that comes too early
+    path.write_text(json.dumps(nb))
+    with pytest.raises(AssertionError, match=r"cell 3 .* 00.per_broker .*marked in its metadata"):
+        test_exercises_are_asked_before_any_cell_shows_their_answer(path)

@@ -17,6 +17,7 @@ from kafka_lab.replication import (
     WRITABLE,
     not_enough_replicas_message,
     partition_state,
+    placement,
     replication_budget,
 )
 
@@ -165,3 +166,16 @@ def test_non_int_arguments_are_type_errors(bad):
         replication_budget(bad, 3)
     with pytest.raises(TypeError, match="must be an int"):
         replication_budget(12, 3, brokers=bad)
+
+
+@pytest.mark.parametrize("partitions, rf", [(12, 3), (13, 3), (7, 2), (6, 1)])
+def test_placement_counts_kafkas_rack_unaware_walk(partitions, rf):
+    """Lab 00's placement: without racks and with start index 0, Kafka puts partition p's leader on broker
+    p mod n (AdminUtils.assignReplicasUnaware); every partition has rf - 1 followers on other brokers, and
+    when the partitions fill whole rounds of the n brokers each broker holds partitions × rf / n replicas."""
+    table = placement(partitions, rf)
+    assert table.index.tolist() == list(range(KIP36_BROKERS))
+    assert table["leaders"].tolist() == [sum(p % KIP36_BROKERS == b for p in range(partitions)) for b in table.index]
+    assert table["followers"].sum() == partitions * (rf - 1)
+    if partitions % KIP36_BROKERS == 0:
+        assert (table["leaders"] + table["followers"] == partitions * rf // KIP36_BROKERS).all()

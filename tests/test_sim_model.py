@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import simpy
 
+from kafka_lab.assignment import InvalidPartitionsException, InvalidReplicationFactorException
 from kafka_lab.listeners import ConfigException as ListenerConfigException
 from kafka_lab.sim import (
     TIMING_COLUMNS,
@@ -177,7 +178,9 @@ def test_distributions():
         broker({}, settings=ModelSettings(costs={"Produse": CostModel(1.0)}))
 
 
-@pytest.mark.parametrize("module", ["kafka_lab.sim.scenario", "kafka_lab.sim.theory", "kafka_lab.sim.distributions"])
+@pytest.mark.parametrize(
+    "module", ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.theory", "kafka_lab.sim.distributions"]
+)
 def test_docstring_examples_run(module):
     import doctest
     import importlib
@@ -194,3 +197,63 @@ def test_acks_is_a_produce_field():
     r = sc.run(5).requests
     assert r.loc[r["api"] == "Produce", "acks"].tolist() == [-1, -1]
     assert r.loc[r["api"] == "Fetch", "acks"].isna().all()
+
+
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        (dict(partitions=0), InvalidPartitionsException, "Number of partitions must be larger than 0."),
+        (dict(partitions=-3), InvalidPartitionsException, "Number of partitions must be larger than 0."),
+        (dict(replicas=-1), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
+        (dict(replicas=0), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
+        (dict(partitions=2.5), TypeError, "partitions must be a whole number, not float 2.5"),
+        (dict(replicas=True), TypeError, "replicas must be a whole number, not bool True"),
+    ],
+)
+def test_scenario_refuses_a_topic_kafka_would_refuse(kw, error, message):
+    """Kafka's own checks at topic creation (AdminUtils), with its exception classes and messages."""
+    with pytest.raises(error) as info:
+        Scenario(seed=0, **kw)
+    assert str(info.value) == message
+
+
+def test_scenario_refuses_unknown_partitions():
+    sc = Scenario(seed=0, partitions=4)
+    with pytest.raises(
+        ValueError,
+        match=r"\('orders', 4\) is not a partition of this scenario: its topic 'orders' has "
+        r"partitions 0 to 3.*UNKNOWN_TOPIC_OR_PARTITION",
+    ):
+        sc.producer(partitions=[("orders", 3), ("orders", 4)])
+    with pytest.raises(ValueError, match="is not a partition"):
+        sc.consumer(partitions=[("payments", 0)])
+    assert sc.producer(partitions=[("orders", 3)]).partitions == (("orders", 3),)
+
+
+def test_results_say_when_a_request_never_happened():
+    sc = Scenario(seed=0)
+    sc.producer(connections=2).burst(2)
+    sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=2)], at_ms=1.0)
+    res = sc.run(10.0)
+    assert res.request("LeaderAndIsr")["api"] == "LeaderAndIsr" and res.request("Produce", -1)["api"] == "Produce"
+    with pytest.raises(
+        LookupError,
+        match=r"this run sent no UpdateMetadata request \(its request log holds "
+        r"LeaderAndIsr × 1, Produce × 2\)",
+    ) as info:
+        res.request("UpdateMetadata")
+    assert not isinstance(info.value, IndexError)
+    with pytest.raises(LookupError, match=r"this run sent 1 LeaderAndIsr request, so there is no n=1"):
+        res.request("LeaderAndIsr", 1)
+
+
+def test_scenario_takes_properties_text_as_resolve_does():
+    text = (
+        "listeners=PLAINTEXT://:9092,CONTROLLER://:9091\n"
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+        "control.plane.listener.name=CONTROLLER\nnum.io.threads=4\n"
+    )
+    sc = Scenario(text, seed=0)
+    assert sc.broker.has_control_plane and sc.broker.config.num_io_threads == 4
+    with pytest.raises(TypeError, match="not int"):
+        Scenario(9092, seed=0)

@@ -99,7 +99,11 @@ def failure_impact(
     unknown = failed_racks - set(racks.values())
     if unknown:
         raise ValueError(f"no broker is in rack(s) {sorted(unknown)}")
-    down = set(failed_brokers) | {b for b, r in racks.items() if r in failed_racks}
+    failed_brokers = set(failed_brokers)
+    unknown_brokers = failed_brokers - set(racks)
+    if unknown_brokers:
+        raise ValueError(f"no broker has id(s) {sorted(unknown_brokers)}; the brokers are {sorted(racks)}")
+    down = failed_brokers | {b for b, r in racks.items() if r in failed_racks}
     rows = []
     for p, reps in sorted(assignment.items()):
         alive = [b for b in reps if b not in down]

@@ -57,17 +57,24 @@ def as_brokers(brokers: Iterable) -> list[BrokerMetadata]:
     """Every form the package accepts for a cluster, as a list of :class:`BrokerMetadata`.
 
     Accepted: a ``{id: rack}`` mapping, or an iterable of :class:`BrokerMetadata` or ``(id, rack)`` pairs.
+    Broker ids are distinct and at least 0, since each broker registers ``/brokers/ids/<broker.id>``;
+    a repeated or negative id is a ValueError.
     """
-    if isinstance(brokers, Mapping):
-        return brokers_from_racks(brokers)
-    out = []
-    for b in brokers:
+    out = brokers_from_racks(brokers) if isinstance(brokers, Mapping) else []
+    for b in [] if isinstance(brokers, Mapping) else brokers:
         if isinstance(b, BrokerMetadata):
             out.append(b)
         elif isinstance(b, tuple) and len(b) == 2:
             out.append(BrokerMetadata(*b))
         else:
             raise TypeError(f"expected BrokerMetadata(id, rack) or an (id, rack) pair, got {b!r}")
+    ids = [b.id for b in out]
+    if any(i < 0 for i in ids) or len(set(ids)) < len(ids):
+        bad = next(i for i in ids if i < 0 or ids.count(i) > 1)
+        raise ValueError(
+            f"broker ids are distinct and at least 0 (each broker registers /brokers/ids/<id>); "
+            f"{bad} is {'negative' if bad < 0 else 'there twice'}"
+        )
     return out
 
 

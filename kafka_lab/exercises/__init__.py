@@ -38,6 +38,7 @@ from typing import Any, Literal
 __all__ = [
     "Exercise",
     "Feedback",
+    "Solution",
     "check",
     "correct",
     "exercise",
@@ -205,11 +206,61 @@ def check(exercise_id: str, answer: Any) -> Feedback:
     return _REGISTRY[exercise_id].check(answer)
 
 
-def show_solution(exercise_id: str) -> str:
-    """The solution and why, for a learner who is stuck (deliberately one call away, not on the page)."""
+@dataclass(frozen=True)
+class Solution:
+    """An exercise's solution and why, as :func:`show_solution` returns it.
+
+    It shows itself: formatted (markdown or HTML) as a notebook cell's result, plain text in a shell
+    (``str``/``repr``, or ``print``). ``solution`` is the value itself, e.g. to pass to :func:`check`.
+    """
+
+    exercise_id: str
+    prompt: str
+    solution: Any
+    explanation: str = ""
+
+    def _value_text(self) -> str:
+        """A multi-line text (a config) as it reads; anything else as Python would write it."""
+        if isinstance(self.solution, str) and "\n" in self.solution.strip():
+            return self.solution.strip("\n")
+        return repr(self.solution)
+
+    def __str__(self) -> str:
+        value = self._value_text()
+        text = f"[{self.exercise_id}] {self.prompt}\nSolution:" + ("\n" + value if "\n" in value else " " + value)
+        if self.explanation:
+            text += f"\nWhy: {self.explanation}"
+        return text
+
+    def __repr__(self) -> str:  # a shell shows this; the notebook prefers the rich forms below
+        return str(self)
+
+    def _repr_markdown_(self) -> str:
+        value = self._value_text()
+        shown = f"\n\n```\n{value}\n```\n" if "\n" in value else f" `{value}`"
+        why = f"\n\n**Why:** {self.explanation}" if self.explanation else ""
+        return f"**Solution to {self.exercise_id}.** {self.prompt}\n\n**Solution:**{shown}{why}"
+
+    def _repr_html_(self) -> str:
+        value = html.escape(self._value_text())
+        shown = f"<pre style='margin:4px 0'>{value}</pre>" if "\n" in value else f" <code>{value}</code>"
+        why = f"<div><b>Why:</b> {html.escape(self.explanation)}</div>" if self.explanation else ""
+        return (
+            f"<div class='kl-solution' style='border-left:4px solid #5f6368;padding:6px 10px;margin:4px 0'>"
+            f"<b>Solution to {html.escape(self.exercise_id)}.</b> {html.escape(self.prompt)}"
+            f"<div><b>Solution:</b>{shown}</div>{why}</div>"
+        )
+
+
+def show_solution(exercise_id: str) -> Solution:
+    """The solution and why, for a learner who is stuck (deliberately one call away, not on the page).
+
+    Raises ValueError, listing the exercises, for an id that is not one.
+    """
     _load_all()
+    if exercise_id not in _REGISTRY:
+        raise ValueError(
+            f"there is no exercise called {exercise_id!r}; the exercises are: {', '.join(sorted(_REGISTRY))}"
+        )
     ex = _REGISTRY[exercise_id]
-    text = f"[{ex.id}] {ex.prompt}\nSolution: {ex.solution!r}"
-    if ex.explanation:
-        text += f"\nWhy: {ex.explanation}"
-    return text
+    return Solution(ex.id, ex.prompt, ex.solution, ex.explanation)

@@ -51,8 +51,7 @@ def _(answer):
             hint="each partition has 3 copies; how many copies do 12 partitions have?",
         )
     return incorrect(
-        f"{n} is not it.",
-        hint="move the panel's partitions slider to 12 and the replication factor to 3, and read the first line.",
+        f"{n} is not it.", hint="each of the 12 partitions has replication factor 3 copies: count all the copies."
     )
 
 

@@ -15,6 +15,7 @@ from kafka_lab.listeners import (
     EndPoint,
     broker_registration,
     controller_endpoint,
+    fix_hint,
     kip291_broker,
     kip291_properties_text,
     parse_endpoint,
@@ -37,13 +38,6 @@ def _props(answer):
 _NOT_PROPS = (
     "answer with the broker's properties, as text (one key=value per line, in triple quotes) or as a dict of strings."
 )
-
-_KEY_HINTS = {
-    "control.plane.listener.name": "the control-plane listener must be published: look at advertised.listeners.",
-    "advertised.listeners": "advertised.listeners may only name listeners that are in listeners, at routable hosts.",
-    "listeners": "every entry is NAME://host:port, with NAME in listener.security.protocol.map and a port of its own.",
-    "listener.security.protocol.map": "each entry is NAME:PROTOCOL (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL).",
-}
 
 
 def _resolved(answer, refused: str, whole_config: bool = False):
@@ -70,13 +64,7 @@ def _resolved(answer, refused: str, whole_config: bool = False):
     try:
         return resolve(props), None
     except ConfigException as exc:
-        if "0.0.0.0" in str(exc) and "advertised.listeners" in props:
-            hint = "advertised.listeners is what clients are told: give it a name they can reach, not 0.0.0.0."
-        elif "0.0.0.0" in str(exc):
-            hint = "advertised.listeners falls back to listeners when unset -- set it to the name clients use."
-        else:
-            hint = _KEY_HINTS.get(exc.config_key, f"look at {exc.config_key}.")
-        return None, incorrect(f"{refused}: {exc}", hint=hint)
+        return None, incorrect(f"{refused}: {exc}", hint=fix_hint(exc, props))
     except TypeError as exc:  # e.g. {"listeners": 9092}: Kafka's settings are text
         return None, incorrect(f"{exc}.", hint=_NOT_PROPS)
 

@@ -218,6 +218,6 @@ def _(answer):
         )
     return incorrect(
         f"rack-unaware: {got[0]} is not right.",
-        hint="list the rack-unaware assignment over brokers 0..5 (the panel shows it); which partitions "
-        "have both replicas in {0, 5}?",
+        hint="rack-unaware walks brokers 0..5 in id order: partitions 0-5 get (0, 1), (1, 2), ... (5, 0), "
+        "and from partition 6 the follower is two places on; which have both replicas in {0, 5}?",
     )

@@ -235,7 +235,7 @@ def _(answer):
     if got == "a":
         return incorrect(
             "Kafka never drops a request for a full queue: the processor's put blocks.",
-            hint="look at the LeaderAndIsr's socketWaitTime in the backlog panel.",
+            hint="while its put blocks, what happens to the other connections that processor owns?",
         )
     if got == "c":
         return incorrect(

@@ -7,6 +7,7 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 - :mod:`.resolve`      -- :func:`resolve`: properties -> :class:`BrokerListeners` (or :class:`ConfigException`)
 - :mod:`.registration` -- the ``/brokers/ids/<id>`` JSON, and the controller's choice of endpoint
 - :mod:`.migration`    -- KIP-291's two rolling upgrades, step by step
+- :mod:`.hints`        -- what to change when Kafka refuses a config, following the cause it names
 - :mod:`.examples`     -- the KIP's broker configs and the lab's presets
 
 >>> from kafka_lab.listeners import resolve
@@ -27,8 +28,17 @@ from .endpoint import (
     parse_endpoint,
     parse_listener_security_protocol_map,
 )
-from .errors import ConfigException
-from .examples import KIP291_AS_PRINTED, PRESETS, STAGES, control_plane_broker, kip291_broker, kip291_properties_text
+from .errors import ConfigException, UnknownConfigWarning
+from .examples import (
+    KIP291_AS_PRINTED,
+    KIP291_REGISTRATION_AS_PRINTED,
+    PRESETS,
+    STAGES,
+    control_plane_broker,
+    kip291_broker,
+    kip291_properties_text,
+)
+from .hints import fix_hint
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
 from .registration import (
     KIP291_TIMESTAMP_MS,
@@ -36,21 +46,24 @@ from .registration import (
     ControllerRoute,
     broker_registration,
     controller_endpoint,
+    published_endpoints,
     registered_endpoints,
     registration_json,
 )
-from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve
-from .views import listener_table, users_of
+from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve, warn_unknown_configs
+from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [
     "BrokerEndPointNotAvailableException",
     "BrokerListeners",
+    "HOST_NAME",
     "ClusterState",
     "ConfigException",
     "ControllerRoute",
     "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP",
     "EndPoint",
     "KIP291_AS_PRINTED",
+    "KIP291_REGISTRATION_AS_PRINTED",
     "KIP291_TIMESTAMP_MS",
     "LISTENER_KEYS",
     "PRESETS",
@@ -61,6 +74,7 @@ __all__ = [
     "control_plane_broker",
     "controller_endpoint",
     "controller_routes",
+    "fix_hint",
     "format_endpoint",
     "kip291_broker",
     "kip291_properties_text",
@@ -73,9 +87,12 @@ __all__ = [
     "parse_endpoint",
     "parse_listener_security_protocol_map",
     "parse_properties",
+    "published_endpoints",
     "registered_endpoints",
     "registration_json",
     "resolve",
     "listener_table",
     "users_of",
+    "UnknownConfigWarning",
+    "warn_unknown_configs",
 ]

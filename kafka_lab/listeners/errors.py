@@ -17,7 +17,7 @@ and the setting at fault in :attr:`ConfigException.config_key`.
 
 from __future__ import annotations
 
-__all__ = ["ConfigException"]
+__all__ = ["ConfigException", "UnknownConfigWarning"]
 
 
 class ConfigException(ValueError):
@@ -52,3 +52,8 @@ def require(cond: bool, message: str, config_key: str) -> None:
         raise ConfigException(
             "requirement failed: " + message, kafka_exception="IllegalArgumentException", config_key=config_key
         )
+
+
+class UnknownConfigWarning(UserWarning):
+    """A property that Kafka 2.8's broker does not define, with the message Kafka's ``AbstractConfig.logUnused``
+    logs: ``The configuration '<name>' was supplied but isn't a known config.``"""

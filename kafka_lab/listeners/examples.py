@@ -26,13 +26,33 @@ their brokers from :func:`kip291_broker` and :func:`control_plane_broker`, with 
 
 from __future__ import annotations
 
-__all__ = ["KIP291_AS_PRINTED", "STAGES", "control_plane_broker", "kip291_broker", "kip291_properties_text", "PRESETS"]
+__all__ = [
+    "KIP291_AS_PRINTED",
+    "KIP291_REGISTRATION_AS_PRINTED",
+    "STAGES",
+    "control_plane_broker",
+    "kip291_broker",
+    "kip291_properties_text",
+    "PRESETS",
+]
 
 #: broker1 "before", exactly the three lines the KIP prints
 KIP291_AS_PRINTED = {
     "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SSL",
     "advertised.listeners": "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093",
     "listeners": "INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
+}
+
+#: broker1's ``/brokers/ids/1`` JSON as the KIP prints it ("How does it work today?"): version 4, keys in
+#: the page's order, ``host`` hand-written as ``host1.example.com`` (Kafka would write ``broker1.example.com``)
+KIP291_REGISTRATION_AS_PRINTED = {
+    "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"},
+    "endpoints": ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"],
+    "host": "host1.example.com",
+    "port": 9092,
+    "jmx_port": -1,
+    "timestamp": "1532467569343",
+    "version": 4,
 }
 
 #: the migration's three configurations: before, after round 1 (endpoint added), after round 2 (name set)

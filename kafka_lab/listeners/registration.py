@@ -1,18 +1,29 @@
 """What a broker publishes in ZooKeeper, and which of it the controller connects to.
 
 On start-up a broker writes ``/brokers/ids/<broker.id>``, an ephemeral znode whose JSON holds its
-*advertised* listeners (``BrokerIdZNode.encode``, Kafka 2.8)::
+*advertised* listeners (``BrokerIdZNode.encode``, Kafka 2.8). A 2.8 broker writes version 5 (with
+``inter.broker.protocol.version`` 2.7 or later, the 2.8 default; version 4 before), and
+``get /brokers/ids/1`` in ZooKeeper's shell shows it as Kafka wrote it, compact::
 
-    {"version": 4, "host": ..., "port": ..., "endpoints": ["INTERNAL://broker1.example.com:9092", ...],
-     "jmx_port": -1, "timestamp": "1532467569343", "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", ...}}
+    {"features":{},"listener_security_protocol_map":{"INTERNAL":"PLAINTEXT","EXTERNAL":"SSL"},
+     "endpoints":["INTERNAL://broker1.example.com:9092","EXTERNAL://host1.example.com:9093"],"jmx_port":-1,
+     "port":9092,"host":"broker1.example.com","version":5,"timestamp":"1532467569343"}
+
+(one line in ZooKeeper's shell). KIP-291 shows the same broker as version 4, without ``features``.
 
 * ``host``/``port`` are for clients too old to read ``endpoints``: the first endpoint whose security
   protocol is PLAINTEXT, or ``null``/``-1`` when there is none (such clients then cannot connect).
 * An advertised endpoint with an empty host is published with the broker's canonical host name
   (``InetAddress.getLocalHost.getCanonicalHostName``), and port 0 with the port actually bound.
 * ``listener_security_protocol_map`` covers the advertised listeners only, not the whole setting.
-* ``rack`` is added when ``broker.rack`` is set (KIP-36, version 3 and later); version 5 (inter-broker
-  protocol 2.7 and later, the 2.8 default) adds ``features``.
+* ``rack`` is added when ``broker.rack`` is set (KIP-36, version 3 and later); version 5 adds
+  ``features`` (a 2.8 broker declares none by default: ``{}``).
+* Key order: ``encode`` puts the keys in a ``scala.collection.mutable.Map``, a hash map, so they come
+  out in its iteration order, not in the order written. :func:`broker_registration` returns them in
+  the order of a 2.8 broker built for Scala 2.13 (the default build): ``features``,
+  ``listener_security_protocol_map``, ``endpoints``, ``rack``, ``jmx_port``, ``port``, ``host``,
+  ``version``, ``timestamp``. (Builds for Scala 2.12 iterate differently; JSON readers ignore the
+  order. Inside the protocol map, insertion order is kept, which is Scala's for up to 4 listeners.)
 
 The controller watches ``/brokers/ids``. For each broker it reads the endpoints back (parsed with the
 znode's own protocol map) and picks one by listener name -- the name from *its own* config
@@ -37,6 +48,7 @@ __all__ = [
     "BrokerEndPointNotAvailableException",
     "ControllerRoute",
     "broker_registration",
+    "published_endpoints",
     "registration_json",
     "registered_endpoints",
     "controller_endpoint",
@@ -58,25 +70,20 @@ def broker_registration(
     *,
     timestamp_ms: int,
     jmx_port: int = -1,
-    version: int = 4,
+    version: int = 5,
     canonical_host_name: str = "localhost",
     bound_ports: Mapping[str, int] | None = None,
 ) -> dict:
-    """The JSON object a broker writes to ``/brokers/ids/<id>`` (keys in ``BrokerIdZNode.encode``'s order).
+    """The JSON object a broker writes to ``/brokers/ids/<id>``, keys in the order a 2.8 broker writes them.
 
-    ``timestamp_ms`` is the registration time (``Time.SYSTEM.milliseconds``, stored as a string);
+    ``version`` 5 is what 2.8 writes by default, 4 what it writes with an older
+    ``inter.broker.protocol.version`` (and what KIP-291 shows). ``timestamp_ms`` is the registration time (``Time.SYSTEM.milliseconds``, stored as a string);
     ``canonical_host_name`` stands in for the machine's name, used for endpoints published without a
     host; ``bound_ports`` gives the port actually bound for listeners configured with port 0.
     """
     if version not in (4, 5):
         raise ValueError(f"this model writes registration versions 4 and 5 (Kafka 2.8), not {version}")
-    endpoints = []
-    for e in broker.advertised_listeners:
-        if e.port == 0 and bound_ports and e.listener_name in bound_ports:
-            e = EndPoint(e.listener_name, e.host, bound_ports[e.listener_name], e.security_protocol)
-        if e.host is None or not e.host.strip():
-            e = EndPoint(e.listener_name, canonical_host_name, e.port, e.security_protocol)
-        endpoints.append(e)
+    endpoints = published_endpoints(broker, canonical_host_name=canonical_host_name, bound_ports=bound_ports)
     plaintext = next((e for e in endpoints if e.security_protocol == "PLAINTEXT"), None)
     reg = {
         "version": version,
@@ -91,11 +98,56 @@ def broker_registration(
     reg["listener_security_protocol_map"] = {e.listener_name: e.security_protocol for e in endpoints}
     if version >= 5:
         reg["features"] = {}  # 2.8 brokers declare no supported features by default
-    return reg
+    return {key: reg[key] for key in _scala_hash_map_order(reg)}
 
 
-def registration_json(registration: dict, indent: int | None = 4) -> str:
-    """The registration as JSON text (Kafka writes it compact; ``indent`` is for reading)."""
+def _java_string_hash(s: str) -> int:
+    """``String.hashCode``: s[0]·31^(n-1) + ... + s[n-1], in 32-bit arithmetic (UTF-16 code units)."""
+    data = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def _scala_hash_map_order(keys, table_size: int = 16) -> list[str]:
+    """The iteration order of a Scala 2.13 ``mutable.HashMap`` of String keys.
+
+    It stores a key in bucket ``improved & (table size - 1)``, where ``improved = h ^ (h >>> 16)`` of
+    the key's hashCode, keeps each bucket sorted by that (signed) hash, and iterates the buckets in
+    order. ``BrokerIdZNode.encode``'s map starts from 6 entries (a table of 16) and never grows past
+    9 (the resize comes at 12), so 16 buckets it is.
+    """
+
+    def slot(key: str) -> tuple[int, int]:
+        h = _java_string_hash(key)
+        improved = h ^ (h >> 16)
+        signed = improved - (1 << 32) if improved >= 1 << 31 else improved
+        return improved & (table_size - 1), signed
+
+    return sorted(keys, key=slot)
+
+
+def published_endpoints(
+    broker: BrokerListeners, *, canonical_host_name: str = "localhost", bound_ports: Mapping[str, int] | None = None
+) -> list[EndPoint]:
+    """The advertised endpoints as the registration publishes them: an empty host replaced by the machine's
+    canonical host name (``canonical_host_name`` stands in for it), port 0 by the port actually bound."""
+    endpoints = []
+    for e in broker.advertised_listeners:
+        if e.port == 0 and bound_ports and e.listener_name in bound_ports:
+            e = EndPoint(e.listener_name, e.host, bound_ports[e.listener_name], e.security_protocol)
+        if e.host is None or not e.host.strip():
+            e = EndPoint(e.listener_name, canonical_host_name, e.port, e.security_protocol)
+        endpoints.append(e)
+    return endpoints
+
+
+def registration_json(registration: dict, indent: int | None = None) -> str:
+    """The registration as JSON text: compact, as Kafka writes it and ``get /brokers/ids/<id>`` shows it
+    (``indent`` pretty-prints it for reading)."""
+    if indent is None:
+        return json.dumps(registration, separators=(",", ":"), ensure_ascii=False)
     return json.dumps(registration, indent=indent)
 
 

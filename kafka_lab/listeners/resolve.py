@@ -25,6 +25,7 @@ advertised, different from the inter-broker listener).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -37,9 +38,10 @@ from .endpoint import (
     parse_listener_security_protocol_map,
     security_protocol_for_name,
 )
-from .errors import ConfigException, require
+from .errors import ConfigException, UnknownConfigWarning, require
+from .known_configs import KAFKA_28_BROKER_CONFIGS
 
-__all__ = ["BrokerListeners", "resolve", "parse_properties", "LISTENER_KEYS", "DEFAULT_PORT"]
+__all__ = ["BrokerListeners", "resolve", "parse_properties", "warn_unknown_configs", "LISTENER_KEYS", "DEFAULT_PORT"]
 
 DEFAULT_PORT = 9092
 
@@ -179,14 +181,45 @@ def _config_value(key: str, value):
     return java_trim(value)
 
 
+def warn_unknown_configs(props: Mapping[str, object], stacklevel: int = 3) -> list[str]:
+    """Warn (:class:`UnknownConfigWarning`, Kafka's words) about each key a Kafka 2.8 broker does not define.
+
+    Known: the names of 2.8's ``KafkaConfig`` ConfigDef, and per-listener settings
+    (``listener.name.<listener>.<setting>``). Kafka's clients log this warning for what they were given
+    but did not use (``AbstractConfig.logUnused``); a 2.8 broker ignores an unknown key silently, so a
+    typo such as ``advertised.listener`` leaves the setting it meant at its default. The model warns
+    instead of staying silent. Returns the unknown keys.
+    """
+    unknown = [k for k in props if k not in KAFKA_28_BROKER_CONFIGS and not k.startswith("listener.name.")]
+    for key in unknown:
+        warnings.warn(
+            f"The configuration '{key}' was supplied but isn't a known config.",
+            UnknownConfigWarning,
+            stacklevel=stacklevel,
+        )
+    return unknown
+
+
 def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
     """Resolve and validate a broker's listeners from its properties, exactly as Kafka 2.8 does.
 
-    ``props`` maps Kafka property names to strings (a ``server.properties`` text is accepted too);
-    a value of None counts as not set. Raises :class:`ConfigException` with Kafka's message.
+    ``props`` maps Kafka property names to strings (or ints for the INT settings), or is the text of a
+    ``server.properties`` file; a value of None counts as not set. Raises :class:`ConfigException` with
+    Kafka's message, a TypeError for anything but a mapping or text, and warns
+    (:class:`~kafka_lab.listeners.errors.UnknownConfigWarning`) about keys Kafka does not know.
     """
     if isinstance(props, str):
         props = parse_properties(props)
+    elif not isinstance(props, Mapping):
+        raise TypeError(
+            "resolve() takes a broker's properties: a mapping of Kafka property names to values "
+            "(e.g. {'listeners': 'PLAINTEXT://:9092'}) or the text of a server.properties file, "
+            f"not {type(props).__name__}"
+        )
+    bad = [k for k in props if not isinstance(k, str)]
+    if bad:
+        raise TypeError(f"property names are strings, like 'listeners', not {bad[0]!r} ({type(bad[0]).__name__})")
+    warn_unknown_configs(props)
     originals = {k: v for k, v in props.items() if v is not None}
     p: dict = {}
     for key in _INT_KEYS:  # ConfigDef.parse: type errors come before any listener logic

@@ -4,8 +4,9 @@ For every listener name a broker binds or publishes:
 
 * **binds** -- the ``listeners`` entry: the socket the broker opens (see
   :func:`~kafka_lab.listeners.resolve.bind_description`: an empty host binds every interface, as 0.0.0.0 does).
-* **publishes** -- the ``advertised.listeners`` entry, written to ``/brokers/ids/<id>``: the only address
-  anyone else learns. A listener that is bound but not published can only be reached by someone who
+* **publishes** -- the ``advertised.listeners`` entry as written to ``/brokers/ids/<id>``: the only address
+  anyone else learns. An entry without a host is published with the machine's host name (shown as
+  ``<host name>`` unless one is given). A listener that is bound but not published can only be reached by someone who
   already knows its address.
 * **used by** -- *other brokers* fetch (replicate) from the inter-broker listener's published endpoint;
   *the controller* sends LeaderAndIsr / UpdateMetadata / StopReplica to the ``control.plane.listener.name``
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .registration import published_endpoints
 from .resolve import BrokerListeners, bind_description
 
-__all__ = ["listener_table", "users_of"]
+__all__ = ["HOST_NAME", "listener_table", "users_of"]
 
 
 def users_of(broker: BrokerListeners, name: str) -> list[str]:
@@ -45,8 +47,13 @@ def users_of(broker: BrokerListeners, name: str) -> list[str]:
     return users
 
 
-def listener_table(broker: BrokerListeners) -> pd.DataFrame:
+#: what :func:`listener_table` shows for the machine's host name, which a model cannot know
+HOST_NAME = "<host name>"
+
+
+def listener_table(broker: BrokerListeners, canonical_host_name: str = HOST_NAME) -> pd.DataFrame:
     """One row per listener name: protocol, what the broker binds, what it publishes, plane, who uses it."""
+    published = {e.listener_name: e for e in published_endpoints(broker, canonical_host_name=canonical_host_name)}
     names = list(
         dict.fromkeys(
             [e.listener_name for e in broker.listeners] + [e.listener_name for e in broker.advertised_listeners]
@@ -54,14 +61,14 @@ def listener_table(broker: BrokerListeners) -> pd.DataFrame:
     )
     rows = []
     for name in names:
-        bound, published = broker.listener(name), broker.advertised(name)
+        bound, pub = broker.listener(name), published.get(name)
         rows.append(
             {
                 "listener": name,
                 "security protocol": broker.listener_security_protocol_map.get(name),
                 "binds (listeners)": bound.connection_string if bound else None,
                 "which means": bind_description(bound) if bound else None,
-                "publishes (advertised.listeners)": published.connection_string if published else None,
+                "publishes (advertised.listeners)": pub.connection_string if pub else None,
                 "plane": broker.plane(name) if bound else None,
                 "used by": ", ".join(users_of(broker, name)),
             }

@@ -1,5 +1,17 @@
 """A discrete-event (simpy) model of a Kafka 2.8 broker's request path, with and without KIP-291.
 
+KIP-291's broker1 with its dedicated control plane, produce traffic beyond what 8 handlers of 1 ms
+take, and a LeaderAndIsr at 50 ms: it arrives on CONTROLLER, the control plane, and does not wait::
+
+    >>> from kafka_lab.sim import Scenario, kip291_properties
+    >>> sc = Scenario(kip291_properties(control_plane=True), seed=1)
+    >>> sc.producer(connections=100).open_loop(rate_per_s=9000)
+    >>> sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=2)], at_ms=50)
+    >>> res = sc.run(until_ms=100)
+    >>> lai = res.request("LeaderAndIsr")
+    >>> lai["listener"], lai["plane"], float(lai["requestQueueTime"])
+    ('CONTROLLER', 'control', 0.0)
+
 The path a request takes, and the module that models each step:
 
     client / controller ──connection──▶ acceptor ──▶ network processor      (:mod:`.network`)

@@ -133,6 +133,15 @@ class BrokerConfig:
 
     @classmethod
     def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
+        if isinstance(props, str):  # a server.properties text, as resolve() takes it
+            from kafka_lab.listeners import parse_properties
+
+            props = parse_properties(props)
+        elif props is not None and not isinstance(props, Mapping):
+            raise TypeError(
+                "a broker's properties are a mapping of Kafka property names to values or the text of "
+                f"a server.properties file, not {type(props).__name__}"
+            )
         props = dict(props or {})
         ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
         data, control, ibl = resolve_listeners(props)

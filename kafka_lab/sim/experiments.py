@@ -16,6 +16,8 @@ control plane is switched on the way Kafka switches it: by ``control.plane.liste
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 
@@ -23,6 +25,7 @@ from .apis import CostModel
 from .config import ModelSettings
 from .distributions import Deterministic, Exponential
 from .scenario import Results, Scenario
+from .theory import mm_c_wait
 
 __all__ = [
     "lab_properties",
@@ -30,6 +33,8 @@ __all__ = [
     "controller_behind_backlog",
     "steady_load",
     "load_sweep",
+    "sweep_seed",
+    "SWEEP_WARMUP_MS",
     "controller_wait_ms",
     "DESIGNS",
     "backlog_table",
@@ -198,30 +203,65 @@ def steady_load(
     return sc.run(duration_ms, metrics_interval_ms or duration_ms / 100)
 
 
-def load_sweep(rates_per_s, *, progress=None, **kw) -> pd.DataFrame:
-    """:func:`steady_load` at each rate: mean queue time, handler utilisation, LeaderAndIsr wait.
+def sweep_seed(seed: int, rate_per_s: float) -> int:
+    """The seed of :func:`load_sweep`'s run at ``rate_per_s``: each rate draws its own random numbers.
 
-    ``progress`` wraps the iterable (e.g. ``tqdm.auto.tqdm``); the model itself prints nothing.
+    Derived from the rate itself (not its position in the list), so a rate's row is the same whatever
+    other rates are swept; and no two rates reuse one stream of draws, which would bias every row
+    the same way."""
+    return int(np.random.SeedSequence([int(seed), round(float(rate_per_s))]).generate_state(1)[0])
+
+
+#: what :func:`load_sweep` leaves out of its averages: the run starts with empty queues and idle handlers
+SWEEP_WARMUP_MS = 200.0
+
+
+def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = SWEEP_WARMUP_MS, **kw) -> pd.DataFrame:
+    """:func:`steady_load` at each rate: mean queue time, handler utilisation, LeaderAndIsr wait, Erlang C.
+
+    Each rate runs with its own seed (:func:`sweep_seed`). The averages leave out the first
+    ``warmup_ms``: requests sent before it, and the metrics' time before it (a run starts with
+    empty queues, which would pull every average down). ``erlang_c_wait_ms`` is queueing theory's
+    mean requestQueueTime for the same plane (M/M/c, :func:`~kafka_lab.sim.theory.mm_c_wait`), for
+    exponential service below saturation, else NaN. ``progress`` wraps the iterable (e.g.
+    ``tqdm.auto.tqdm``); the model itself prints nothing.
     """
+    params = {**_defaults(steady_load), **kw}
+    duration = params["duration_ms"]
+    if not 0 <= warmup_ms < duration:
+        raise ValueError(f"warmup_ms must be at least 0 and less than duration_ms={duration}, got {warmup_ms!r}")
     rows = []
     it = progress(list(rates_per_s)) if progress else rates_per_s
     for rate in it:
-        res = steady_load(rate, **kw)
+        res = steady_load(rate, seed=sweep_seed(seed, rate), **kw)
         r = res.requests
-        produce = r[r["api"] == "Produce"]
+        produce = r[(r["api"] == "Produce") & (r["sent_ms"] >= warmup_ms)]
         lai = r[r["api"] == "LeaderAndIsr"]
         rows.append(
             {
                 "rate_per_s": float(rate),
-                "handler_utilisation": 1.0 - res.time_average("RequestHandlerAvgIdlePercent"),
+                "handler_utilisation": 1.0 - res.time_average("RequestHandlerAvgIdlePercent", warmup_ms),
                 "mean_requestQueueTime": float(np.nanmean(produce["requestQueueTime"])) if len(produce) else np.nan,
-                "mean_RequestQueueSize": res.time_average("RequestQueueSize"),
+                "erlang_c_wait_ms": _erlang_c_wait(rate, params),
+                "mean_RequestQueueSize": res.time_average("RequestQueueSize", warmup_ms),
                 "leader_and_isr_wait_ms": controller_wait_ms(lai.iloc[0])
                 if len(lai) and lai.iloc[0]["error"] != "IN_FLIGHT"
                 else np.nan,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _defaults(fn) -> dict:
+    return {k: p.default for k, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
+
+
+def _erlang_c_wait(rate_per_s: float, params: dict) -> float:
+    """Erlang C's mean wait (ms) for :func:`steady_load` with ``params``, or NaN where it does not apply."""
+    c, s = params["num_io_threads"], params["service_ms"]
+    if params["deterministic"] or isinstance(s, CostModel) or rate_per_s * s / 1000.0 >= c:
+        return np.nan
+    return mm_c_wait(c, rate_per_s / 1000.0, 1.0 / s)
 
 
 def backlog_table(

@@ -16,6 +16,7 @@ controller to the same environment; clients and controller already connect throu
 from __future__ import annotations
 
 import gc
+import numbers
 from dataclasses import dataclass
 
 import pandas as pd
@@ -47,6 +48,24 @@ def kip291_properties(control_plane: bool = True, **overrides) -> dict:
     return {k: v for k, v in props.items() if v is not None}
 
 
+def _check_topic(partitions, replicas) -> None:
+    """Kafka's checks at topic creation (AdminUtils, 2.8): whole numbers, partitions and RF at least 1."""
+    from kafka_lab.assignment import (
+        MSG_PARTITIONS,
+        MSG_RF,
+        InvalidPartitionsException,
+        InvalidReplicationFactorException,
+    )
+
+    for name, value in (("partitions", partitions), ("replicas", replicas)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
+    if partitions < 1:
+        raise InvalidPartitionsException(MSG_PARTITIONS)
+    if replicas < 1:
+        raise InvalidReplicationFactorException(MSG_RF)
+
+
 @dataclass
 class Results:
     """What a run produced for the scenario's broker: its request log and its metrics (every ``interval_ms``)."""
@@ -65,10 +84,18 @@ class Results:
         return self.broker.metrics.changes()
 
     def request(self, api: str, n: int = 0) -> pd.Series:
-        """The ``n``-th request of ``api`` (e.g. the LeaderAndIsr) as a row of the request log."""
+        """The ``n``-th request of ``api`` (e.g. the LeaderAndIsr) as a row of the request log.
+
+        Raises LookupError, saying what the log holds, when this run has no such request."""
         rows = self.requests[self.requests["api"] == api]
-        if n >= len(rows) or n < -len(rows):
-            raise LookupError(f"the run has {len(rows)} {api} request(s) on broker {self.broker.id}; no request {n}")
+        if not -len(rows) <= n < len(rows):
+            held = ", ".join(f"{k} × {v}" for k, v in self.requests["api"].value_counts().sort_index().items())
+            what = (
+                f"no {api} request"
+                if rows.empty
+                else f"{len(rows)} {api} request{'s' if len(rows) != 1 else ''}, so there is no n={n}"
+            )
+            raise LookupError(f"this run sent {what} (its request log holds {held or 'nothing'})")
         return rows.iloc[n]
 
 
@@ -95,15 +122,16 @@ class Scenario:
         replicas: int = 1,
         client_listener: str | None = None,
     ):
-        if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-            raise ValueError(f"partitions must be a whole number >= 1, got {partitions!r}")
-        if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
-            raise ValueError(f"replicas must be a whole number >= 1, got {replicas!r}")
+        """``props``: the broker's properties, a mapping or ``server.properties`` text (see
+        :func:`kafka_lab.listeners.resolve`); ``partitions`` and ``replicas`` (the replication factor) of
+        the topic it leads are refused as Kafka refuses them at topic creation."""
+        _check_topic(partitions, replicas)
         from .cluster import Cluster
         from .config import BrokerConfig
 
-        props = dict(props or {})
-        bid = BrokerConfig.from_properties(props).broker_id
+        cfg = BrokerConfig.from_properties(props)  # a mapping or server.properties text, checked as Kafka does
+        props = dict(cfg.props)
+        bid = cfg.broker_id
         self.replica_ids = [bid] + [bid + 1 + i for i in range(replicas - 1)]
         brokers = {rid: {**props, "broker.id": str(rid)} for rid in self.replica_ids}
         self.cluster = Cluster(
@@ -138,6 +166,20 @@ class Scenario:
             return self._client_listener
         return self.cluster.client_listener(self.broker)
 
+    def _known_partitions(self, partitions):
+        """``partitions`` as a tuple, refusing a partition this scenario's topic does not have."""
+        if partitions is None:
+            return self.partitions
+        tps, known = tuple(partitions), set(self.partitions)
+        unknown = [tp for tp in tps if tp not in known]
+        if unknown:
+            raise ValueError(
+                f"{unknown[0]!r} is not a partition of this scenario: its topic {self.topic!r} has "
+                f"partitions 0 to {len(self.partitions) - 1}, given as ({self.topic!r}, n) "
+                "(the broker would answer UNKNOWN_TOPIC_OR_PARTITION)"
+            )
+        return tps
+
     # -- processes -----------------------------------------------------------------------------------
     def producer(
         self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None, partitions=None, **kw
@@ -148,7 +190,7 @@ class Scenario:
             client_id or f"producer-{len(self.clients) + 1}",
             listener=listener or self.client_listener,
             connections=connections,
-            partitions=self.partitions if partitions is None else partitions,
+            partitions=self._known_partitions(partitions),
             **kw,
         )
         self.clients.append(p)
@@ -163,7 +205,7 @@ class Scenario:
             client_id or f"consumer-{len(self.clients) + 1}",
             listener=listener or self.client_listener,
             connections=connections,
-            partitions=self.partitions if partitions is None else partitions,
+            partitions=self._known_partitions(partitions),
         )
         self.clients.append(c)
         return c

@@ -18,8 +18,59 @@ import ipywidgets as widgets
 PRIMARY_CONTROL = "kl-primary-control"
 PRIMARY_OUTPUT = "kl-primary-output"
 
-#: one qualitative palette for every lab (racks, listeners, planes keep their colour across figures)
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC", "#EECA3B"]
+#: the one qualitative palette of every lab, chosen for colour-blind readers: Okabe and Ito's
+#: "Color Universal Design" set (2008), distinguishable with protanopia, deuteranopia and tritanopia
+#: (blue, orange, bluish green, vermillion, sky blue, reddish purple, yellow). Racks, listeners and
+#: planes keep their colour across figures.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442"]
+#: what still works / only partly / no longer (lab 00's states, lab 02's shading)
+GOOD, PARTLY, BAD = PALETTE[2], PALETTE[1], PALETTE[3]
+#: neutrals for what is not data: theory's and reference lines (INK), secondary text (MUTED), idle or
+#: not-in-Kafka's-log parts (GREY), faded marks (LIGHT)
+INK, MUTED, GREY, LIGHT = "#333333", "#555555", "#999999", "#D9D9D9"
+#: every colour a lab's figure may use
+COLOURS = frozenset(PALETTE) | {INK, MUTED, GREY, LIGHT}
+#: the plotly template every figure uses: plotly_white with the palette as its colour cycle
+TEMPLATE = "plotly_white+kafka_lab"
+
+#: the labs' HTML tables: compact, left-aligned, padded; the doubled class outranks JupyterLab's
+#: rules for output tables (right-aligned cells, fixed layout, a centred table)
+TABLE_CSS = (
+    "<style>table.kl-table.kl-table {table-layout: auto; width: auto; margin-left: 0; margin-right: auto;"
+    " border-collapse: collapse}"
+    "table.kl-table.kl-table td, table.kl-table.kl-table th {padding: 3px 12px 3px 0; text-align: left;"
+    " vertical-align: top; line-height: 1.3}"
+    "table.kl-table.kl-table th {border-bottom: 1px solid #bbb}"
+    "table.kl-table.kl-table td.kl-num, table.kl-table.kl-table th.kl-num {text-align: right}</style>"
+)
+
+
+def _register_template() -> None:
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    if "kafka_lab" not in pio.templates:
+        pio.templates["kafka_lab"] = go.layout.Template(layout=dict(colorway=PALETTE))
+
+
+_register_template()
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 handler``, ``8 handlers``: a count with its noun (``many`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def html_table(header, rows, *, numeric=()) -> str:
+    """A left-aligned HTML table (cells are HTML; escape text first). ``numeric``: column indexes to right-align."""
+
+    def cell(tag, i, value):
+        cls = " class='kl-num'" if i in numeric else ""
+        return f"<{tag}{cls}>{value}</{tag}>"
+
+    head = "".join(cell("th", i, h) for i, h in enumerate(header))
+    body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)
+    return f"{TABLE_CSS}<table class='kl-table'><tr>{head}</tr>{body}</table>"
 
 
 def primary(widget: widgets.Widget) -> widgets.Widget:

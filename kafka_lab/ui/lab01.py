@@ -21,15 +21,17 @@ from kafka_lab.listeners import (
     BrokerListeners,
     ConfigException,
     broker_registration,
+    fix_hint,
     listener_table,
     migration_steps,
     parse_properties,
+    registered_endpoints,
     registration_json,
     resolve,
     users_of,
 )
 
-from . import PALETTE, primary, primary_output
+from . import GREY, MUTED, PALETTE, primary, primary_output
 
 __all__ = [
     "listener_panel",
@@ -41,9 +43,12 @@ __all__ = [
     "migration_html",
     "listeners_html",
     "show_table",
+    "host_port_note",
+    "registrations_html",
+    "show_registrations",
 ]
 
-_CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
+_CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], GREY
 #: the panels' tables: compact and left-aligned. The selectors name the table's class too, so they outrank
 #: JupyterLab's own output-table rules (right-aligned cells, fixed layout, centred table).
 _TABLE_CSS = (
@@ -54,19 +59,12 @@ _TABLE_CSS = (
     ".kl-listeners table.kl-table td.kl-nowrap {white-space: nowrap}"
     ".kl-listeners table.kl-table .kl-means {color: #555; font-size: 90%}</style>"
 )
-_HINTS = {
-    "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
-    "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
-    "advertised.listeners": "publish only names that are in listeners, and a host others can reach (never 0.0.0.0).",
-    "inter.broker.listener.name": "name a listener that is in listener.security.protocol.map and in advertised.listeners.",
-    "security.inter.broker.protocol": "with custom listener names, set inter.broker.listener.name instead.",
-    "control.plane.listener.name": "name a listener of its own: in the map, in (advertised.)listeners, not the inter-broker one.",
-}
 
 
-def error_html(exc: ConfigException) -> str:
-    """Kafka's message, plainly: what Kafka throws, the message, and which setting to look at."""
-    hint = _HINTS.get(exc.config_key, "")
+def error_html(exc: ConfigException, props=None) -> str:
+    """Kafka's message, plainly: what Kafka throws, the message, and what to change (following the cause
+    the message names, :func:`~kafka_lab.listeners.fix_hint`; ``props`` refine it)."""
+    hint = fix_hint(exc, props)
     return (
         "<div class='kl-config-error' style='border-left:4px solid #b3261e;padding:8px 12px;background:#fdf3f2'>"
         f"<b>Kafka refuses to start</b> (<code>{exc.kafka_exception}</code>, setting <code>{exc.config_key}</code>):"
@@ -99,7 +97,7 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         "style='font-family:sans-serif;font-size:12px'>",
         "<defs><marker id='kl-arrow' markerWidth='8' markerHeight='8' refX='7' refY='3' orient='auto'>"
-        "<path d='M0,0 L7,3 L0,6 z' fill='#555'/></marker></defs>",
+        f"<path d='M0,0 L7,3 L0,6 z' fill='{MUTED}'/></marker></defs>",
     ]
     for x, title in (
         (10, "who connects"),
@@ -124,30 +122,30 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
         pub = published.get(name)
         if pub:
             parts.append(
-                f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' marker-end='url(#kl-arrow)'/>"
+                f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='{MUTED}' marker-end='url(#kl-arrow)'/>"
             )
             parts.append(
                 f"<rect x='230' y='{y}' width='300' height='40' rx='6' fill='white' stroke='{colour}'/>"
                 f"<text x='238' y='{y + 17}' font-weight='bold'>{esc(pub)}</text>"
-                f"<text x='238' y='{y + 33}' fill='#555'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
+                f"<text x='238' y='{y + 33}' fill='{MUTED}'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
                 "</text>"
             )
         else:
-            parts.append(f"<text x='238' y='{y + 24}' fill='#999'>not published</text>")
+            parts.append(f"<text x='238' y='{y + 24}' fill='{GREY}'>not published</text>")
         bound = broker.listener(name)
         if bound:
             plane = broker.plane(name)
             label = f"{plane} plane" + (" (1 thread, queue of 20)" if plane == "control" else "")
             if pub:
                 parts.append(
-                    f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='#555' stroke-dasharray='4 3' "
+                    f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='{MUTED}' stroke-dasharray='4 3' "
                     "marker-end='url(#kl-arrow)'/>"
                 )
             parts.append(
                 f"<rect x='560' y='{y}' width='290' height='40' rx='6' fill='{colour}' fill-opacity='0.08' "
                 f"stroke='{colour}' stroke-width='{3 if plane == 'control' else 1}'/>"
                 f"<text x='568' y='{y + 17}' font-weight='bold'>{esc(bound.connection_string)}</text>"
-                f"<text x='568' y='{y + 33}' fill='#555'>{esc(label)}</text>"
+                f"<text x='568' y='{y + 33}' fill='{MUTED}'>{esc(label)}</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -188,14 +186,15 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
     ``canonical_host_name`` stands in for the machine's name in the registration of endpoints
     published without a host.
     """
+    props = parse_properties(config) if isinstance(config, str) else config
     try:
-        broker = resolve(parse_properties(config) if isinstance(config, str) else config)
+        broker = resolve(props)
     except ConfigException as exc:
-        return error_html(exc)
+        return error_html(exc, props)
     except TypeError as exc:
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
-    table = listeners_html(listener_table(broker))
+    table = listeners_html(listener_table(broker, canonical_host_name))
     summary = (
         f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
         f"({broker.inter_broker_security_protocol}); "
@@ -209,8 +208,40 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
     return (
         f"{_TABLE_CSS}<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
         "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
-        f"<pre>{html.escape(registration_json(reg))}</pre></details></div>"
+        f"<pre>{html.escape(registration_json(reg, indent=4))}</pre>"
+        f"<p class='kl-means'>{html.escape(host_port_note(reg))}</p></details></div>"
     )
+
+
+def host_port_note(registration: dict) -> str:
+    """Where a registration's top-level ``host`` and ``port`` come from (they surprise readers of the KIP)."""
+    first = next((e for e in registered_endpoints(registration) if e.security_protocol == "PLAINTEXT"), None)
+    if first is None:
+        return (
+            '"host": null and "port": -1: no published endpoint speaks PLAINTEXT, so clients too old to read '
+            '"endpoints" cannot connect.'
+        )
+    return (
+        f'"host" and "port" are those of the first PLAINTEXT endpoint, {first.connection_string}, for clients '
+        'too old to read "endpoints".'
+    )
+
+
+def registrations_html(kip: dict, kafka: dict, *, kip_title: str = "the KIP's example", kafka_title: str = "") -> str:
+    """Two registrations side by side, pretty-printed: the KIP's as printed, and what Kafka 2.8 writes."""
+    kafka_title = kafka_title or f"what Kafka 2.8 writes (version {kafka.get('version')})"
+    kip_title = f"{kip_title} (version {kip.get('version')})"
+    cols = "".join(
+        f"<td><b>{html.escape(title)}</b><pre style='margin:4px 0'>{html.escape(registration_json(reg, indent=2))}"
+        "</pre></td>"
+        for title, reg in ((kip_title, kip), (kafka_title, kafka))
+    )
+    return f"{_TABLE_CSS}<div class='kl-listeners'><table class='kl-table'><tr>{cols}</tr></table></div>"
+
+
+def show_registrations(kip: dict, kafka: dict) -> HTML:
+    """Display :func:`registrations_html` in a notebook."""
+    return HTML(registrations_html(kip, kafka))
 
 
 def show_config(config) -> HTML:

@@ -9,7 +9,12 @@ The notebook imports the model (KIP-36's clusters, the assignment, the tables) f
 - :func:`rack_awareness_panel` -- the live experiment: put brokers in racks, pick partitions, replication
   factor and the start index, and watch the rack-alternated list, the assignment and the balance.
 - :func:`rack_failure_panel` -- rack-aware and rack-unaware side by side, then fail a rack.
+- :func:`failure_figure` -- the two assignments side by side after a rack fails.
 - :func:`show_steps` -- the rack-alternated list, one pick at a time, coloured by rack.
+- :func:`show_comparison` -- what a rack failure does to each assignment, in plain column names.
+
+The model's tables keep their column names; what a learner reads is renamed here
+(:data:`STEP_COLUMNS`, :data:`COMPARISON_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
+import pandas as pd
 import plotly.graph_objects as go
 from IPython.display import HTML, display
 from plotly.subplots import make_subplots
@@ -24,14 +30,16 @@ from plotly.subplots import make_subplots
 from kafka_lab import assignment as asg
 from kafka_lab.assignment import KIP36_RACKS
 
-from . import PALETTE, primary, primary_output, show_figure
+from . import BAD, GREY, INK, PALETTE, PARTLY, TEMPLATE, primary, primary_output, show_figure
 
 __all__ = [
     "assignment_figure",
     "balance_figure",
     "kafka_says",
     "rack_awareness_panel",
+    "failure_figure",
     "rack_failure_panel",
+    "show_comparison",
     "show_steps",
 ]
 
@@ -41,7 +49,7 @@ NO_RACK = "(no rack)"
 def _rack_colours(brokers) -> dict:
     racks = sorted({b.rack for b in brokers if b.rack is not None}, key=asg.java_string_key)
     colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(racks)}
-    colours[None] = "#7f7f7f"
+    colours[None] = GREY
     return colours
 
 
@@ -88,7 +96,7 @@ def _grid_traces(assignment, brokers, failed=frozenset(), showlegend=True):
                         legendgroup=str(rack),
                         showlegend=showlegend,
                         marker=dict(
-                            symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color="#333")
+                            symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color=INK)
                         ),
                         hovertext=hover,
                         hoverinfo="text",
@@ -109,57 +117,86 @@ def assignment_figure(assignment, brokers, *, title: str = "", failed=()) -> go.
         xaxis=dict(
             title="partition", dtick=1 if len(parts) <= 30 else None, range=[min(parts) - 0.7, max(parts) + 0.7]
         ),
-        yaxis=dict(categoryorder="array", categoryarray=rows[::-1], type="category"),
+        yaxis=dict(categoryorder="array", categoryarray=rows[::-1], type="category", title="broker (rack)"),
         height=120 + 34 * len(rows),
         margin=dict(l=150, r=20, t=60, b=50),
-        template="plotly_white",
+        template=TEMPLATE,
         legend=dict(orientation="h", y=-0.2),
     )
     return fig
 
 
 def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
-    """Leaders and replicas per broker (bars coloured by rack)."""
+    """Leaders and replicas per broker, brokers grouped by rack (the rack is in each broker's label)."""
     brokers = asg.as_brokers(brokers)
     bb = asg.broker_balance(assignment, brokers)
-    colours = _rack_colours(brokers)
     order = [b.id for b in _broker_order(brokers)]
     bb = bb.loc[order]
     labels = [f"broker {i} ({r if r is not None else 'no rack'})" for i, r in zip(bb.index, bb["rack"])]
-    col = [colours[r] for r in bb["rack"]]
     fig = go.Figure(
         [
             go.Bar(
                 x=labels,
                 y=bb["replicas"],
-                name="replicas",
-                marker_color=col,
-                opacity=0.45,
+                name="replicas (leaders and followers)",
+                marker_color=PALETTE[4],
                 text=bb["replicas"],
                 textposition="outside",
             ),
             go.Bar(
-                x=labels, y=bb["leaders"], name="leaders", marker_color=col, text=bb["leaders"], textposition="outside"
+                x=labels,
+                y=bb["leaders"],
+                name="leaders",
+                marker_color=PALETTE[0],
+                text=bb["leaders"],
+                textposition="outside",
             ),
         ]
     )
     fig.update_layout(
-        title=title or "Leaders (solid) and replicas (light) per broker, coloured by rack",
+        title=title or "Leaders and replicas per broker",
         barmode="group",
-        height=330,
-        template="plotly_white",
-        margin=dict(l=50, r=20, t=60, b=40),
-        yaxis=dict(title="count", dtick=1 if bb["replicas"].max() <= 10 else None),
-        showlegend=False,
+        height=360,
+        template=TEMPLATE,
+        margin=dict(l=60, r=20, t=60, b=40),
+        xaxis=dict(title="broker (rack)"),
+        yaxis=dict(
+            title="partitions (count)",
+            dtick=1 if bb["replicas"].max() <= 10 else None,
+            range=[0, bb["replicas"].max() * 1.2 + 0.5],
+        ),
+        legend=dict(orientation="h", y=-0.25),
     )
     return fig
 
 
+#: :func:`kafka_lab.assignment.rack_alternated_steps`'s columns as the lab shows them
+STEP_COLUMNS = {"left in rack": "still to pick in its rack"}
+
+#: :func:`kafka_lab.assignment.rack_failure_comparison`'s columns as the lab shows them
+COMPARISON_COLUMNS = {
+    "partitions": "partitions",
+    "offline": "offline (no replica left)",
+    "leader_lost": "lost their leader",
+    "below_min_isr": "below min.insync.replicas",
+    "writable (acks=all)": "still take acks=all writes",
+    "min racks spanned": "fewest racks one partition spans",
+}
+
+
 def show_steps(brokers) -> HTML:
     """Show how Kafka builds the rack-alternated list: the racks, the picks in turn, and the table of
-    :func:`kafka_lab.assignment.rack_alternated_steps` (one row per pick)."""
+    :func:`kafka_lab.assignment.rack_alternated_steps` (one row per pick: whose turn it is, whom it gives,
+    and which brokers of that rack are still waiting for a later turn)."""
     brokers = asg.as_brokers(brokers)
-    return HTML(_steps_html(brokers) + asg.rack_alternated_steps(brokers).to_html())
+    return HTML(_steps_html(brokers) + asg.rack_alternated_steps(brokers).rename(columns=STEP_COLUMNS).to_html())
+
+
+def show_comparison(racks, partitions: int, replication_factor: int, **kw) -> pd.DataFrame:
+    """:func:`kafka_lab.assignment.rack_failure_comparison` (same arguments) with the lab's column names:
+    'offline (no replica left)', 'lost their leader', 'below min.insync.replicas', 'still take acks=all
+    writes', 'fewest racks one partition spans'."""
+    return asg.rack_failure_comparison(racks, partitions, replication_factor, **kw).rename(columns=COMPARISON_COLUMNS)
 
 
 def _steps_html(brokers) -> str:
@@ -300,14 +337,15 @@ def rack_awareness_panel(
     )
 
 
-def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> go.Figure:
+def failure_figure(racks, partitions, rf, failed_rack, min_isr, start_index=0) -> go.Figure:
+    """Rack-aware and rack-unaware side by side after ``failed_rack`` fails: faded replicas, shaded partitions."""
     brokers = asg.brokers_from_racks(racks)
     failed = {b.id for b in brokers if b.rack == failed_rack}
     fig = make_subplots(
         rows=1,
         cols=2,
         shared_yaxes=True,
-        horizontal_spacing=0.04,
+        horizontal_spacing=0.16,
         subplot_titles=("rack-aware (KIP-36)", "rack-unaware (--disable-rack-aware)"),
     )
     assignments = asg.rack_mode_assignments(brokers, partitions, rf, start_index=start_index)
@@ -326,22 +364,33 @@ def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> g
                     col=col,
                     line_width=0,
                     opacity=0.25,
-                    fillcolor="#E45756" if row["offline"] else "#F58518",
+                    fillcolor=BAD if row["offline"] else PARTLY,
                 )
+    for name, colour in (("offline: no replica left", BAD), (f"below min.insync.replicas={min_isr}", PARTLY)):
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                hoverinfo="skip",
+                marker=dict(symbol="square", size=14, color=colour, opacity=0.4),
+            ),
+            row=1,
+            col=1,
+        )
     rows = [_broker_label(b) for b in _broker_order(brokers)]
-    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category")
+    # both halves name their rows (shared axes hide the second half's labels by default)
+    fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category", showticklabels=True)
+    fig.update_yaxes(title_text="broker (rack)", row=1, col=1)
     fig.update_xaxes(title="partition", dtick=1 if partitions <= 24 else None, range=[-0.7, partitions - 0.3])
-    what = (
-        f"rack {failed_rack} down (faded): red = offline, orange = below min.insync.replicas={min_isr}"
-        if failed_rack
-        else "no rack down"
-    )
+    what = f"{failed_rack} down (its replicas faded)" if failed_rack else "no rack down"
     fig.update_layout(
         title=f"{partitions} partitions, RF {rf}: {what}",
         height=160 + 34 * len(rows),
-        template="plotly_white",
+        template=TEMPLATE,
         margin=dict(l=150, r=20, t=80, b=50),
-        legend=dict(orientation="h", y=-0.2),
+        legend=dict(orientation="h", y=-0.3),
     )
     return fig
 
@@ -393,7 +442,7 @@ def rack_failure_panel(
         with table:
             table.clear_output(wait=True)
             display(
-                asg.rack_failure_comparison(
+                show_comparison(
                     racks,
                     p.value,
                     rf.value,
@@ -402,7 +451,7 @@ def rack_failure_panel(
                     start_index=start_index,
                 )
             )
-        show_figure(_side_by_side(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
+        show_figure(failure_figure(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
 
     for w in (fail, rf, p, isr):
         w.observe(redraw, names="value")

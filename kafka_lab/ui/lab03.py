@@ -23,7 +23,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
-from kafka_lab.sim import theory
 from kafka_lab.sim.experiments import (
     DESIGNS,
     controller_behind_backlog,
@@ -32,8 +31,9 @@ from kafka_lab.sim.experiments import (
     load_sweep,
     steady_load,
 )
+from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
-from . import PALETTE, primary, primary_output, show_figure
+from . import GREY, INK, MUTED, PALETTE, TEMPLATE, html_table, plural, primary, primary_output, show_figure
 
 __all__ = [
     "PHASES",
@@ -48,11 +48,12 @@ __all__ = [
     "request_path_panel",
     "backlog_panel",
     "leader_and_isr_summary",
+    "processor_idle_note",
 ]
 
 #: the request-log phases, in the order a request lives them, and their colours
 PHASES = {
-    "socketWaitTime": ("in the socket (not in Kafka's log)", "#BAB0AC"),
+    "socketWaitTime": ("in the socket (not in Kafka's log)", GREY),
     "requestQueueTime": ("requestQueueTime", PALETTE[1]),
     "localTime": ("localTime", PALETTE[0]),
     "remoteTime": ("remoteTime (purgatory)", PALETTE[5]),
@@ -87,7 +88,9 @@ TIMINGS = [
 
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
 #: the LeaderAndIsr's marker lines: a colour no trace uses
-_MARKER = "#333333"
+_MARKER = INK
+#: theory's curves (dotted or dashed, never a measured series' colour)
+_THEORY = MUTED
 
 
 def _props_text(props: dict) -> str:
@@ -115,21 +118,17 @@ def config_html(props: dict, client_listener: str = "PLAINTEXT") -> str:
         plane = (
             "control (1 processor, queue of 20, 1 handler)"
             if res.plane(name) == "control"
-            else f"data ({threads} processors)"
+            else f"data ({plural(int(threads), 'processor')})"
         )
         who = ", ".join(users) or "nobody in this experiment (bound but unused, like round 1 of the KIP's migration)"
-        rows.append(f"<tr><td><code>{html.escape(str(e))}</code></td><td>{plane}</td><td>{who}</td></tr>")
+        rows.append([f"<code>{html.escape(str(e))}</code>", plane, html.escape(who)])
     verdict = (
         f"control.plane.listener.name = <b>{cp.listener_name}</b>: a dedicated control plane"
         if cp is not None
         else "no control.plane.listener.name: controller requests share the data plane "
         f"(inter-broker listener <b>{res.inter_broker_listener_name}</b>)"
     )
-    return (
-        text + f"<div>{verdict}</div><table style='border-collapse:collapse'>"
-        "<tr><th style='text-align:left'>listener</th><th style='text-align:left'>plane</th>"
-        f"<th style='text-align:left'>used by</th></tr>{''.join(rows)}</table>"
-    )
+    return text + f"<div>{verdict}</div>" + html_table(["listener", "plane", "used by"], rows)
 
 
 def show_config(props: dict):
@@ -158,7 +157,39 @@ def leader_and_isr_summary(res) -> str:
     )
 
 
-def metrics_figure(res, title: str = "") -> go.Figure:
+def processor_idle_note(res) -> str:
+    """What ``NetworkProcessorAvgIdlePercent`` averages in this run, and why it can read high under overload.
+
+    Kafka's gauge (``SocketServer``, 2.8) is the mean ``io-wait-ratio`` of *every* data-plane processor:
+    ``num.network.threads`` per data-plane listener. Without ``control.plane.listener.name`` the
+    CONTROLLER listener is one of them (round 1 of the migration); nobody sends it a request here, so
+    its processors sit idle and hold the average up while the busy listener's processors are blocked.
+    """
+    data = res.broker.planes["data"]
+    per_listener: dict[str, int] = {}
+    for p in data.processors:
+        per_listener[p.listener] = per_listener.get(p.listener, 0) + 1
+    r = res.requests
+    used = set(r.loc[r["plane"] == "data", "listener"])
+    total = len(data.processors)
+    parts = ", ".join(f"{k} on {name}" for name, k in per_listener.items())
+    text = (
+        f"NetworkProcessorAvgIdlePercent {res.time_average('NetworkProcessorAvgIdlePercent'):.2f} is the mean "
+        f"over the data plane's {total} processor{'s' if total != 1 else ''} ({parts})."
+    )
+    unused = [name for name in per_listener if name not in used]
+    if unused:
+        k = sum(per_listener[name] for name in unused)
+        text += (
+            f" {' and '.join(unused)} {'carries' if len(unused) == 1 else 'carry'} no request in this run "
+            f"(bound but unused, like round 1 of the migration), so {'its' if len(unused) == 1 else 'their'} "
+            f"{k} processor{'s' if k != 1 else ''} sit idle and hold the average at {k / total:.2f} or more, "
+            "even when every busy processor is blocked. Kafka averages over the same processors."
+        )
+    return text
+
+
+def metrics_figure(res, title: str = "Broker metrics over simulated time, under Kafka's names") -> go.Figure:
     """RequestQueueSize (and the control plane's) and the *AvgIdlePercent metrics against simulated time."""
     m = res.metrics
     fig = make_subplots(
@@ -221,7 +252,7 @@ def metrics_figure(res, title: str = "") -> go.Figure:
     fig.update_layout(
         title=title,
         height=520,
-        template="plotly_white",
+        template=TEMPLATE,
         margin=dict(l=60, r=20, t=60, b=50),
         legend=dict(orientation="h", y=-0.18),
     )
@@ -269,10 +300,15 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
         barmode="overlay",
         title=title or "Requests' journeys (request-log phases)",
         height=160 + 18 * len(rows),
-        template="plotly_white",
+        template=TEMPLATE,
         margin=dict(l=190, r=20, t=60, b=50),
         xaxis_title="simulated time (ms)",
-        yaxis=dict(categoryorder="array", categoryarray=labels[::-1], type="category"),
+        yaxis=dict(
+            categoryorder="array",
+            categoryarray=labels[::-1],
+            type="category",
+            title="request (API, client, #correlation id)",
+        ),
         legend=dict(orientation="h", y=-0.12),
     )
     return fig
@@ -300,18 +336,27 @@ def backlog_figure(
             y=xs * service_ms / num_io_threads,
             name="backlog × service time / handlers",
             mode="lines",
-            line=dict(color="#333", dash="dot", width=1.5),
+            line=dict(color=INK, dash="dot", width=1.5),
         )
     )
-    fig.add_vline(
+    fig.add_vline(x=queued_max_requests, line=dict(color=GREY, dash="dash"))
+    # the label beside its line, on a white ground, never across it
+    fig.add_annotation(
         x=queued_max_requests,
-        line=dict(color="#999", dash="dash"),
-        annotation_text=f"queued.max.requests = {queued_max_requests}",
+        xanchor="left",
+        xshift=4,
+        y=1,
+        yref="paper",
+        yanchor="top",
+        text=f"queued.max.requests = {queued_max_requests}",
+        showarrow=False,
+        bgcolor="rgba(255,255,255,0.9)",
+        font=dict(size=11),
     )
     fig.update_layout(
         title="How long the LeaderAndIsr waits before a handler takes it",
-        template="plotly_white",
-        xaxis_title="Produce requests ahead of it (backlog)",
+        template=TEMPLATE,
+        xaxis_title="Produce requests ahead of it (backlog, requests)",
         yaxis_title="wait (ms)",
         height=420,
         margin=dict(l=60, r=20, t=60, b=50),
@@ -329,70 +374,110 @@ def sweep(rates, *, progress: bool = True, **kw) -> pd.DataFrame:
     return load_sweep(rates, **kw)
 
 
-def _round_step(x: float) -> float:
-    """The smallest of 1, 2, 2.5, 5 × 10^k that is at least ``x``: a tick step people read easily."""
-    if not x > 0:
-        return 1.0
-    power = 10.0 ** np.floor(np.log10(x))
-    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= x * (1 - 1e-12))
+def sweep_figure(table: pd.DataFrame, *, handlers: int, service_ms: float) -> go.Figure:
+    """A load sweep (:func:`sweep`) against theory, in two panels over the produce rate.
 
-
-def sweep_figure(table: pd.DataFrame, saturation_rate: float | None = None) -> go.Figure:
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    Top: measured handler utilisation against the offered load ρ = rate × ``service_ms`` / ``handlers``
+    (capped at 1). Bottom, on a log scale: the mean requestQueueTime against Erlang C's curve for the
+    same plane (drawn up to where it leaves the panel, below saturation), and the LeaderAndIsr's wait.
+    """
+    sat = saturation_rate(handlers, service_ms)
+    x = table["rate_per_s"].to_numpy(dtype=float)
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
+        subplot_titles=(
+            "Handler utilisation against the offered load ρ",
+            "Time in the request queue: the model against Erlang C",
+        ),
+    )
+    grid = np.linspace(0.0, max(x.max(), sat) * 1.02, 200)
     fig.add_trace(
         go.Scatter(
-            x=table["rate_per_s"],
+            x=grid,
+            y=np.minimum(grid / sat, 1.0),
+            name="ρ = rate × service time / handlers (capped at 1)",
+            mode="lines",
+            line=dict(color=_THEORY, dash="dot", width=1.5),
+        ),
+        1,
+        1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
             y=table["handler_utilisation"],
-            name="handler utilisation (1 − RequestHandlerAvgIdlePercent)",
+            name="measured handler utilisation (1 − RequestHandlerAvgIdlePercent)",
+            mode="lines+markers",
             line=dict(color=PALETTE[0]),
         ),
-        secondary_y=False,
+        1,
+        1,
+    )
+    waits = table[["mean_requestQueueTime", "erlang_c_wait_ms", "leader_and_isr_wait_ms"]].to_numpy(dtype=float)
+    positive = waits[np.isfinite(waits) & (waits > 0)]
+    lo = np.floor(np.log10(positive.min())) if positive.size else -3.0
+    hi = np.ceil(np.log10(positive.max() * 1.5)) if positive.size else 3.0
+    curve_x = np.linspace(max(grid[1], 1.0), sat, 400, endpoint=False)
+    curve_y = np.array([mm_c_wait(handlers, r / 1000.0, 1.0 / service_ms) for r in curve_x])
+    keep = (curve_y > 0) & (curve_y <= 10**hi)
+    fig.add_trace(
+        go.Scatter(
+            x=curve_x[keep],
+            y=curve_y[keep],
+            name="Erlang C: mean wait of an M/M/c queue",
+            mode="lines",
+            line=dict(color=_THEORY, dash="dash", width=1.5),
+        ),
+        2,
+        1,
     )
     fig.add_trace(
         go.Scatter(
-            x=table["rate_per_s"],
+            x=x,
             y=table["mean_requestQueueTime"],
-            name="mean requestQueueTime (ms)",
+            name="measured mean requestQueueTime",
+            mode="lines+markers",
             line=dict(color=PALETTE[1]),
         ),
-        secondary_y=True,
+        2,
+        1,
     )
     fig.add_trace(
         go.Scatter(
-            x=table["rate_per_s"],
+            x=x,
             y=table["leader_and_isr_wait_ms"],
-            name="the LeaderAndIsr's wait (ms)",
+            name="the LeaderAndIsr's wait",
             mode="markers",
-            marker=dict(color=PALETTE[3], size=9),
-            cliponaxis=False,
+            marker=dict(color=PALETTE[3], size=9, symbol="diamond"),
         ),
-        secondary_y=True,
-    )  # not clipped: most waits sit on the axis' zero
-    if saturation_rate:
-        fig.add_vline(x=saturation_rate, line=dict(color="#999", dash="dash"), annotation_text="ρ = 1")
-    # both axes from 0 with five round steps each, so their ticks share the grid lines
-    top = 1.05
-    wait_max = float(
-        np.nanmax(table[["mean_requestQueueTime", "leader_and_isr_wait_ms"]].to_numpy(dtype=float), initial=0.0)
+        2,
+        1,
     )
-    step = _round_step(wait_max / 5)
-    fig.update_yaxes(title_text="utilisation", range=[0, top], tickmode="linear", tick0=0, dtick=0.2, secondary_y=False)
-    fig.update_yaxes(
-        title_text="wait (ms)",
-        range=[0, top * 5 * step],
-        tickmode="linear",
-        tick0=0,
-        dtick=step,
-        showgrid=False,
-        secondary_y=True,
+    for row in (1, 2):
+        fig.add_vline(x=sat, line=dict(color=GREY, dash="dash"), row=row, col=1)
+    fig.add_annotation(
+        x=sat,
+        y=0.5,
+        xref="x",
+        yref="y",
+        text=f" ρ = 1 ({sat:,.0f}/s) ",
+        showarrow=False,
+        xanchor="left",
+        bgcolor="rgba(255,255,255,0.9)",
+        font=dict(size=11),
     )
+    fig.update_yaxes(title_text="utilisation (0..1)", range=[0, 1.05], dtick=0.2, row=1, col=1)
+    fig.update_yaxes(title_text="wait (ms, log scale)", type="log", range=[lo, hi], exponentformat="none", row=2, col=1)
+    fig.update_xaxes(title_text="produce requests per second", row=2, col=1)
     fig.update_layout(
-        title="Where the data plane saturates",
-        xaxis_title="produce requests per second",
-        template="plotly_white",
-        height=400,
-        margin=dict(l=60, r=60, t=60, b=50),
-        legend=dict(orientation="h", y=-0.2),
+        title=f"Where the data plane saturates ({handlers} handlers, {service_ms:g} ms per request)",
+        template=TEMPLATE,
+        height=620,
+        margin=dict(l=70, r=20, t=80, b=50),
+        legend=dict(orientation="h", y=-0.14),
     )
     return fig
 
@@ -466,12 +551,13 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms:
             controller_at_ms=0.75 * duration_ms,
         )
         util = 1 - res.time_average("RequestHandlerAvgIdlePercent")
-        rho = rate_w.value / theory.saturation_rate(io.value, service_ms)
+        rho = rate_w.value / saturation_rate(io.value, service_ms)
         summary.value = (
-            f"<div><b>{rate_w.value} produce requests/s</b> on {io.value} handlers, {service_ms:g} ms each "
-            f"on average: offered load ρ = {rho:.2f}, measured handler utilisation "
+            f"<div><b>{rate_w.value} produce requests/s</b> on {plural(io.value, 'handler')}, {service_ms:g} ms "
+            f"each on average: offered load ρ = {rho:.2f}, measured handler utilisation "
             f"{util:.2f}, mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}.<br>"
-            f"{html.escape(leader_and_isr_summary(res))}</div>"
+            f"{html.escape(leader_and_isr_summary(res))}<br>"
+            f"<span style='color:#555'>{html.escape(processor_idle_note(res))}</span></div>"
         )
         show_figure(metrics_figure(res), figs)
         show_figure(timeline_figure(res, n=24), gantt)
@@ -518,15 +604,24 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
             res = controller_behind_backlog(b.value, control_plane=cp, prioritise=prio, queued_max_requests=queue.value)
             row = res.request("LeaderAndIsr")
             rows.append(
-                f"<tr><td>{label}</td><td>{controller_wait_ms(row):.3f}</td><td>{row['socketWaitTime']:.3f}</td>"
-                f"<td>{row['requestQueueTime']:.3f}</td></tr>"
+                [
+                    html.escape(label),
+                    f"{controller_wait_ms(row):.3f}",
+                    f"{row['socketWaitTime']:.3f}",
+                    f"{row['requestQueueTime']:.3f}",
+                ]
             )
             if prio:
                 fig = timeline_figure(res, around=0.0, n=16, title=f"{label}: the first requests and the LeaderAndIsr")
-        out.value = (
-            "<table><tr><th>design</th><th>wait (ms)</th><th>in the socket</th><th>requestQueueTime</th></tr>"
-            + "".join(rows)
-            + "</table>"
+        out.value = html_table(
+            [
+                "design",
+                "waits before a handler takes it (ms)",
+                "of which in the socket (ms)",
+                "of which requestQueueTime (ms)",
+            ],
+            rows,
+            numeric=(1, 2, 3),
         )
         show_figure(fig, gantt)
 
