@@ -56,17 +56,19 @@ def cluster_properties(
     queued_max_requests: int = 500,
     **overrides,
 ) -> dict:
-    """One broker's properties: PLAINTEXT for clients and brokers, CONTROLLER for the controller (KIP-291)."""
-    props = {
-        "broker.id": str(broker_id),
-        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        "num.io.threads": num_io_threads,
-        "num.network.threads": num_network_threads,
-        "queued.max.requests": queued_max_requests,
-    }
-    if control_plane:
-        props["control.plane.listener.name"] = "CONTROLLER"
+    """One broker's properties: PLAINTEXT for clients and brokers, CONTROLLER for the controller (KIP-291),
+    from :func:`kafka_lab.listeners.control_plane_broker`; ``broker.rack`` when given."""
+    from kafka_lab.listeners import control_plane_broker
+
+    props = control_plane_broker(
+        control_plane,
+        broker_id=broker_id,
+        **{
+            "num.io.threads": num_io_threads,
+            "num.network.threads": num_network_threads,
+            "queued.max.requests": queued_max_requests,
+        },
+    )
     if rack is not None:
         props["broker.rack"] = rack
     props.update({k.replace("_", "."): v for k, v in overrides.items()})

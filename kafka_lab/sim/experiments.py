@@ -57,19 +57,16 @@ def lab_properties(
     queued_max_requests: int = 500,
     **overrides,
 ) -> dict:
-    """Broker properties for the lab: PLAINTEXT for everyone, CONTROLLER for the controller if enabled."""
-    props = {
-        "broker.id": "1",
-        "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    """Broker properties for the lab: PLAINTEXT for everyone, CONTROLLER for the controller if enabled
+    (:func:`kafka_lab.listeners.control_plane_broker`, with the lab's thread and queue settings)."""
+    from kafka_lab.listeners import control_plane_broker
+
+    threads = {
         "num.io.threads": num_io_threads,
         "num.network.threads": num_network_threads,
         "queued.max.requests": queued_max_requests,
     }
-    if control_plane:
-        props["control.plane.listener.name"] = "CONTROLLER"
-    props.update(overrides)
-    return props
+    return control_plane_broker(control_plane, **threads, **overrides)
 
 
 def lab_settings(

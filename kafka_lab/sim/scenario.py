@@ -35,17 +35,10 @@ def kip291_properties(control_plane: bool = True, **overrides) -> dict:
     ``control_plane=False`` is the first round of the KIP's migration: the CONTROLLER listener is
     bound but ``control.plane.listener.name`` is not set, so the controller still uses INTERNAL.
     """
-    props = {
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
-        "listeners": "CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
-        "advertised.listeners": "CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,"
-        "EXTERNAL://host1.example.com:9093",
-        "inter.broker.listener.name": "INTERNAL",
-    }
-    if control_plane:
-        props["control.plane.listener.name"] = "CONTROLLER"
-    props.update(overrides)
-    return {k: v for k, v in props.items() if v is not None}
+    from kafka_lab.listeners import kip291_broker
+
+    stage = "round 2" if control_plane else "round 1"
+    return kip291_broker(1, stage, **{"broker.id": None, **overrides})
 
 
 def _check_topic(partitions, replicas) -> None:
