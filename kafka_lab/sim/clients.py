@@ -84,6 +84,8 @@ class _Client:
 
 
 class Producer(_Client):
+    """Open-loop ``Produce`` to one broker: ``acks`` 0, 1 or -1, ``records`` per partition, fixed partitions."""
+
     def __init__(
         self,
         scenario,
@@ -115,6 +117,8 @@ class Producer(_Client):
 
 
 class Consumer(_Client):
+    """Open-loop consumer ``Fetch`` of fixed partitions from one broker (no long poll)."""
+
     def __init__(
         self, scenario, broker, client_id="consumer-1", *, listener, connections=1, partitions=(("orders", 0),)
     ):
@@ -126,6 +130,8 @@ class Consumer(_Client):
 
 
 class MetadataClient(_Client):
+    """Open-loop ``Metadata`` requests about fixed partitions to one broker (admin tools, new clients)."""
+
     def __init__(self, scenario, broker, client_id="admin-1", *, listener, connections=1, partitions=(("orders", 0),)):
         super().__init__(scenario, broker, client_id, listener, connections)
         self.partitions = tuple(partitions)

@@ -38,6 +38,8 @@ REAPER_INTERVAL_MS = 200.0
 
 
 class DelayedProduce:
+    """One parked acks=all produce: the offset each pending partition needs, and the errors settled so far."""
+
     __slots__ = ("req", "pending", "errors", "done")
 
     def __init__(self, req, pending: dict):

@@ -96,6 +96,9 @@ class RemoteReplica:
 
 @dataclass
 class Partition:
+    """One replica of a partition on one broker: its log, HW, the leadership it was told, and (on the
+    leader) what it knows of each follower and any ISR change in flight."""
+
     topic: str
     partition: int
     replicas: list
