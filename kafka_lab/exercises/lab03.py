@@ -6,9 +6,8 @@ same settings and seed as the lab, so a check cannot drift from the model.
 
 from __future__ import annotations
 
-import math
-
 from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import number
 from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
 from kafka_lab.sim.theory import saturation_rate
 
@@ -25,28 +24,7 @@ _UNITS = ("requests per second", "requests/s", "req/s", "per second", "/s", "rps
 
 def _number(answer) -> float | None:
     """A number from an int, a float (numpy's too) or a string like "50", "50 ms", "4,000/s"; else None."""
-    if isinstance(answer, bool):
-        return None
-    try:
-        import numbers
-
-        if isinstance(answer, numbers.Real):
-            value = float(answer)
-            return value if math.isfinite(value) else None
-    except (TypeError, ValueError):
-        return None
-    if isinstance(answer, str):
-        text = answer.strip().lower().replace(",", "").replace("_", "")
-        for unit in _UNITS:
-            if text.endswith(unit):
-                text = text[: -len(unit)].strip()
-                break
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value if math.isfinite(value) else None
-    return None
+    return number(answer, _UNITS)
 
 
 def backlog_wait() -> float:
