@@ -127,7 +127,7 @@ def ledger_by_group(res: ClusterResults, partition: int = 0, topic: str = "order
     _check(res)
     lg = res.ledger[res.ledger["topic"] == topic]
     others = sorted(set(lg["partition"]) - {partition})
-    label = f"{topic}-{others[0]} … {topic}-{others[-1]} ({len(others)} partitions)" if len(others) > 1 else (
+    label = f"{topic}-{others[0]} … {topic}-{others[-1]}" if len(others) > 1 else (
         f"{topic}-{others[0]}" if others else None)
     rows = []
     for name, part in ((f"{topic}-{partition}", lg[lg["partition"] == partition]),

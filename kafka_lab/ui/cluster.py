@@ -15,7 +15,7 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`truncated_acks_figure` -- records acknowledged, then truncated, over time, and when they vanished.
 - :func:`staleness_figure` -- how long each broker's metadata still named the old leader.
 - :func:`wrong_leader_figure` -- the clients' sends to a wrong leader over time: refused, or acknowledged and lost.
-- :func:`controller_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
+- :func:`controller_table`, :func:`events_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
   the one-paragraph verdict.
 - :class:`IncidentControls` -- the live experiment's controls (load, acks, timeouts, min.insync.replicas,
   control plane per broker), with a cache so that going back to a setting is instant.
@@ -46,7 +46,7 @@ from . import PALETTE, primary, primary_output
 
 __all__ = ["RUN_COLOURS", "OUTCOME_COLOURS", "setting_label", "compare", "metric_figure", "latency_figure",
            "purgatory_figure", "leadership_figure", "outcomes_figure", "truncated_acks_figure", "staleness_figure",
-           "wrong_leader_figure", "controller_table", "ledger_table", "summary_table", "summary_html", "IncidentControls",
+           "wrong_leader_figure", "controller_table", "events_table", "ledger_table", "summary_table", "summary_html", "IncidentControls",
            "incident_panel"]
 
 #: one colour per run, in this order: blue, orange, purple, teal (told apart with deuteranopia and protanopia)
@@ -161,21 +161,28 @@ def _latency_traces(runs: dict, partition: int) -> list:
     out = []
     for i, (label, res) in enumerate(runs.items()):
         lg = res.ledger[(res.ledger["partition"] == partition) & (res.ledger["outcome"] != "pending")]
-        out.append({"type": "scattergl" if len(lg) > 3000 else "scatter", "mode": "markers",
-                    "x": lg["created_ms"].to_numpy(), "y": lg["latency_ms"].to_numpy(),
-                    "name": f"a batch to orders-{partition} ({label})",
-                    "marker": {"color": _style(i)["color"], "size": 5, "opacity": 0.6,
-                               "symbol": "circle" if i % 2 == 0 else "x"},
-                    "hovertemplate": "created at %{x:.1f} ms, final answer after %{y:.1f} ms<extra></extra>"})
+        lost = lg["outcome"] == "truncated"
+        for part, what, marker in ((lg[~lost], "answered", {"color": _style(i)["color"], "size": 5, "opacity": 0.6,
+                                                             "symbol": "circle" if i % 2 == 0 else "x"}),
+                                   (lg[lost], "acknowledged, then truncated",
+                                    {"color": OUTCOME_COLOURS["truncated"], "size": 8, "symbol": "x-thin",
+                                     "line": {"width": 2, "color": OUTCOME_COLOURS["truncated"]}})):
+            if part.empty and what != "answered":
+                continue
+            out.append({"type": "scattergl" if len(part) > 3000 else "scatter", "mode": "markers",
+                        "x": part["done_ms"].to_numpy(), "y": part["latency_ms"].to_numpy(),
+                        "name": f"a batch to orders-{partition}, {what} ({label}): {len(part)}", "marker": marker,
+                        "hovertemplate": "final answer at %{x:.1f} ms, %{y:.1f} ms after its first send"
+                                         "<extra></extra>"})
     return out
 
 
 def latency_figure(runs: dict, partition: int = 0, *, title: str = "", x_max: float | None = None) -> go.Figure:
-    """Each batch of ``orders-<partition>``: its latency (first send to final answer) against when it was created."""
+    """Each batch of ``orders-<partition>``: its latency (first send to final answer) against when it was answered."""
     return _figure(_latency_traces(runs, partition), {
         "title": _title(title or f"Latency of each batch to orders-{partition}, from the first send to the final "
                                  "answer"), "height": 420,
-        "xaxis": {**_axis_title("batch created at (simulated ms)"), "range": _x_range(runs, x_max)},
+        "xaxis": {**_axis_title("final answer at (simulated ms)"), "range": _x_range(runs, x_max)},
         "yaxis": {**_axis_title("latency (ms)"), "rangemode": "tozero"}})
 
 
@@ -345,17 +352,37 @@ def controller_table(runs: dict) -> pd.DataFrame:
     return t.set_index(["run", "broker", "api"])[["plane", "sent at (ms)", "waited (ms)", "applied at (ms)"]].round(2)
 
 
+def events_table(runs: dict, kinds=("become_leader", "become_follower", "truncated")) -> pd.DataFrame:
+    """Each broker's replication state changes per run (from ``events``), their details as columns."""
+    rows = []
+    for label, res in runs.items():
+        ev = res.events[res.events["event"].isin(kinds)]
+        for _, e in ev.iterrows():
+            d = e["detail"]
+            rows.append({"run": label, "time (ms)": round(float(e["time_ms"]), 2), "broker": int(e["broker_id"]),
+                         "event": e["event"], "partition": f"{e['topic']}-{e['partition']}",
+                         "leader": d.get("leader", int(e["broker_id"]) if e["event"] == "become_leader" else ""),
+                         "leader epoch": d.get("leader_epoch", ""), "log end offset": d.get("leo", ""),
+                         "truncated to offset": d.get("offset", ""), "records removed": d.get("removed_records", ""),
+                         "why": d.get("reason", "")})
+    return pd.DataFrame(rows).set_index(["run", "time (ms)"])
+
+
 def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame:
-    """The ledger: the moved partition, then the others together (``each=True``: one row per partition)."""
+    """The ledger: the moved partition, then the others together (``each=True``: one row per partition).
+
+    Records by outcome, duplicates, the ``NOT_LEADER_OR_FOLLOWER`` answers and the mean latency of the
+    batches answered (ms from the first send to the final answer).
+    """
     if each:
         per = partition_ledger(res)
         per = pd.concat([per[per["partition"] == partition], per[per["partition"] != partition]])
         per.insert(0, "partitions", per.pop("topic") + "-" + per.pop("partition").astype(str))
     else:
         per = ledger_by_group(res, partition)
-    per = per.rename(columns={"not_leader_answers": "NOT_LEADER_OR_FOLLOWER answers",
-                              "mean_latency_ms": "mean latency (ms)", "max_latency_ms": "max latency (ms)"})
-    return per.set_index("partitions").round(1)
+    per = per.rename(columns={"not_leader_answers": "NOT_LEADER_OR_FOLLOWER", "mean_latency_ms": "mean latency (ms)"})
+    return per.set_index("partitions")[["records", "committed", "truncated", "failed", "pending", "duplicates",
+                                        "NOT_LEADER_OR_FOLLOWER", "mean latency (ms)"]].round(1)
 
 
 def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
