@@ -11,6 +11,7 @@ No drawing here: ``kafka_lab.ui.cluster`` draws, ``kafka_lab.exercises`` grades.
 - :func:`follower_fetches` -- the followers' Fetch requests to a leader: sent, waited in its queue, answered.
 - :func:`partition_ledger` -- the ledger per partition: records by outcome, NOT_LEADER_OR_FOLLOWER answers, latency.
 - :func:`ledger_by_group` -- the same in two rows: the moved partition and all the others together.
+- :func:`stale_answers` -- the Metadata requests a broker answered while its cache still named the old leader.
 - :func:`leadership` -- who acted as the partition's leader, and when (two leaders, or none, for a while).
 - :func:`wrong_leader_answers` -- each Produce a broker refused with ``NOT_LEADER_OR_FOLLOWER``.
 - :func:`truncated_acks` -- each batch acknowledged, then lost (truncated), by when it was acknowledged.
@@ -28,7 +29,7 @@ import pandas as pd
 
 from kafka_lab.sim import ClusterResults
 
-__all__ = ["CONTROLLER_APIS", "controller_requests", "leader_and_isr_wait_ms", "queue_ahead", "follower_fetches", "partition_ledger", "ledger_by_group", "leadership",
+__all__ = ["CONTROLLER_APIS", "controller_requests", "leader_and_isr_wait_ms", "queue_ahead", "follower_fetches", "partition_ledger", "ledger_by_group", "stale_answers", "leadership",
            "wrong_leader_answers", "truncated_acks", "truncated_records", "metric_peak", "incident_summary", "cached_run", "CACHE_SIZE"]
 
 #: the controller-to-broker requests of KIP-291's motivation, in the order the controller sends them
@@ -145,6 +146,27 @@ def ledger_by_group(res: ClusterResults, partition: int = 0, topic: str = "order
     return pd.DataFrame(rows)
 
 
+def stale_answers(res: ClusterResults, broker_id: int, topic: str = "orders", partition: int = 0) -> pd.DataFrame:
+    """The Metadata requests ``broker_id`` answered while its cache still named the partition's old leader.
+
+    Between the controller's decision and the broker applying the UpdateMetadata that carries it
+    (``staleness``), every Metadata answer from that broker names the old leader: the client that asked
+    sends its next produce to a broker that is, or soon will be, no longer the leader.
+    """
+    _check(res)
+    st = res.staleness[(res.staleness["broker_id"] == broker_id) & (res.staleness["topic"] == topic)
+                       & (res.staleness["partition"] == partition)]
+    if st.empty:
+        raise ValueError(f"no leader change of {topic}-{partition} in this run")
+    start = float(st["decided_ms"].iloc[0])
+    end = start + float(st["stale_ms"].iloc[0])
+    r = res.requests
+    md = r[(r["api"] == "Metadata") & (r["broker_id"] == broker_id) & (r["api_local_complete_ms"] > start)
+           & (r["api_local_complete_ms"] < end)]
+    return md[["client_id", "sent_ms", "api_local_complete_ms"]].rename(
+        columns={"api_local_complete_ms": "answered_ms"}).reset_index(drop=True)
+
+
 def truncated_records(res: ClusterResults, partition: int | None = None) -> int:
     """Records acknowledged, then lost (the ledger's ``truncated``), in one partition or all."""
     _check(res)
@@ -223,6 +245,7 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
 
     - ``lai_wait_ms[b]``, ``lai_applied_ms[b]``: broker b's LeaderAndIsr, waited / applied;
     - ``stale_ms[b]``: how long broker b's metadata cache still named the old leader;
+    - ``stale_answers[b]``: how many Metadata requests broker b answered in that time;
     - ``unavailable_ms``, ``two_leaders_ms``: no leader / two leaders of the moved partition;
     - ``truncated_records`` (moved partition), ``not_leader_answers`` (Produce requests refused);
     - ``peak_purgatory[b]``: broker b's largest ``PurgatorySize``;
@@ -241,6 +264,7 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
         "lai_wait_ms": {b: float(lai["waited_ms"].get(b, np.nan)) for b in brokers},
         "lai_applied_ms": {b: float(lai["applied_ms"].get(b, np.nan)) for b in brokers},
         "stale_ms": {int(b): float(s) for b, s in zip(st["broker_id"], st["stale_ms"])},
+        "stale_answers": {int(b): len(stale_answers(res, int(b), topic, partition)) for b in st["broker_id"]},
         "unavailable_ms": float(un["unavailable_ms"].iloc[0]) if len(un) else 0.0,
         "two_leaders_ms": float(un["two_leaders_ms"].iloc[0]) if len(un) else 0.0,
         "truncated_records": truncated_records(res, partition),

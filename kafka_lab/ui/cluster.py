@@ -15,7 +15,7 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`truncated_acks_figure` -- records acknowledged, then truncated, over time, and when they vanished.
 - :func:`staleness_figure` -- how long each broker's metadata still named the old leader.
 - :func:`wrong_leader_figure` -- the clients' sends to a wrong leader over time: refused, or acknowledged and lost.
-- :func:`controller_table`, :func:`events_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
+- :func:`controller_table`, :func:`events_table`, :func:`stale_answers_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
   the one-paragraph verdict.
 - :class:`IncidentControls` -- the live experiment's controls (load, acks, timeouts, min.insync.replicas,
   control plane per broker), with a cache so that going back to a setting is instant.
@@ -38,15 +38,16 @@ from kafka_lab.incident_stats import (
     leadership,
     ledger_by_group,
     partition_ledger,
+    stale_answers,
     truncated_acks,
     wrong_leader_answers,
 )
 
 from . import PALETTE, primary, primary_output
 
-__all__ = ["RUN_COLOURS", "OUTCOME_COLOURS", "setting_label", "compare", "metric_figure", "latency_figure",
+__all__ = ["RUN_COLOURS", "OUTCOME_COLOURS", "PANEL_RUN", "setting_label", "compare", "metric_figure", "latency_figure",
            "purgatory_figure", "leadership_figure", "outcomes_figure", "truncated_acks_figure", "staleness_figure",
-           "wrong_leader_figure", "controller_table", "events_table", "ledger_table", "summary_table", "summary_html", "IncidentControls",
+           "wrong_leader_figure", "controller_table", "events_table", "stale_answers_table", "ledger_table", "summary_table", "summary_html", "IncidentControls",
            "incident_panel"]
 
 #: one colour per run, in this order: blue, orange, purple, teal (told apart with deuteranopia and protanopia)
@@ -55,6 +56,8 @@ _DASHES = ("solid", "dash", "dot", "dashdot")
 #: the ledger's outcomes: acknowledged and kept (blue), acknowledged then lost (red), an error (yellow), open (grey)
 OUTCOME_COLOURS = {"committed": PALETTE[0], "truncated": PALETTE[3], "failed": PALETTE[9], "pending": PALETTE[8]}
 _MARK = "#333333"
+#: a live panel's run with several partitions: 5 partitions, 100 simulated ms (a control answers in well under 0.5 s)
+PANEL_RUN = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 100.0}
 
 
 def setting_label(control_plane) -> str:
@@ -352,6 +355,17 @@ def controller_table(runs: dict) -> pd.DataFrame:
     return t.set_index(["run", "broker", "api"])[["plane", "sent at (ms)", "waited (ms)", "applied at (ms)"]].round(2)
 
 
+def stale_answers_table(runs: dict, broker_id: int = 1) -> pd.DataFrame:
+    """Per run: how many Metadata requests ``broker_id`` answered with the old leader, first and last (ms)."""
+    rows = {}
+    for label, res in runs.items():
+        a = stale_answers(res, broker_id)["answered_ms"]
+        rows[label] = pd.Series({"Metadata answers naming the old leader": len(a),
+                                 "first at (ms)": round(float(a.min()), 1) if len(a) else "—",
+                                 "last at (ms)": round(float(a.max()), 1) if len(a) else "—"}, dtype=object)
+    return pd.DataFrame(rows).T  # object columns: a count shows as 30, not 30.0
+
+
 def events_table(runs: dict, kinds=("become_leader", "become_follower", "truncated")) -> pd.DataFrame:
     """Each broker's replication state changes per run (from ``events``), their details as columns."""
     rows = []
@@ -393,6 +407,7 @@ def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
         col = {f"broker {b}: LeaderAndIsr waited (ms)": round(s["lai_wait_ms"][b], 2) for b in brokers}
         col.update({f"broker {b}: peak PurgatorySize": int(s["peak_purgatory"][b]) for b in brokers})
         col.update({f"broker {b}: metadata stale (ms)": round(s["stale_ms"][b], 2) for b in brokers})
+        col.update({f"broker {b}: stale Metadata answers": s["stale_answers"][b] for b in brokers})
         col.update({
             "orders-0: two leaders (ms)": round(s["two_leaders_ms"], 2),
             "orders-0: no leader (ms)": round(s["unavailable_ms"], 2),
@@ -402,7 +417,9 @@ def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
             "other partitions: mean batch latency (ms)": ("—" if np.isnan(s["other_mean_latency_ms"])  # one partition
                                                           else round(s["other_mean_latency_ms"], 1)),
         })
-        cols[label] = pd.Series(col, dtype=object)  # object: a count shows as 178, not 178.0
+        # object: a count shows as 178, not 178.0; no batch answered yet (a short run) shows as —
+        cols[label] = pd.Series({k: "—" if isinstance(v, float) and np.isnan(v) else v for k, v in col.items()},
+                                dtype=object)
     return pd.DataFrame(cols)
 
 
@@ -410,7 +427,7 @@ def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
     """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency."""
     s = incident_summary(res)
     waits = ", ".join(f"broker {b} {w:.1f} ms" for b, w in s["lai_wait_ms"].items())
-    stale = ", ".join(f"broker {b} {v:.1f} ms" for b, v in s["stale_ms"].items())
+    stale = ", ".join(f"broker {b} {v:.1f} ms ({s['stale_answers'][b]} answers)" for b, v in s["stale_ms"].items())
     head = f"<b>{html.escape(label)}</b>: " if label else ""
     others = ("" if np.isnan(s["other_mean_latency_ms"])  # one partition: there are no others
               else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)")
@@ -418,24 +435,31 @@ def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
             f"{s['peak_purgatory'][broker_id]:.0f}. orders-0: <b>{s['truncated_records']}</b> records acknowledged "
             f"then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, mean latency "
             f"{s['mean_latency_ms']:.1f} ms{others}. Two leaders "
-            f"for {s['two_leaders_ms']:.1f} ms, no leader for {s['unavailable_ms']:.1f} ms. Metadata stale: {stale}.</div>")
+            f"for {s['two_leaders_ms']:.1f} ms, no leader for {s['unavailable_ms']:.1f} ms. Metadata stale (Metadata "
+            f"requests answered meanwhile): {stale}.</div>")
 
 
 class IncidentControls:
     """The live experiment's controls, and a run per setting (cached: going back to a setting is instant).
 
-    ``incident`` is one of :mod:`kafka_lab.sim.incidents`; ``fixed`` are options the panel does not show
-    (e.g. ``partitions``, ``until_ms``). The producers slider is the lab's primary control.
+    ``incident`` is one of :mod:`kafka_lab.sim.incidents`, or ``{label: incident}`` to choose among
+    (a toggle); ``fixed`` are options the panel does not show (e.g. ``partitions``, ``until_ms``). The
+    producers slider is the lab's primary control.
     """
 
-    def __init__(self, incident: Callable, *, producers: int = 200, acks: str | None = None,
+    def __init__(self, incident, *, producers: int = 200, max_producers: int = 300, acks: str | None = None,
                  request_timeout_ms: int = 30000, min_insync_replicas: int = 1, control_plane=False, **fixed):
         style = {"description_width": "200px"}
         lay = widgets.Layout(width="560px")
-        self.incident = incident
+        self.choice = None
+        if isinstance(incident, dict):
+            self.choice = widgets.ToggleButtons(options=list(incident.items()), description="the busy broker is",
+                                                style={**style, "button_width": "220px"})
+        else:
+            self.incident = incident
         self.fixed = fixed
         self.producers = primary(widgets.IntSlider(
-            value=producers, min=25, max=300, step=25, description="producers",
+            value=producers, min=25, max=max_producers, step=25, description="producers",
             style=style, layout=lay, continuous_update=False))
         self.acks = None if acks is None else widgets.ToggleButtons(
             options=[("acks=1", 1), ("acks=all", -1)], value=-1 if acks == "all" else int(acks),
@@ -453,10 +477,11 @@ class IncidentControls:
     def widgets(self) -> list:
         cp_row = widgets.HBox([widgets.HTML("<code>control.plane.listener.name=CONTROLLER</code> on:&nbsp;",
                                             layout=widgets.Layout(width="330px")), *self.cp.values()])
-        return [w for w in (self.producers, self.acks, self.timeout, self.min_isr) if w is not None] + [cp_row]
+        return [w for w in (self.choice, self.producers, self.acks, self.timeout, self.min_isr)
+                if w is not None] + [cp_row]
 
     def observe(self, callback: Callable) -> None:
-        for w in [self.producers, self.acks, self.timeout, self.min_isr, *self.cp.values()]:
+        for w in [self.choice, self.producers, self.acks, self.timeout, self.min_isr, *self.cp.values()]:
             if w is not None:
                 w.observe(callback, names="value")
 
@@ -474,7 +499,8 @@ class IncidentControls:
     def run(self):
         """The incident under the current setting: ``(label, results)``."""
         cp = self.control_plane
-        return setting_label(cp), cached_run(self.incident, control_plane=cp, **self.options())
+        incident = self.choice.value if self.choice is not None else self.incident
+        return setting_label(cp), cached_run(incident, control_plane=cp, **self.options())
 
 
 def incident_panel(controls: IncidentControls, draw: Callable, *, note: str = "") -> widgets.VBox:

@@ -13,12 +13,19 @@ import ipywidgets as widgets
 
 from kafka_lab.sim import truncation_incident
 
-from .cluster import IncidentControls, incident_panel, ledger_table, outcomes_figure, truncated_acks_figure
+from .cluster import (
+    PANEL_RUN,
+    IncidentControls,
+    incident_panel,
+    ledger_table,
+    outcomes_figure,
+    truncated_acks_figure,
+)
 
 __all__ = ["PANEL_OPTIONS", "truncation_panel"]
 
 #: the live panel's runs: 5 partitions and 100 simulated ms, so that a control answers in a fraction of a second
-PANEL_OPTIONS = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 100.0}
+PANEL_OPTIONS = PANEL_RUN
 
 
 def truncation_panel(producers: int = 200, **options) -> widgets.VBox:
