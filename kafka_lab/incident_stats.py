@@ -22,6 +22,7 @@ No drawing here: ``kafka_lab.ui.cluster`` draws, ``kafka_lab.exercises`` grades.
 
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
 
 import numpy as np
@@ -30,7 +31,7 @@ import pandas as pd
 from kafka_lab.sim import ClusterResults
 
 __all__ = ["CONTROLLER_APIS", "controller_requests", "leader_and_isr_wait_ms", "queue_ahead", "follower_fetches", "partition_ledger", "ledger_by_group", "stale_answers", "leadership",
-           "wrong_leader_answers", "truncated_acks", "truncated_records", "metric_peak", "incident_summary", "cached_run", "CACHE_SIZE"]
+           "wrong_leader_answers", "truncated_acks", "truncated_records", "metric_peak", "incident_summary", "cached_run", "cached_runs", "CACHE_SIZE"]
 
 #: the controller-to-broker requests of KIP-291's motivation, in the order the controller sends them
 CONTROLLER_APIS = ("LeaderAndIsr", "UpdateMetadata")
@@ -276,8 +277,14 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
 
 
 _RUNS: OrderedDict = OrderedDict()
-#: runs kept by :func:`cached_run` (a 20-partition run holds its whole cluster: tens of MB)
-CACHE_SIZE = 24
+#: runs kept by :func:`cached_run`: a run holds its whole simulated cluster (about 30 MB with 5 partitions and
+#: 100 simulated ms, 70 MB with 20 partitions and 300 ms), so a notebook keeps a handful
+CACHE_SIZE = 8
+
+
+def cached_runs() -> list:
+    """The keys of the runs :func:`cached_run` holds, oldest first (for benchmarks and tests)."""
+    return list(_RUNS)
 
 
 def cached_run(incident, *, control_plane, **options) -> ClusterResults:
@@ -291,6 +298,11 @@ def cached_run(incident, *, control_plane, **options) -> ClusterResults:
         _RUNS.move_to_end(key)
         return _RUNS[key]
     res = _RUNS[key] = incident(control_plane=control_plane, **options)
-    while len(_RUNS) > CACHE_SIZE:
-        _RUNS.popitem(last=False)
+    if len(_RUNS) > CACHE_SIZE:
+        while len(_RUNS) > CACHE_SIZE:
+            _RUNS.popitem(last=False)
+        gc.unfreeze()  # the evicted runs become collectable again (by the next full collection)
+    # the cached runs' millions of objects are not garbage: keep the cyclic collector from walking them at every
+    # full collection (a live panel's redraw otherwise pays up to a second for it once a few runs are cached)
+    gc.freeze()
     return res
