@@ -303,6 +303,8 @@ def cached_run(incident, *, control_plane, **options) -> ClusterResults:
             _RUNS.popitem(last=False)
         gc.unfreeze()  # the evicted runs become collectable again (by the next full collection)
     # the cached runs' millions of objects are not garbage: keep the cyclic collector from walking them at every
-    # full collection (a live panel's redraw otherwise pays up to a second for it once a few runs are cached)
+    # full collection (a live panel's redraw otherwise pays up to a second for it once a few runs are cached);
+    # the young garbage first, so that little garbage is frozen with them (an eviction unfreezes it all)
+    gc.collect(1)
     gc.freeze()
     return res
