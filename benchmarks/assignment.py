@@ -46,25 +46,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="runs of the fast path (the best is kept)")
     args = ap.parse_args(argv)
-    print(f"{'case':<44} {'fast ms':>8} {'array ms':>9} {'reference ms':>13} {'ref/fast':>9} "
-          f"{'vs Java':>8}  identical")
+    print(f"{'case':<44} {'fast ms':>8} {'array ms':>9} {'reference ms':>13} {'ref/fast':>9} {'vs Java':>8}  identical")
     ok = True
     for partitions, n_brokers, n_racks, java_ms in CASES:
         for aware in (True, False):
             brokers = [BrokerMetadata(i, f"rack{i % n_racks}" if aware else None) for i in range(n_brokers)]
             call = (brokers, partitions, RF)
             assign_replicas_to_brokers(brokers, 1000, RF, rng=np.random.default_rng(SEED))  # warm-up
-            fast_ms, fast = best_of(lambda call=call: assign_replicas_to_brokers(*call, rng=np.random.default_rng(SEED)),
-                                    args.repeat)
-            arr_ms, _ = best_of(lambda call=call: assign_replicas_array(*call, rng=np.random.default_rng(SEED)), args.repeat)
-            ref_ms, ref = best_of(lambda call=call: assign_replicas_to_brokers_reference(*call, rng=np.random.default_rng(SEED)),
-                                  1)
+            fast_ms, fast = best_of(
+                lambda call=call: assign_replicas_to_brokers(*call, rng=np.random.default_rng(SEED)), args.repeat
+            )
+            arr_ms, _ = best_of(
+                lambda call=call: assign_replicas_array(*call, rng=np.random.default_rng(SEED)), args.repeat
+            )
+            ref_ms, ref = best_of(
+                lambda call=call: assign_replicas_to_brokers_reference(*call, rng=np.random.default_rng(SEED)), 1
+            )
             same = fast == ref
             ok &= same
-            label = f"{partitions:,} partitions, {n_brokers:,} brokers, " + (f"{n_racks} racks" if aware else "no racks")
+            label = f"{partitions:,} partitions, {n_brokers:,} brokers, " + (
+                f"{n_racks} racks" if aware else "no racks"
+            )
             vs_java = f"{fast_ms / java_ms:.2f}x" if aware else "-"
-            print(f"{label:<44} {fast_ms:8.1f} {arr_ms:9.1f} {ref_ms:13.1f} {ref_ms / fast_ms:8.1f}x "
-                  f"{vs_java:>8}  {same}")
+            print(
+                f"{label:<44} {fast_ms:8.1f} {arr_ms:9.1f} {ref_ms:13.1f} {ref_ms / fast_ms:8.1f}x {vs_java:>8}  {same}"
+            )
     print("Kafka's Java (warm JVM, rack-aware): 45 ms and 90 ms; 'vs Java' = fast / Java (target <= 3x).")
     return 0 if ok else 1
 

@@ -42,8 +42,9 @@ def _moves(panel):
         if w is slider or (not hasattr(w, "options") and type(w).__name__ != "Checkbox"):
             continue
         start = w.value
-        others = [not start] if type(w).__name__ == "Checkbox" else [o[1] if isinstance(o, tuple) else o
-                                                                    for o in w.options]
+        others = (
+            [not start] if type(w).__name__ == "Checkbox" else [o[1] if isinstance(o, tuple) else o for o in w.options]
+        )
         moves += [(w, v) for v in others if v != start] + [(w, start)]
     return moves
 
@@ -72,9 +73,12 @@ def measure(name, build) -> str:
 
     def fmt(xs, i):
         return f"median {statistics.median(x[i] for x in xs):.2f} s, max {max(x[i] for x in xs):.2f} s" if xs else "-"
-    return (f"{name}: first draw {first[0]:.2f} s wall / {first[1]:.2f} s CPU; {len(cold)} cold moves: wall "
-            f"{fmt(cold, 0)}, CPU {fmt(cold, 1)}; {len(warm)} warm: wall {fmt(warm, 0)}"
-            + (f"\n  over 0.5 s: {'; '.join(slow)}" if slow else ""))
+
+    return (
+        f"{name}: first draw {first[0]:.2f} s wall / {first[1]:.2f} s CPU; {len(cold)} cold moves: wall "
+        f"{fmt(cold, 0)}, CPU {fmt(cold, 1)}; {len(warm)} warm: wall {fmt(warm, 0)}"
+        + (f"\n  over 0.5 s: {'; '.join(slow)}" if slow else "")
+    )
 
 
 def main() -> None:
@@ -82,8 +86,11 @@ def main() -> None:
     from kafka_lab.ui.lab05 import truncation_panel
     from kafka_lab.ui.lab06 import staleness_panel
 
-    for name, build in (("lab 04 purgatory_panel", purgatory_panel), ("lab 05 truncation_panel", truncation_panel),
-                        ("lab 06 staleness_panel", staleness_panel)):
+    for name, build in (
+        ("lab 04 purgatory_panel", purgatory_panel),
+        ("lab 05 truncation_panel", truncation_panel),
+        ("lab 06 staleness_panel", staleness_panel),
+    ):
         print(measure(name, build), flush=True)
 
 

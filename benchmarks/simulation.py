@@ -24,8 +24,8 @@ import simpy
 
 from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario
 
-C, MU, RHO = 8, 1.0, 0.8            # per ms
-LAM = RHO * C * MU                   # arrivals per ms
+C, MU, RHO = 8, 1.0, 0.8  # per ms
+LAM = RHO * C * MU  # arrivals per ms
 
 
 def bare_simpy(n: int, seed: int = 1) -> float:
@@ -94,7 +94,9 @@ def main(argv=None):
         s, m = best(lambda k=k: broker_model(n * k // 4), max(1, args.repeat - 1))
         per = s / m * 1e6
         base = base or per
-        print(f"  {k:>2}x: {m:8d} requests  {s:7.3f} s  {per:6.2f} µs/request  ({per / base:.2f}x the 1x cost per request)")
+        print(
+            f"  {k:>2}x: {m:8d} requests  {s:7.3f} s  {per:6.2f} µs/request  ({per / base:.2f}x the 1x cost per request)"
+        )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,25 @@ import pandas as pd
 
 from kafka_lab.sim import ClusterResults
 
-__all__ = ["CONTROLLER_APIS", "controller_requests", "leader_and_isr_wait_ms", "queue_ahead", "follower_fetches", "partition_ledger", "ledger_by_group", "stale_answers", "leadership",
-           "wrong_leader_answers", "truncated_acks", "truncated_records", "metric_peak", "incident_summary", "cached_run", "cached_runs", "CACHE_SIZE"]
+__all__ = [
+    "CONTROLLER_APIS",
+    "controller_requests",
+    "leader_and_isr_wait_ms",
+    "queue_ahead",
+    "follower_fetches",
+    "partition_ledger",
+    "ledger_by_group",
+    "stale_answers",
+    "leadership",
+    "wrong_leader_answers",
+    "truncated_acks",
+    "truncated_records",
+    "metric_peak",
+    "incident_summary",
+    "cached_run",
+    "cached_runs",
+    "CACHE_SIZE",
+]
 
 #: the controller-to-broker requests of KIP-291's motivation, in the order the controller sends them
 CONTROLLER_APIS = ("LeaderAndIsr", "UpdateMetadata")
@@ -41,7 +58,9 @@ _OUTCOMES = ["committed", "truncated", "failed", "pending"]
 
 def _check(res) -> None:
     if not isinstance(res, ClusterResults):
-        raise TypeError(f"expected the ClusterResults of an incident (kafka_lab.sim.incidents), got {type(res).__name__}")
+        raise TypeError(
+            f"expected the ClusterResults of an incident (kafka_lab.sim.incidents), got {type(res).__name__}"
+        )
 
 
 def controller_requests(res: ClusterResults) -> pd.DataFrame:
@@ -52,9 +71,16 @@ def controller_requests(res: ClusterResults) -> pd.DataFrame:
     """
     _check(res)
     r = res.requests[res.requests["api"].isin(CONTROLLER_APIS)]
-    return pd.DataFrame({"broker_id": r["broker_id"].astype(np.int64), "api": r["api"], "plane": r["plane"],
-                         "sent_ms": r["sent_ms"], "waited_ms": r["dequeue_ms"] - r["sent_ms"],  # = controller_wait_ms
-                         "applied_ms": r["api_local_complete_ms"]}).reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "broker_id": r["broker_id"].astype(np.int64),
+            "api": r["api"],
+            "plane": r["plane"],
+            "sent_ms": r["sent_ms"],
+            "waited_ms": r["dequeue_ms"] - r["sent_ms"],  # = controller_wait_ms
+            "applied_ms": r["api_local_complete_ms"],
+        }
+    ).reset_index(drop=True)
 
 
 def leader_and_isr_wait_ms(res: ClusterResults, broker_id: int) -> float:
@@ -62,8 +88,9 @@ def leader_and_isr_wait_ms(res: ClusterResults, broker_id: int) -> float:
     c = controller_requests(res)
     c = c[(c["broker_id"] == broker_id) & (c["api"] == "LeaderAndIsr")]
     if c.empty:
-        raise ValueError(f"broker {broker_id} received no LeaderAndIsr in this run; brokers: "
-                         f"{sorted(res.cluster.brokers)}")
+        raise ValueError(
+            f"broker {broker_id} received no LeaderAndIsr in this run; brokers: {sorted(res.cluster.brokers)}"
+        )
     return float(c["waited_ms"].iloc[0])
 
 
@@ -80,10 +107,17 @@ def queue_ahead(res: ClusterResults, broker_id: int, api: str = "LeaderAndIsr") 
     if mine.empty:
         raise ValueError(f"broker {broker_id} received no {api} in this run")
     start = float(mine["start_ms"].iloc[0])
-    ahead = r[(r["broker_id"] == broker_id) & (r["plane"] == mine["plane"].iloc[0]) & (r["start_ms"] < start)
-              & ~(r["dequeue_ms"] <= start)]
-    return {"requests": len(ahead), "by_api": {k: int(v) for k, v in ahead["api"].value_counts().items()},
-            "mean_local_ms": float(ahead["localTime"].mean()) if len(ahead) else 0.0}
+    ahead = r[
+        (r["broker_id"] == broker_id)
+        & (r["plane"] == mine["plane"].iloc[0])
+        & (r["start_ms"] < start)
+        & ~(r["dequeue_ms"] <= start)
+    ]
+    return {
+        "requests": len(ahead),
+        "by_api": {k: int(v) for k, v in ahead["api"].value_counts().items()},
+        "mean_local_ms": float(ahead["localTime"].mean()) if len(ahead) else 0.0,
+    }
 
 
 def follower_fetches(res: ClusterResults, broker_id: int) -> pd.DataFrame:
@@ -95,9 +129,15 @@ def follower_fetches(res: ClusterResults, broker_id: int) -> pd.DataFrame:
     _check(res)
     r = res.requests
     f = r[(r["api"] == "Fetch") & (r["broker_id"] == broker_id) & r["client_id"].str.contains("-fetcher-")]
-    return pd.DataFrame({"fetcher": f["client_id"], "sent_ms": f["sent_ms"],
-                         "waited_ms": f["dequeue_ms"] - f["sent_ms"],  # = controller_wait_ms
-                         "remote_ms": f["remoteTime"], "answered_ms": f["end_ms"]}).reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "fetcher": f["client_id"],
+            "sent_ms": f["sent_ms"],
+            "waited_ms": f["dequeue_ms"] - f["sent_ms"],  # = controller_wait_ms
+            "remote_ms": f["remoteTime"],
+            "answered_ms": f["end_ms"],
+        }
+    ).reset_index(drop=True)
 
 
 def partition_ledger(res: ClusterResults) -> pd.DataFrame:
@@ -109,10 +149,18 @@ def partition_ledger(res: ClusterResults) -> pd.DataFrame:
     _check(res)
     lg = res.ledger
     outcome = lg["outcome"].astype(str)
-    frame = pd.DataFrame({"topic": lg["topic"], "partition": lg["partition"], "batches": 1, "records": lg["records"],
-                          **{o: np.where(outcome == o, lg["records"], 0) for o in _OUTCOMES},
-                          "not_leader_answers": lg["wrong_leader_sends"], "duplicates": lg["duplicates"],
-                          "latency": np.where(outcome != "pending", lg["latency_ms"], np.nan)})
+    frame = pd.DataFrame(
+        {
+            "topic": lg["topic"],
+            "partition": lg["partition"],
+            "batches": 1,
+            "records": lg["records"],
+            **{o: np.where(outcome == o, lg["records"], 0) for o in _OUTCOMES},
+            "not_leader_answers": lg["wrong_leader_sends"],
+            "duplicates": lg["duplicates"],
+            "latency": np.where(outcome != "pending", lg["latency_ms"], np.nan),
+        }
+    )
     by = frame.groupby(["topic", "partition"], sort=True)
     ints = ["batches", "records", *_OUTCOMES, "not_leader_answers", "duplicates"]
     out = by[ints].sum().astype(np.int64)
@@ -129,21 +177,32 @@ def ledger_by_group(res: ClusterResults, partition: int = 0, topic: str = "order
     _check(res)
     lg = res.ledger[res.ledger["topic"] == topic]
     others = sorted(set(lg["partition"]) - {partition})
-    label = f"{topic}-{others[0]} … {topic}-{others[-1]}" if len(others) > 1 else (
-        f"{topic}-{others[0]}" if others else None)
+    label = (
+        f"{topic}-{others[0]} … {topic}-{others[-1]}"
+        if len(others) > 1
+        else (f"{topic}-{others[0]}" if others else None)
+    )
     rows = []
-    for name, part in ((f"{topic}-{partition}", lg[lg["partition"] == partition]),
-                       (label, lg[lg["partition"] != partition])):
+    for name, part in (
+        (f"{topic}-{partition}", lg[lg["partition"] == partition]),
+        (label, lg[lg["partition"] != partition]),
+    ):
         if name is None or part.empty:
             continue
         outcome = part["outcome"].astype(str)
         done = part.loc[outcome != "pending", "latency_ms"]
-        rows.append({"partitions": name, "batches": len(part), "records": int(part["records"].sum()),
-                     **{o: int(part.loc[outcome == o, "records"].sum()) for o in _OUTCOMES},
-                     "not_leader_answers": int(part["wrong_leader_sends"].sum()),
-                     "duplicates": int(part["duplicates"].sum()),
-                     "mean_latency_ms": float(done.mean()) if len(done) else np.nan,
-                     "max_latency_ms": float(done.max()) if len(done) else np.nan})
+        rows.append(
+            {
+                "partitions": name,
+                "batches": len(part),
+                "records": int(part["records"].sum()),
+                **{o: int(part.loc[outcome == o, "records"].sum()) for o in _OUTCOMES},
+                "not_leader_answers": int(part["wrong_leader_sends"].sum()),
+                "duplicates": int(part["duplicates"].sum()),
+                "mean_latency_ms": float(done.mean()) if len(done) else np.nan,
+                "max_latency_ms": float(done.max()) if len(done) else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -155,17 +214,27 @@ def stale_answers(res: ClusterResults, broker_id: int, topic: str = "orders", pa
     sends its next produce to a broker that is, or soon will be, no longer the leader.
     """
     _check(res)
-    st = res.staleness[(res.staleness["broker_id"] == broker_id) & (res.staleness["topic"] == topic)
-                       & (res.staleness["partition"] == partition)]
+    st = res.staleness[
+        (res.staleness["broker_id"] == broker_id)
+        & (res.staleness["topic"] == topic)
+        & (res.staleness["partition"] == partition)
+    ]
     if st.empty:
         raise ValueError(f"no leader change of {topic}-{partition} in this run")
     start = float(st["decided_ms"].iloc[0])
     end = start + float(st["stale_ms"].iloc[0])
     r = res.requests
-    md = r[(r["api"] == "Metadata") & (r["broker_id"] == broker_id) & (r["api_local_complete_ms"] > start)
-           & (r["api_local_complete_ms"] < end)]
-    return md[["client_id", "sent_ms", "api_local_complete_ms"]].rename(
-        columns={"api_local_complete_ms": "answered_ms"}).reset_index(drop=True)
+    md = r[
+        (r["api"] == "Metadata")
+        & (r["broker_id"] == broker_id)
+        & (r["api_local_complete_ms"] > start)
+        & (r["api_local_complete_ms"] < end)
+    ]
+    return (
+        md[["client_id", "sent_ms", "api_local_complete_ms"]]
+        .rename(columns={"api_local_complete_ms": "answered_ms"})
+        .reset_index(drop=True)
+    )
 
 
 def truncated_records(res: ClusterResults, partition: int | None = None) -> int:
@@ -181,8 +250,11 @@ def _old_leader(res: ClusterResults, topic: str, partition: int) -> int | None:
     for _, row in gave_up.iterrows():
         if row["detail"].get("was_leader"):
             return int(row["broker_id"])
-    acked = res.ledger[(res.ledger["topic"] == topic) & (res.ledger["partition"] == partition)
-                       & (res.ledger["outcome"].isin(["committed", "truncated"]))].sort_values("done_ms")
+    acked = res.ledger[
+        (res.ledger["topic"] == topic)
+        & (res.ledger["partition"] == partition)
+        & (res.ledger["outcome"].isin(["committed", "truncated"]))
+    ].sort_values("done_ms")
     return int(acked["broker_id"].iloc[0]) if len(acked) else None
 
 
@@ -200,8 +272,12 @@ def leadership(res: ClusterResults, topic: str = "orders", partition: int = 0) -
     un = res.unavailability[(res.unavailability["topic"] == topic) & (res.unavailability["partition"] == partition)]
     if old is not None:
         stop = float(un["old_leader_stopped_ms"].iloc[0]) if len(un) else end
-        gave_up = res.events[(res.events["broker_id"] == old) & (res.events["event"] == "become_follower")
-                             & (res.events["topic"] == topic) & (res.events["partition"] == partition)]
+        gave_up = res.events[
+            (res.events["broker_id"] == old)
+            & (res.events["event"] == "become_follower")
+            & (res.events["topic"] == topic)
+            & (res.events["partition"] == partition)
+        ]
         if gave_up.empty:
             stop = end
         rows.append((old, "old leader", 0.0, stop))
@@ -228,8 +304,9 @@ def truncated_acks(res: ClusterResults) -> pd.DataFrame:
     """
     _check(res)
     lg = res.ledger[res.ledger["outcome"] == "truncated"]
-    return (lg[["client_id", "topic", "partition", "records", "broker_id", "created_ms", "done_ms"]]
-            .sort_values("done_ms", ignore_index=True))
+    return lg[["client_id", "topic", "partition", "records", "broker_id", "created_ms", "done_ms"]].sort_values(
+        "done_ms", ignore_index=True
+    )
 
 
 def metric_peak(res: ClusterResults, metric: str, broker_id: int) -> float:

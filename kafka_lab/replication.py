@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from kafka_lab.assignment import KIP36_RACKS, check_counts
 from kafka_lab.listeners import ConfigException
 
-__all__ = ["ReplicationBudget", "replication_budget", "partition_state", "not_enough_replicas_message",
-           "KIP36_BROKERS", "WRITABLE", "READ_ONLY", "OFFLINE"]
+__all__ = [
+    "ReplicationBudget",
+    "replication_budget",
+    "partition_state",
+    "not_enough_replicas_message",
+    "KIP36_BROKERS",
+    "WRITABLE",
+    "READ_ONLY",
+    "OFFLINE",
+]
 
 #: KIP-36's worked example: 6 brokers (in 3 racks), 12 partitions, replication factor 3
 KIP36_BROKERS = len(KIP36_RACKS)
@@ -44,25 +52,32 @@ class ReplicationBudget:
     replication_factor: int
     min_insync_replicas: int
     brokers: int
-    replicas: int                   #: partitions × replication factor
-    replicas_per_broker: float      #: on average over the brokers
-    leaders_per_broker: float       #: on average: one leader per partition
-    losses_writable: int            #: broker losses acks=all producers survive
-    losses_readable: int            #: broker losses committed data survives
+    replicas: int  #: partitions × replication factor
+    replicas_per_broker: float  #: on average over the brokers
+    leaders_per_broker: float  #: on average: one leader per partition
+    losses_writable: int  #: broker losses acks=all producers survive
+    losses_readable: int  #: broker losses committed data survives
 
 
-def replication_budget(partitions: int, replication_factor: int, min_insync_replicas: int = 1,
-                       brokers: int = KIP36_BROKERS) -> ReplicationBudget:
+def replication_budget(
+    partitions: int, replication_factor: int, min_insync_replicas: int = 1, brokers: int = KIP36_BROKERS
+) -> ReplicationBudget:
     """Replica count and failure budget of a topic; Kafka's own errors for impossible topics."""
-    for name, v in (("partitions", partitions), ("replication_factor", replication_factor),
-                    ("min_insync_replicas", min_insync_replicas), ("brokers", brokers)):
+    for name, v in (
+        ("partitions", partitions),
+        ("replication_factor", replication_factor),
+        ("min_insync_replicas", min_insync_replicas),
+        ("brokers", brokers),
+    ):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{name} must be an int, not {type(v).__name__}")
     check_counts(partitions, replication_factor, brokers)  # what a topic creation checks first, as Kafka does
     if min_insync_replicas < 1:  # ConfigDef's atLeast(1) validator on the topic config
-        raise ConfigException(f"Invalid value {min_insync_replicas} for configuration min.insync.replicas: "
-                              "Value must be at least 1", kafka_exception="ConfigException",
-                              config_key="min.insync.replicas")
+        raise ConfigException(
+            f"Invalid value {min_insync_replicas} for configuration min.insync.replicas: Value must be at least 1",
+            kafka_exception="ConfigException",
+            config_key="min.insync.replicas",
+        )
     replicas = partitions * replication_factor
     return ReplicationBudget(
         partitions=partitions,
@@ -90,8 +105,10 @@ def partition_state(replication_factor: int, min_insync_replicas: int, lost: int
 
 def not_enough_replicas_message(isr: list[int], min_insync_replicas: int, topic: str, partition: int) -> str:
     """The leader's message when an acks=all append meets a too-small ISR (Kafka 2.8, Scala ``Set`` repr)."""
-    return (f"The size of the current ISR Set({', '.join(map(str, isr))}) is insufficient to satisfy "
-            f"the min.isr requirement of {min_insync_replicas} for partition {topic}-{partition}")
+    return (
+        f"The size of the current ISR Set({', '.join(map(str, isr))}) is insufficient to satisfy "
+        f"the min.isr requirement of {min_insync_replicas} for partition {topic}-{partition}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the panel

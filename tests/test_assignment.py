@@ -38,8 +38,18 @@ BOTH = [assign_replicas_to_brokers, assign_replicas_to_brokers_reference]
 
 KIP_RACKS = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
 KIP_12 = {
-    0: [0, 3, 1], 1: [3, 1, 5], 2: [1, 5, 4], 3: [5, 4, 2], 4: [4, 2, 0], 5: [2, 0, 3],
-    6: [0, 4, 2], 7: [3, 2, 0], 8: [1, 0, 3], 9: [5, 3, 1], 10: [4, 1, 5], 11: [2, 5, 4],
+    0: [0, 3, 1],
+    1: [3, 1, 5],
+    2: [1, 5, 4],
+    3: [5, 4, 2],
+    4: [4, 2, 0],
+    5: [2, 0, 3],
+    6: [0, 4, 2],
+    7: [3, 2, 0],
+    8: [1, 0, 3],
+    9: [5, 3, 1],
+    10: [4, 1, 5],
+    11: [2, 5, 4],
 }
 UNEVEN = {0: "rack1", 1: "rack2", 2: "rack2"}
 
@@ -64,7 +74,11 @@ def test_kip36_uneven_racks_penalize_broker_0(fn):
     assert a == {0: [0, 1], 1: [1, 0], 2: [2, 0]}
     bal = broker_balance(a, brokers)
     assert bal["leaders"].tolist() == [1, 1, 1]  # "the leaders for 3 partitions are evenly distributed"
-    assert bal["replicas"].tolist() == [3, 2, 1]  # "Broker 0 has three replicas, broker 1 has two, and broker 2 only has one"
+    assert bal["replicas"].tolist() == [
+        3,
+        2,
+        1,
+    ]  # "Broker 0 has three replicas, broker 1 has two, and broker 2 only has one"
 
 
 # ---------------------------------------------------------------- Kafka's own test cases
@@ -86,8 +100,18 @@ def test_kafka_admin_rack_aware_test_seven_partitions(fn):
 @pytest.mark.parametrize("fn", BOTH)
 def test_kafka_admin_test_replica_assignment_rack_unaware(fn):
     # AdminTest.testReplicaAssignment: brokers 0..4 without racks, 10 partitions, RF 3, fixedStartIndex 0
-    expected = {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1],
-                5: [0, 2, 3], 6: [1, 3, 4], 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+    expected = {
+        0: [0, 1, 2],
+        1: [1, 2, 3],
+        2: [2, 3, 4],
+        3: [3, 4, 0],
+        4: [4, 0, 1],
+        5: [0, 2, 3],
+        6: [1, 3, 4],
+        7: [2, 4, 0],
+        8: [3, 0, 1],
+        9: [4, 1, 2],
+    }
     assert fn([BrokerMetadata(i) for i in range(5)], 10, 3, 0) == expected
 
 
@@ -127,8 +151,18 @@ def test_java_int_overflow_at_the_edge(fn):
 
 
 # AdminTest.testReplicaAssignment's expected map (5 brokers, RF 3, fixedStartIndex 0), partitions 0..9
-ADMIN_TEST_10 = {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1],
-                 5: [0, 2, 3], 6: [1, 3, 4], 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+ADMIN_TEST_10 = {
+    0: [0, 1, 2],
+    1: [1, 2, 3],
+    2: [2, 3, 4],
+    3: [3, 4, 0],
+    4: [4, 0, 1],
+    5: [0, 2, 3],
+    6: [1, 3, 4],
+    7: [2, 4, 0],
+    8: [3, 0, 1],
+    9: [4, 1, 2],
+}
 
 
 @pytest.mark.parametrize("fn", BOTH)
@@ -169,8 +203,8 @@ def test_rack_names_sort_as_java_strings():
 
 def test_java_sort_is_utf16_code_units_not_code_points():
     # U+1F600 is the surrogate pair D83D DE00, which sorts before U+FF01 in Java (but after it in Python)
-    racks = {0: "\uff01", 1: "\U0001F600"}
-    assert sorted(racks.values()) == ["\uff01", "\U0001F600"]
+    racks = {0: "\uff01", 1: "\U0001f600"}
+    assert sorted(racks.values()) == ["\uff01", "\U0001f600"]
     assert rack_alternated_broker_list(racks) == [1, 0]
 
 
@@ -195,16 +229,22 @@ def test_rack_aware_ignores_input_order_rack_unaware_does_not():
 
 
 @pytest.mark.parametrize("fn", BOTH)
-@pytest.mark.parametrize("args, exc, msg", [
-    ((0, 1), InvalidPartitionsException, "Number of partitions must be larger than 0."),
-    ((-3, 0), InvalidPartitionsException, "Number of partitions must be larger than 0."),
-    ((1, 0), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
-    ((1, -1), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
-    ((1, 4), InvalidReplicationFactorException, "Replication factor: 4 larger than available brokers: 3."),
-])
+@pytest.mark.parametrize(
+    "args, exc, msg",
+    [
+        ((0, 1), InvalidPartitionsException, "Number of partitions must be larger than 0."),
+        ((-3, 0), InvalidPartitionsException, "Number of partitions must be larger than 0."),
+        ((1, 0), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
+        ((1, -1), InvalidReplicationFactorException, "Replication factor must be larger than 0."),
+        ((1, 4), InvalidReplicationFactorException, "Replication factor: 4 larger than available brokers: 3."),
+    ],
+)
 def test_checks_and_messages(fn, args, exc, msg):
-    for brokers in ([BrokerMetadata(i) for i in range(3)], brokers_from_racks(UNEVEN),
-                    [BrokerMetadata(0, "a"), BrokerMetadata(1), BrokerMetadata(2)]):  # RF checks come first
+    for brokers in (
+        [BrokerMetadata(i) for i in range(3)],
+        brokers_from_racks(UNEVEN),
+        [BrokerMetadata(0, "a"), BrokerMetadata(1), BrokerMetadata(2)],
+    ):  # RF checks come first
         with pytest.raises(exc) as e:
             fn(brokers, *args, 0)
         assert str(e.value) == msg
@@ -228,7 +268,9 @@ def test_exception_classes_follow_kafka_hierarchy():
 
 
 def test_no_brokers():
-    with pytest.raises(InvalidReplicationFactorException, match=r"^Replication factor: 1 larger than available brokers: 0\.$"):
+    with pytest.raises(
+        InvalidReplicationFactorException, match=r"^Replication factor: 1 larger than available brokers: 0\.$"
+    ):
         assign_replicas_to_brokers([], 1, 1, 0)
 
 
@@ -251,8 +293,11 @@ def test_random_start_is_two_independent_draws(make):
     brokers = brokers_from_racks(KIP_RACKS)
     rng = make()
     n = 6
-    draws = (int(rng.integers(n)), int(rng.integers(n))) if isinstance(rng, np.random.Generator) \
+    draws = (
+        (int(rng.integers(n)), int(rng.integers(n)))
+        if isinstance(rng, np.random.Generator)
         else (rng.randrange(n), rng.randrange(n))
+    )
     a = assign_replicas_to_brokers(brokers, 12, 3, rng=make())
     assert a == assign_replicas_to_brokers_reference(brokers, 12, 3, rng=make())
     assert a == assign_replicas_to_brokers(brokers, 12, 3, rng=make())  # same seed, same result
@@ -260,13 +305,18 @@ def test_random_start_is_two_independent_draws(make):
     order = rack_alternated_broker_list(brokers)
     assert a[0][0] == order[start]
     # partition 0's first follower: walk from 1 + (shift * 3 + k) % 5 past the leader's rack
-    assert a[0][1] == next(order[(start + 1 + (shift * 3 + k) % 5) % 6] for k in range(5)
-                           if KIP_RACKS[order[(start + 1 + (shift * 3 + k) % 5) % 6]] != KIP_RACKS[order[start]])
+    assert a[0][1] == next(
+        order[(start + 1 + (shift * 3 + k) % 5) % 6]
+        for k in range(5)
+        if KIP_RACKS[order[(start + 1 + (shift * 3 + k) % 5) % 6]] != KIP_RACKS[order[start]]
+    )
 
 
 def test_int_seed_is_a_numpy_seed():
     b = [BrokerMetadata(i) for i in range(7)]
-    assert assign_replicas_to_brokers(b, 9, 3, rng=3) == assign_replicas_to_brokers(b, 9, 3, rng=np.random.default_rng(3))
+    assert assign_replicas_to_brokers(b, 9, 3, rng=3) == assign_replicas_to_brokers(
+        b, 9, 3, rng=np.random.default_rng(3)
+    )
 
 
 def test_unseeded_draws_vary():
@@ -281,8 +331,10 @@ def test_zk_enforced_partial_racks_message_comes_first():
     brokers = [BrokerMetadata(0, "a"), BrokerMetadata(1), BrokerMetadata(2, "b")]
     with pytest.raises(AdminOperationException) as e:
         assign_for_topic(brokers, 0, 5)  # even before the partition and RF checks
-    assert str(e.value) == ("Not all brokers have rack information. Add --disable-rack-aware in command line"
-                            " to make replica assignment without rack information.")
+    assert str(e.value) == (
+        "Not all brokers have rack information. Add --disable-rack-aware in command line"
+        " to make replica assignment without rack information."
+    )
 
 
 def test_zk_disable_rack_aware_and_safe_fall_back_to_rack_unaware_on_sorted_ids():
@@ -314,8 +366,7 @@ def test_add_partitions_continues_the_shift():
 def test_add_partitions_start_index_is_an_index_in_the_sorted_id_list():
     brokers = [BrokerMetadata(i) for i in (10, 20, 30, 40)]
     existing = {0: [25, 30], 1: [30, 40]}  # first id >= 25 is 30, at index 2 -> fixedStartIndex 2
-    assert add_partitions(brokers, existing, 3) == \
-        assign_replicas_to_brokers(brokers, 1, 2, 2, 2)
+    assert add_partitions(brokers, existing, 3) == assign_replicas_to_brokers(brokers, 1, 2, 2, 2)
     # by hand: p = 2, n = 4: first = (2 + 2) % 4 = 0 -> broker 10; follower 1 + (2 + 0) % 3 = 3 -> broker 40
     assert add_partitions(brokers, existing, 3) == {2: [10, 40]}
 
@@ -324,10 +375,15 @@ def test_add_partitions_messages():
     brokers = [BrokerMetadata(i) for i in range(3)]
     with pytest.raises(InvalidPartitionsException) as e:
         add_partitions(brokers, {0: [0], 1: [1]}, 2, topic="t")
-    assert str(e.value) == ("The number of partitions for a topic can only be increased. "
-                            "Topic t currently has 2 partitions, 2 would not be an increase.")
-    with pytest.raises(AdminOperationException, match=r"^Unexpected existing replica assignment for topic 't', "
-                                                      r"partition id 0 is missing\."):
+    assert str(e.value) == (
+        "The number of partitions for a topic can only be increased. "
+        "Topic t currently has 2 partitions, 2 would not be an increase."
+    )
+    with pytest.raises(
+        AdminOperationException,
+        match=r"^Unexpected existing replica assignment for topic 't', "
+        r"partition id 0 is missing\.",
+    ):
         add_partitions(brokers, {1: [1]}, 3, topic="t")
 
 

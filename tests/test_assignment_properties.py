@@ -21,7 +21,7 @@ from kafka_lab.assignment import (
 
 INT_MAX = 2**31 - 1
 
-rack_names = st.text(alphabet="ab1\u00e9\uff01\U0001F600", min_size=0, max_size=3)
+rack_names = st.text(alphabet="ab1\u00e9\uff01\U0001f600", min_size=0, max_size=3)
 
 
 @st.composite
@@ -48,32 +48,45 @@ def _outcome(fn, *args, **kw):
         return ("raised", type(e).__name__, str(e))
 
 
-@given(brokers=broker_sets(),
-       n_partitions=st.integers(-2, 60),
-       rf=st.integers(-1, 13),
-       fixed=st.one_of(st.integers(0, 50), st.integers(INT_MAX - 60, INT_MAX)),
-       start_pid=st.one_of(st.integers(-3, 100), st.integers(INT_MAX - 80, INT_MAX)))
+@given(
+    brokers=broker_sets(),
+    n_partitions=st.integers(-2, 60),
+    rf=st.integers(-1, 13),
+    fixed=st.one_of(st.integers(0, 50), st.integers(INT_MAX - 60, INT_MAX)),
+    start_pid=st.one_of(st.integers(-3, 100), st.integers(INT_MAX - 80, INT_MAX)),
+)
 def test_fast_equals_java_transcription(brokers, n_partitions, rf, fixed, start_pid):
     args = (brokers, n_partitions, rf, fixed, start_pid)
     assert _outcome(assign_replicas_to_brokers, *args) == _outcome(assign_replicas_to_brokers_reference, *args)
 
 
 @settings(max_examples=30)
-@given(n_racks=st.integers(1, 12), per_rack=st.integers(1, 30), rounds=st.integers(1, 25),
-       rf=st.integers(1, 6), fixed=st.integers(0, 500), start_pid=st.integers(-1, 3000))
+@given(
+    n_racks=st.integers(1, 12),
+    per_rack=st.integers(1, 30),
+    rounds=st.integers(1, 25),
+    rf=st.integers(1, 6),
+    fixed=st.integers(0, 500),
+    start_pid=st.integers(-1, 3000),
+)
 def test_fast_equals_java_transcription_larger(n_racks, per_rack, rounds, rf, fixed, start_pid):
     # larger clusters, uneven racks (broker i goes to rack i % n_racks, then a few more to rack 0)
     n = n_racks * per_rack
-    brokers = [BrokerMetadata(i, f"r{i % n_racks}") for i in range(n)] + \
-              [BrokerMetadata(n + i, "r0") for i in range(per_rack // 3)]
+    brokers = [BrokerMetadata(i, f"r{i % n_racks}") for i in range(n)] + [
+        BrokerMetadata(n + i, "r0") for i in range(per_rack // 3)
+    ]
     rf = min(rf, len(brokers))
     for b in (brokers, [BrokerMetadata(x.id) for x in brokers]):
         args = (b, rounds * len(b) + 3, rf, fixed, start_pid)
         assert assign_replicas_to_brokers(*args) == assign_replicas_to_brokers_reference(*args)
 
 
-@given(brokers=broker_sets(allow_partial=False, allow_duplicates=False), seed=st.integers(0, 2**32 - 1),
-       n_partitions=st.integers(1, 30), rf=st.integers(1, 12))
+@given(
+    brokers=broker_sets(allow_partial=False, allow_duplicates=False),
+    seed=st.integers(0, 2**32 - 1),
+    n_partitions=st.integers(1, 30),
+    rf=st.integers(1, 12),
+)
 def test_fast_equals_java_transcription_with_seeded_random_start(brokers, seed, n_partitions, rf):
     rf = min(rf, len(brokers))
     a = assign_replicas_to_brokers(brokers, n_partitions, rf, rng=np.random.default_rng(seed))
@@ -90,8 +103,14 @@ def even_racks(draw):
     return [BrokerMetadata(b, names[i % n_racks]) for i, b in enumerate(ids)], n_racks
 
 
-@given(setup=even_racks(), multiple=st.integers(1, 5), rf_frac=st.floats(0, 1),
-       fixed=st.integers(0, 100), seed=st.integers(0, 2**32 - 1), use_random=st.booleans())
+@given(
+    setup=even_racks(),
+    multiple=st.integers(1, 5),
+    rf_frac=st.floats(0, 1),
+    fixed=st.integers(0, 100),
+    seed=st.integers(0, 2**32 - 1),
+    use_random=st.booleans(),
+)
 def test_kip36_even_racks_give_even_leaders_and_replicas(setup, multiple, rf_frac, fixed, seed, use_random):
     brokers, _ = setup
     n = len(brokers)
@@ -110,7 +129,8 @@ def uneven_racks(draw):
     n = draw(st.integers(1, 15))
     n_racks = draw(st.integers(1, n))
     racks = [f"rack{i}" for i in range(n_racks)] + draw(
-        st.lists(st.sampled_from([f"rack{i}" for i in range(n_racks)]), min_size=n - n_racks, max_size=n - n_racks))
+        st.lists(st.sampled_from([f"rack{i}" for i in range(n_racks)]), min_size=n - n_racks, max_size=n - n_racks)
+    )
     ids = draw(st.permutations(range(n)))
     return [BrokerMetadata(b, r) for b, r in zip(ids, racks)], n_racks
 
@@ -125,8 +145,13 @@ def test_kip36_uneven_racks_still_even_leaders(setup, multiple, rf_frac, fixed):
     assert set(leaders) == {b.id for b in brokers} and set(leaders.values()) == {multiple}
 
 
-@given(setup=uneven_racks(), n_partitions=st.integers(1, 40), rf_frac=st.floats(0, 1),
-       fixed=st.integers(0, 100), start_pid=st.integers(-1, 200))
+@given(
+    setup=uneven_racks(),
+    n_partitions=st.integers(1, 40),
+    rf_frac=st.floats(0, 1),
+    fixed=st.integers(0, 100),
+    start_pid=st.integers(-1, 200),
+)
 def test_kip36_rack_spread(setup, n_partitions, rf_frac, fixed, start_pid):
     brokers, n_racks = setup
     rack = {b.id: b.rack for b in brokers}
@@ -141,11 +166,18 @@ def test_kip36_rack_spread(setup, n_partitions, rf_frac, fixed, start_pid):
             assert len(racks) == n_racks  # every rack holds at least one replica
 
 
-@given(ids=st.lists(st.integers(0, 100), min_size=1, max_size=12, unique=True), rack=rack_names,
-       n_partitions=st.integers(1, 40), rf_frac=st.floats(0, 1), fixed=st.integers(0, 100), start_pid=st.integers(-1, 50))
+@given(
+    ids=st.lists(st.integers(0, 100), min_size=1, max_size=12, unique=True),
+    rack=rack_names,
+    n_partitions=st.integers(1, 40),
+    rf_frac=st.floats(0, 1),
+    fixed=st.integers(0, 100),
+    start_pid=st.integers(-1, 50),
+)
 def test_one_rack_is_rack_unaware_over_sorted_ids(ids, rack, n_partitions, rf_frac, fixed, start_pid):
     rf = 1 + int(rf_frac * (len(ids) - 1))
     one_rack = [BrokerMetadata(i, rack) for i in ids]
     plain = [BrokerMetadata(i) for i in sorted(ids)]
-    assert assign_replicas_to_brokers(one_rack, n_partitions, rf, fixed, start_pid) == \
-        assign_replicas_to_brokers(plain, n_partitions, rf, fixed, start_pid)
+    assert assign_replicas_to_brokers(one_rack, n_partitions, rf, fixed, start_pid) == assign_replicas_to_brokers(
+        plain, n_partitions, rf, fixed, start_pid
+    )

@@ -40,8 +40,9 @@ def test_post_build_is_a_strict_bash_script():
     text = (BINDER / "postBuild").read_text()
     first = text.splitlines()[0]
     assert first in ("#!/bin/bash", "#!/usr/bin/env bash"), f"postBuild starts with {first!r}, not a bash shebang"
-    assert re.search(r"^set -(e|eu|euo pipefail|eo pipefail)\b", text, re.M), \
+    assert re.search(r"^set -(e|eu|euo pipefail|eo pipefail)\b", text, re.M), (
         "postBuild needs 'set -e': repo2docker does not stop on errors otherwise"
+    )
     assert os.access(BINDER / "postBuild", os.X_OK), "postBuild must be executable"
     r = subprocess.run(["bash", "-n", str(BINDER / "postBuild")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -51,26 +52,31 @@ def test_post_build_is_a_strict_bash_script():
 def test_start_is_a_bash_wrapper_that_execs():
     text = (BINDER / "start").read_text()
     assert text.startswith(("#!/bin/bash", "#!/usr/bin/env bash"))
-    assert text.rstrip().splitlines()[-1] == 'exec "$@"', "repo2docker's start must end with exec \"$@\""
+    assert text.rstrip().splitlines()[-1] == 'exec "$@"', 'repo2docker\'s start must end with exec "$@"'
     assert os.access(BINDER / "start", os.X_OK)
     assert subprocess.run(["bash", "-n", str(BINDER / "start")]).returncode == 0
 
 
 def test_apt_installs_a_jdk_17_and_runtime_is_python_311():
     packages = _requirement_lines(BINDER / "apt.txt")
-    assert any(re.fullmatch(r"openjdk-17-(jdk|jre)(-headless)?", p) for p in packages), \
+    assert any(re.fullmatch(r"openjdk-17-(jdk|jre)(-headless)?", p) for p in packages), (
         f"binder/apt.txt names no JDK 17 package: {packages}"
+    )
     assert (BINDER / "runtime.txt").read_text().strip() == "python-3.11"
     assert not (REPO / ".binder").exists(), "repo2docker refuses both binder/ and .binder/"
     assert not (BINDER / "environment.yml").exists(), "an environment.yml would override requirements.txt"
 
 
 def _freeze(python: Path | str) -> list[str]:
-    out = subprocess.run([str(python), "-m", "pip", "freeze", "--disable-pip-version-check"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [str(python), "-m", "pip", "freeze", "--disable-pip-version-check"], capture_output=True, text=True, check=True
+    ).stdout
     # the package itself is an editable install of this checkout in both: not a pin
-    return sorted(ln for ln in out.splitlines()
-                  if ln.strip() and not ln.startswith(("#", "-e ")) and not re.match(r"kafka[-_]lab\b", ln, re.I))
+    return sorted(
+        ln
+        for ln in out.splitlines()
+        if ln.strip() and not ln.startswith(("#", "-e ")) and not re.match(r"kafka[-_]lab\b", ln, re.I)
+    )
 
 
 @pytest.mark.slow
@@ -87,15 +93,22 @@ def test_a_fresh_binder_install_freezes_to_the_project_environment(tmp_path):
     env.pop("CONDA_DIR", None)
     r = subprocess.run(["bash", str(BINDER / "postBuild")], cwd=REPO, env=env, capture_output=True, text=True)
     assert r.returncode == 0, f"binder/postBuild failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
-    assert (venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists(), \
+    assert (venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json").exists(), (
         "postBuild installs the JupyterLab settings override"
-    r = subprocess.run([str(py), "-c", "import kafka_lab, sys; print(kafka_lab.__file__)"],
-                       capture_output=True, text=True, cwd=tmp_path)
+    )
+    r = subprocess.run(
+        [str(py), "-c", "import kafka_lab, sys; print(kafka_lab.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0 and r.stdout.startswith(str(REPO)), f"kafka_lab not importable from the checkout: {r}"
     binder, project = _freeze(py), _freeze(sys.executable)
     only_binder, only_project = sorted(set(binder) - set(project)), sorted(set(project) - set(binder))
-    assert binder == project, (f"Binder's environment drifted from the project's: only in Binder {only_binder}, "
-                               f"only in the project {only_project}")
+    assert binder == project, (
+        f"Binder's environment drifted from the project's: only in Binder {only_binder}, "
+        f"only in the project {only_project}"
+    )
 
 
 _SPARK_PROBE = r"""
@@ -124,11 +137,16 @@ def test_binder_start_gives_a_quiet_small_spark():
     """binder/start's environment: loopback, 1 GB driver, no UI, no progress bars, no WARN lines."""
     if shutil.which("java") is None:
         pytest.skip("no java on PATH (the Spark lab needs a JDK 17: apt-get install openjdk-17-jdk-headless)")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SPARK_", "PYSPARK_")) or k == "SPARK_HOME"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_")) or k == "SPARK_HOME"}
     env.pop("SPARK_HOME", None)
-    r = subprocess.run([str(BINDER / "start"), sys.executable, "-c", _SPARK_PROBE], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=240)
+    r = subprocess.run(
+        [str(BINDER / "start"), sys.executable, "-c", _SPARK_PROBE],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert r.returncode == 0, f"Spark did not start under binder/start:\n{r.stderr[-3000:]}"
     probe = json.loads(r.stdout.strip().splitlines()[-1])
     assert probe["env"] == {"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_CONF_DIR": str(BINDER / "spark-conf")}
@@ -138,7 +156,10 @@ def test_binder_start_gives_a_quiet_small_spark():
     assert conf["spark.ui.enabled"] == "false" and probe["ui_url"] is None, "the Spark UI must be off"
     assert conf["spark.ui.showConsoleProgress"] == "false"
     assert sum(probe["counts"]) == 200000 and len(probe["counts"]) == 7
-    warns = [ln for ln in r.stderr.splitlines()
-             if "WARN" in ln and ln.strip() != "WARNING: Using incubator modules: jdk.incubator.vector"]
+    warns = [
+        ln
+        for ln in r.stderr.splitlines()
+        if "WARN" in ln and ln.strip() != "WARNING: Using incubator modules: jdk.incubator.vector"
+    ]
     assert not warns, "Spark start-up under binder/start printed warnings:\n" + "\n".join(warns)
     assert "[Stage" not in r.stderr, "console progress bars are on"

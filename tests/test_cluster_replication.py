@@ -33,11 +33,18 @@ def part(c, broker, tp=TP):
 
 
 def state(c, leader, epoch, *, isr=(1, 2, 3), replicas=(1, 2, 3), tp=TP):
-    return {"topic": tp[0], "partition": tp[1], "leader": leader, "leader_epoch": epoch, "isr": list(isr),
-            "replicas": list(replicas)}
+    return {
+        "topic": tp[0],
+        "partition": tp[1],
+        "leader": leader,
+        "leader_epoch": epoch,
+        "isr": list(isr),
+        "replicas": list(replicas),
+    }
 
 
 # -- high watermark and acks=all -----------------------------------------------------------------------
+
 
 def test_the_high_watermark_is_the_smallest_log_end_offset_in_the_isr():
     """Partition.maybeIncrementLeaderHW: min(leader LEO, LEO of each ISR follower)."""
@@ -97,6 +104,7 @@ def test_isr_too_small_when_the_high_watermark_arrives_is_not_enough_replicas_af
 
 # -- ISR: shrink and expand through AlterIsr -----------------------------------------------------------
 
+
 def test_a_stuck_follower_leaves_the_isr_after_replica_lag_time_max_ms_through_alter_isr():
     """maybeShrinkIsr every lag/2; the leader sends AlterIsr; the controller writes it and sends UpdateMetadata."""
     c = make_cluster(lag=100)
@@ -143,6 +151,7 @@ def test_alter_isr_with_a_stale_zk_version_is_refused():
 
 # -- LeaderAndIsr, StopReplica, UpdateMetadata on the broker -------------------------------------------
 
+
 def run_control(c, broker, api, states, *, until=20.0, **kw):
     c.controller.send(c.brokers[broker], api, states, at_ms=1.0, **kw)
     res = c.run(until)
@@ -177,10 +186,20 @@ def test_requests_from_an_older_controller_epoch_are_fenced(api):
 
 def test_stop_replica_delete_removes_the_partition_and_without_delete_keeps_it_as_it_is():
     c = make_cluster()
-    c.controller.send(c.brokers[2], "StopReplica", [{"topic": "t", "partition": 0, "leader_epoch": 1}],
-                      at_ms=1.0, delete_partitions=False)
-    c.controller.send(c.brokers[3], "StopReplica", [{"topic": "t", "partition": 0, "leader_epoch": 1}],
-                      at_ms=1.0, delete_partitions=True)
+    c.controller.send(
+        c.brokers[2],
+        "StopReplica",
+        [{"topic": "t", "partition": 0, "leader_epoch": 1}],
+        at_ms=1.0,
+        delete_partitions=False,
+    )
+    c.controller.send(
+        c.brokers[3],
+        "StopReplica",
+        [{"topic": "t", "partition": 0, "leader_epoch": 1}],
+        at_ms=1.0,
+        delete_partitions=True,
+    )
     c.run(20)
     assert TP in c.brokers[2].replica_manager.partitions and part(c, 2).leader == 1
     assert TP not in c.brokers[2].fetchers.fetching()  # its fetcher stopped
@@ -191,8 +210,9 @@ def test_stop_replica_delete_removes_the_partition_and_without_delete_keeps_it_a
 def test_stop_replica_accepts_a_newer_epoch_or_a_sentinel_and_fences_the_current_one(epoch, error):
     """2.8 stopReplicas: equal (or older) leader epoch → FENCED_LEADER_EPOCH; 3.x accepts equal."""
     c = make_cluster()
-    req, _ = run_control(c, 2, "StopReplica", [{"topic": "t", "partition": 0, "leader_epoch": epoch}],
-                         delete_partitions=True)
+    req, _ = run_control(
+        c, 2, "StopReplica", [{"topic": "t", "partition": 0, "leader_epoch": epoch}], delete_partitions=True
+    )
     assert req.partition_errors == {TP: error}
     assert (TP in c.brokers[2].replica_manager.partitions) == (error != "NONE")
 
@@ -222,6 +242,7 @@ def test_the_metadata_cache_changes_only_on_update_metadata_and_names_unknown_pa
 
 # -- leadership changes ------------------------------------------------------------------------------
 
+
 def test_a_new_leader_knows_nothing_of_its_followers_logs():
     """Partition.makeLeader: remote LEOs unknown (-1) until they fetch; ISR members caught up 'now'."""
     c = make_cluster()
@@ -233,8 +254,11 @@ def test_a_new_leader_knows_nothing_of_its_followers_logs():
     p = part(c, 2)
     assert p.leader == 2 and p.leader_epoch == 1 and p.log.epochs[-1] == (1, p.leo)
     t = ev[0][0]
-    fetched_since = {r.client_id for r in c.log if r.api == "Fetch" and r.connection.broker_id == 2
-                     and r.dequeue == r.dequeue and r.dequeue >= t}
+    fetched_since = {
+        r.client_id
+        for r in c.log
+        if r.api == "Fetch" and r.connection.broker_id == 2 and r.dequeue == r.dequeue and r.dequeue >= t
+    }
     for rid, r in p.remote.items():
         if f"broker-{rid}-fetcher-0" not in fetched_since:
             assert r.leo == -1 and r.last_caught_up_ms == t
@@ -266,8 +290,9 @@ def test_a_follower_that_diverged_truncates_to_where_the_new_leaders_epoch_ends(
     epoch0_end = new.log.end_offset_for_epoch(0)[1]
     assert cut["offset"] == epoch0_end and cut["removed_records"] > 0
     common = min(old.leo, new.leo)
-    assert [b for b in old.log.batches if b.next_offset <= common] == \
-           [b for b in new.log.batches if b.next_offset <= common]
+    assert [b for b in old.log.batches if b.next_offset <= common] == [
+        b for b in new.log.batches if b.next_offset <= common
+    ]
     # the ledger's truncated batches are exactly among those the old leader removed
     removed = {i for d in ev["detail"] for i in d["batch_ids"]}
     lost = res.ledger[res.ledger["outcome"] == "truncated"]
@@ -275,6 +300,7 @@ def test_a_follower_that_diverged_truncates_to_where_the_new_leaders_epoch_ends(
 
 
 # -- purgatory --------------------------------------------------------------------------------------
+
 
 class _Gauge:
     def __init__(self):

@@ -61,7 +61,7 @@ def broken_references(path: Path, text: str, repo: Path = REPO) -> list[str]:
         if not any(re.match(rf"{number}\.\s", h) for h in heads):
             problems.append(f"{rel}: cites {m.group(1)} §{number}, which has no section {number}")
         elif title and not any(h.startswith(title) for h in heads):
-            problems.append(f"{rel}: cites {m.group(1)} §{number} (\"{title}\"), which has no such heading")
+            problems.append(f'{rel}: cites {m.group(1)} §{number} ("{title}"), which has no such heading')
     return problems
 
 
@@ -100,7 +100,9 @@ def test_the_check_sees_a_missing_document_a_missing_section_and_the_shared_fold
 
 
 def test_urls_and_paths_inside_other_paths_are_not_citations(tmp_path):
-    text = ("https://example.org/docs/use/repository.md, lab/tree/00_start_here.ipynb?token=x, "
-            "[Binder](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab/tree/labs/00_start_here.ipynb) "
-            'and nb = "01_listeners.ipynb"')
+    text = (
+        "https://example.org/docs/use/repository.md, lab/tree/00_start_here.ipynb?token=x, "
+        "[Binder](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab/tree/labs/00_start_here.ipynb) "
+        'and nb = "01_listeners.ipynb"'
+    )
     assert broken_references(tmp_path / "x.py", text, tmp_path) == []

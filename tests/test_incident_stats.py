@@ -35,8 +35,9 @@ def test_controller_requests_are_the_request_log_rows(trunc):
     r = trunc.requests[trunc.requests["api"].isin(["LeaderAndIsr", "UpdateMetadata"])]
     assert len(c) == len(r) == 6  # one LeaderAndIsr and one UpdateMetadata per broker
     assert np.allclose(c["waited_ms"], (r["socketWaitTime"] + r["requestQueueTime"]).to_numpy())
-    assert leader_and_isr_wait_ms(trunc, 1) == pytest.approx(float(c.loc[(c["broker_id"] == 1)
-                                                                          & (c["api"] == "LeaderAndIsr"), "waited_ms"].iloc[0]))
+    assert leader_and_isr_wait_ms(trunc, 1) == pytest.approx(
+        float(c.loc[(c["broker_id"] == 1) & (c["api"] == "LeaderAndIsr"), "waited_ms"].iloc[0])
+    )
     with pytest.raises(ValueError, match="broker 7"):
         leader_and_isr_wait_ms(trunc, 7)
 

@@ -19,8 +19,18 @@ from kafka_lab.ui.lab00 import survival_figure, warmup_panel
 
 #: KIP-36's worked example, copied from the KIP: 6 brokers in 3 racks, 12 partitions, replication factor 3
 KIP36_ASSIGNMENT = {
-    0: (0, 3, 1), 1: (3, 1, 5), 2: (1, 5, 4), 3: (5, 4, 2), 4: (4, 2, 0), 5: (2, 0, 3),
-    6: (0, 4, 2), 7: (3, 2, 0), 8: (1, 0, 3), 9: (5, 3, 1), 10: (4, 1, 5), 11: (2, 5, 4),
+    0: (0, 3, 1),
+    1: (3, 1, 5),
+    2: (1, 5, 4),
+    3: (5, 4, 2),
+    4: (4, 2, 0),
+    5: (2, 0, 3),
+    6: (0, 4, 2),
+    7: (3, 2, 0),
+    8: (1, 0, 3),
+    9: (5, 3, 1),
+    10: (4, 1, 5),
+    11: (2, 5, 4),
 }
 KIP36_BROKERS = range(6)
 #: KIP-36's uneven example: brokers 0 (rack1), 1 and 2 (rack2); 3 partitions, replication factor 2
@@ -57,8 +67,9 @@ def _first_loss_count_that_breaks(assignment, brokers, min_isr, need):
 def test_failure_budget_matches_brute_force_over_kip36_cluster(min_isr):
     b = replication_budget(12, 3, min_isr, brokers=6)
     # the ISR loses each dead broker; acks=all needs |ISR| >= min.insync.replicas, reads need one replica
-    assert _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKERS, min_isr, need=min_isr) \
-        == b.losses_writable + 1
+    assert (
+        _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKERS, min_isr, need=min_isr) == b.losses_writable + 1
+    )
     assert _first_loss_count_that_breaks(KIP36_ASSIGNMENT, KIP36_BROKERS, min_isr, need=1) == b.losses_readable + 1
 
 
@@ -73,24 +84,30 @@ def test_min_isr_above_rf_never_writes():
     assert replication_budget(1, 3, 4).losses_writable == -1
 
 
-@pytest.mark.parametrize("args, message", [
-    ((0, 3), "Number of partitions must be larger than 0."),
-    ((12, 0), "Replication factor must be larger than 0."),
-    ((12, 7), "Replication factor: 7 larger than available brokers: 6."),
-    ((12, 3, 0), "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((0, 3), "Number of partitions must be larger than 0."),
+        ((12, 0), "Replication factor must be larger than 0."),
+        ((12, 7), "Replication factor: 7 larger than available brokers: 6."),
+        ((12, 3, 0), "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"),
+    ],
+)
 def test_bad_topics_get_kafkas_messages(args, message):
     with pytest.raises(ValueError) as e:
         replication_budget(*args)
     assert str(e.value) == message
 
 
-@pytest.mark.parametrize("args, java_class", [
-    ((0, 3), "InvalidPartitionsException"),
-    ((12, 0), "InvalidReplicationFactorException"),
-    ((12, 7), "InvalidReplicationFactorException"),
-    ((12, 3, 0), "ConfigException"),
-])
+@pytest.mark.parametrize(
+    "args, java_class",
+    [
+        ((0, 3), "InvalidPartitionsException"),
+        ((12, 0), "InvalidReplicationFactorException"),
+        ((12, 7), "InvalidReplicationFactorException"),
+        ((12, 3, 0), "ConfigException"),
+    ],
+)
 def test_bad_topics_raise_kafkas_exception_classes(args, java_class):
     """The same classes topic creation raises (kafka_lab.assignment), not a look-alike ValueError."""
     with pytest.raises(ValueError) as e:
@@ -101,7 +118,8 @@ def test_bad_topics_raise_kafkas_exception_classes(args, java_class):
 def test_not_enough_replicas_message_is_kafkas():
     assert not_enough_replicas_message([1], 2, "orders", 0) == (
         "The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of 2 "
-        "for partition orders-0")
+        "for partition orders-0"
+    )
     assert "Set(1, 2)" in not_enough_replicas_message([1, 2], 3, "t", 5)
 
 
@@ -118,7 +136,7 @@ def test_panel_primary_control_drives_primary_output():
     assert "<b>36</b> replicas" in summary.value
     p.value = 13
     assert "<b>39</b> replicas" in summary.value
-    rf.value = 1        # min.insync.replicas=2 is now more than the replicas: no acks=all write succeeds
+    rf.value = 1  # min.insync.replicas=2 is now more than the replicas: no acks=all write succeeds
     assert "<b>13</b> replicas" in summary.value and "<b>no</b> acks=all write" in summary.value
     isr.value = 1
     assert "through <b>0</b> lost" in summary.value
@@ -139,14 +157,17 @@ def test_replicas_accepts_formatting_variants(answer):
     assert check("00.replicas", answer).ok
 
 
-@pytest.mark.parametrize("ex_id, answer, says", [
-    ("00.replicas", 24, "followers only"),          # 12 x (3 - 1)
-    ("00.replicas", 12, "number of partitions"),
-    ("00.replicas", "36 replicas", "not a whole number"),
-    ("00.per_broker", 4, "followers only"),         # 24 followers / 6 brokers
-    ("00.per_broker", 2, "leaders only"),
-    ("00.acks_all_losses", 2, "single replica"),
-])
+@pytest.mark.parametrize(
+    "ex_id, answer, says",
+    [
+        ("00.replicas", 24, "followers only"),  # 12 x (3 - 1)
+        ("00.replicas", 12, "number of partitions"),
+        ("00.replicas", "36 replicas", "not a whole number"),
+        ("00.per_broker", 4, "followers only"),  # 24 followers / 6 brokers
+        ("00.per_broker", 2, "leaders only"),
+        ("00.acks_all_losses", 2, "single replica"),
+    ],
+)
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
     fb = check(ex_id, answer)
     assert fb.status == "incorrect" and says in fb.message, str(fb)

@@ -30,19 +30,29 @@ LAB = Path(__file__).resolve().parent.parent / "labs" / "01_listeners.ipynb"
 
 def test_lab_makes_these_calls():
     src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
-    for call in ('kip291_broker(1, "before")', "show_table(listener_table(resolve(before)))",
-                 "show_table(listener_table(resolve({})))",
-                 "show_config(KIP291_AS_PRINTED)", "listener_panel()", "broker_registration(resolve(before), "
-                 "timestamp_ms=KIP291_TIMESTAMP_MS)", 'kip291_broker(1, "round 2")', "migration_summary()",
-                 "migration_panel()", "show_config(BROKEN_ROUND_2)", "SAME_LISTENER_CHOICES"):
+    for call in (
+        'kip291_broker(1, "before")',
+        "show_table(listener_table(resolve(before)))",
+        "show_table(listener_table(resolve({})))",
+        "show_config(KIP291_AS_PRINTED)",
+        "listener_panel()",
+        "broker_registration(resolve(before), timestamp_ms=KIP291_TIMESTAMP_MS)",
+        'kip291_broker(1, "round 2")',
+        "migration_summary()",
+        "migration_panel()",
+        "show_config(BROKEN_ROUND_2)",
+        "SAME_LISTENER_CHOICES",
+    ):
         assert call in src, call
 
 
 def test_section1_before_table():
     t = listener_table(resolve(kip291_broker(1, "before")))
     assert t["binds (listeners)"].tolist() == ["INTERNAL://192.1.1.8:9092", "EXTERNAL://10.1.1.5:9093"]
-    assert t["publishes (advertised.listeners)"].tolist() == ["INTERNAL://broker1.example.com:9092",
-                                                               "EXTERNAL://host1.example.com:9093"]
+    assert t["publishes (advertised.listeners)"].tolist() == [
+        "INTERNAL://broker1.example.com:9092",
+        "EXTERNAL://host1.example.com:9093",
+    ]
     assert t["security protocol"].tolist() == ["PLAINTEXT", "SSL"]
     assert t["plane"].tolist() == ["data", "data"]
     assert t["used by"].tolist() == ["controller, other brokers", "clients"]
@@ -50,10 +60,17 @@ def test_section1_before_table():
 
 def test_section1_default_table():
     t = listener_table(resolve({}))
-    assert t.to_dict("records") == [{
-        "listener": "PLAINTEXT", "security protocol": "PLAINTEXT", "binds (listeners)": "PLAINTEXT://:9092",
-        "which means": "every interface (empty host), port 9092", "publishes (advertised.listeners)": "PLAINTEXT://:9092",
-        "plane": "data", "used by": "controller, other brokers, clients"}]
+    assert t.to_dict("records") == [
+        {
+            "listener": "PLAINTEXT",
+            "security protocol": "PLAINTEXT",
+            "binds (listeners)": "PLAINTEXT://:9092",
+            "which means": "every interface (empty host), port 9092",
+            "publishes (advertised.listeners)": "PLAINTEXT://:9092",
+            "plane": "data",
+            "used by": "controller, other brokers, clients",
+        }
+    ]
 
 
 def test_section1_tables_are_shown_compactly():
@@ -71,28 +88,37 @@ def test_section1_tables_are_shown_compactly():
 
 def test_section2_as_printed_error():
     html = show_config(KIP291_AS_PRINTED).data
-    assert ("requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. "
-            "The valid options based on currently configured listeners are INTERNAL,EXTERNAL") in html
+    assert (
+        "requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. "
+        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"
+    ) in html
     assert "Traceback" not in html
 
 
 EXPECTED_PRESETS = {
-    "KIP-291 broker1, after (dedicated controller listener)": ["CONTROLLER://192.1.1.8:9091",
-                                                              "CONTROLLER://broker1.example.com:9091",
-                                                              "dedicated control plane on"],
+    "KIP-291 broker1, after (dedicated controller listener)": [
+        "CONTROLLER://192.1.1.8:9091",
+        "CONTROLLER://broker1.example.com:9091",
+        "dedicated control plane on",
+    ],
     "KIP-291 broker1, before": ["INTERNAL://broker1.example.com:9092", "share the data plane"],
-    "KIP-291 broker1, after round 1 (endpoint added, name not set)": ["CONTROLLER://broker1.example.com:9091",
-                                                                      "connects on <b>INTERNAL</b>"],
+    "KIP-291 broker1, after round 1 (endpoint added, name not set)": [
+        "CONTROLLER://broker1.example.com:9091",
+        "connects on <b>INTERNAL</b>",
+    ],
     "KIP-291 broker1 as printed (no inter.broker.listener.name)": [
-        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"],
+        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"
+    ],
     "Kafka 2.8 defaults (nothing set)": ["PLAINTEXT://:9092", "PLAINTEXT://broker1.example.com:9092"],
     "legacy host.name / advertised.host.name": ["PLAINTEXT://192.1.1.8:9092", "PLAINTEXT://broker1.example.com:9092"],
     "all interfaces, nothing advertised (broken)": [
         "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
-        "Use a routable IP address."],
+        "Use a routable IP address."
+    ],
     "control plane on the inter-broker listener (broken)": [
         "requirement failed: control.plane.listener.name, when defined, should have a different value from the "
-        "inter broker listener name. Currently they both have the value ListenerName(INTERNAL)"],
+        "inter broker listener name. Currently they both have the value ListenerName(INTERNAL)"
+    ],
     "IPv6 listeners": ["INTERNAL://[fe80::1%eth0]:9092", "EXTERNAL://[::]:9093", "EXTERNAL://[2001:db8::8]:9093"],
 }
 
@@ -119,10 +145,15 @@ def test_panel_reacts_to_the_primary_control():
 def test_section3_registration_json():
     reg = broker_registration(resolve(kip291_broker(1, "before")), timestamp_ms=KIP291_TIMESTAMP_MS)
     # the KIP's payload (its "host1.example.com" aside: Kafka takes host from the first PLAINTEXT endpoint)
-    assert reg == {"version": 4, "host": "broker1.example.com", "port": 9092,
-                   "endpoints": ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"],
-                   "jmx_port": -1, "timestamp": "1532467569343",
-                   "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}}
+    assert reg == {
+        "version": 4,
+        "host": "broker1.example.com",
+        "port": 9092,
+        "endpoints": ["INTERNAL://broker1.example.com:9092", "EXTERNAL://host1.example.com:9093"],
+        "jmx_port": -1,
+        "timestamp": "1532467569343",
+        "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"},
+    }
 
 
 def test_section3_controller_routes():
@@ -132,8 +163,10 @@ def test_section3_controller_routes():
         reg = broker_registration(resolve(ctl_config), timestamp_ms=KIP291_TIMESTAMP_MS)
         r = controller_endpoint(resolve(ctl_config), reg, broker_id=1)
         printed.append((r.connection_string, r.security_protocol, r.dedicated))
-    assert printed == [("INTERNAL://broker1.example.com:9092", "PLAINTEXT", False),
-                       ("CONTROLLER://broker1.example.com:9091", "PLAINTEXT", True)]
+    assert printed == [
+        ("INTERNAL://broker1.example.com:9092", "PLAINTEXT", False),
+        ("CONTROLLER://broker1.example.com:9091", "PLAINTEXT", True),
+    ]
 
 
 def test_section4_migration_summary():
@@ -158,8 +191,9 @@ def test_section4_skipping_round_one_fails():
     assert s.loc[3, "broker 3"] == "[+name] CONTROLLER, control plane"
     df = migration_steps(one_round=True)
     row = df[(df["step"] == 2) & (df["broker"] == 3)].iloc[0]
-    assert row["controller connects to"] == ("BrokerEndPointNotAvailableException: End point with listener name "
-                                             "CONTROLLER not found for broker 3")
+    assert row["controller connects to"] == (
+        "BrokerEndPointNotAvailableException: End point with listener name CONTROLLER not found for broker 3"
+    )
 
 
 def test_section4_panel_and_steps_agree():
@@ -177,8 +211,10 @@ def test_section4_panel_and_steps_agree():
 
 def test_exercise_1_starting_config_error():
     html = show_config(BROKEN_ROUND_2).data
-    assert ("requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
-            "The valid options based on currently configured listeners are INTERNAL,EXTERNAL") in html
+    assert (
+        "requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
+        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"
+    ) in html
     assert check("01.fix_config", BROKEN_ROUND_2).status == "incorrect"
 
 
@@ -197,35 +233,54 @@ def test_exercise_3_choices_and_truth():
 def test_exercise_4_accepts_other_valid_shapes():
     ok = {"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://broker1.example.com:9092"}
     assert check("01.all_interfaces", ok).ok
-    named = ("listener.security.protocol.map=CLIENT:PLAINTEXT\nlisteners=CLIENT://0.0.0.0:9092\n"
-             "advertised.listeners=CLIENT://broker1.example.com:9092\ninter.broker.listener.name=CLIENT\n")
+    named = (
+        "listener.security.protocol.map=CLIENT:PLAINTEXT\nlisteners=CLIENT://0.0.0.0:9092\n"
+        "advertised.listeners=CLIENT://broker1.example.com:9092\ninter.broker.listener.name=CLIENT\n"
+    )
     assert check("01.all_interfaces", named).ok
 
 
 def test_exercise_4_accepts_every_wildcard_bind():
     # the lab's §1: an empty host binds Java's wildcard address in 2.8, like 0.0.0.0 (and :: for IPv6)
     for host in ("", "[::]"):
-        fb = check("01.all_interfaces", f"listeners=PLAINTEXT://{host}:9092\n"
-                                        "advertised.listeners=PLAINTEXT://broker1.example.com:9092\n")
+        fb = check(
+            "01.all_interfaces",
+            f"listeners=PLAINTEXT://{host}:9092\nadvertised.listeners=PLAINTEXT://broker1.example.com:9092\n",
+        )
         assert fb.ok and "default interface" in fb.message, str(fb)
     legacy = "listeners=PLAINTEXT://0.0.0.0:9092\nadvertised.host.name=broker1.example.com\n"  # advertised.port = port
     assert check("01.all_interfaces", legacy).ok
 
 
-@pytest.mark.parametrize("ex_id, answer, says", [
-    ("01.fix_config", BROKEN_ROUND_2.replace("advertised.listeners=", "advertised.listeners="
-                                             "CONTROLLER://broker1.example.com:9092,"), "INTERNAL's socket"),
-    ("01.fix_config", "advertised.listeners=CONTROLLER://broker1.example.com:9091,"
-                      "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093", "only part of a config"),
-    ("01.fix_config", {"listeners": 9092}, "must be a string"),
-    ("01.controller_endpoint", "INTERNAL", "is a listener name"),
-    ("01.controller_endpoint", "INTERNAL://192.1.1.8:9092", "what broker 1 binds"),
-    ("01.controller_endpoint", "INTERNAL://broker1.example.com:9093", "not the address broker 1 published"),
-    ("01.controller_endpoint", "CONTROLLER://broker1.example.com:9091", "Whose config decides"),
-    ("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092, advertised.listeners=PLAINTEXT://broker1.example.com:9092",
-     "contains another setting"),
-    ("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n", "0.0.0.0"),
-])
+@pytest.mark.parametrize(
+    "ex_id, answer, says",
+    [
+        (
+            "01.fix_config",
+            BROKEN_ROUND_2.replace(
+                "advertised.listeners=", "advertised.listeners=CONTROLLER://broker1.example.com:9092,"
+            ),
+            "INTERNAL's socket",
+        ),
+        (
+            "01.fix_config",
+            "advertised.listeners=CONTROLLER://broker1.example.com:9091,"
+            "INTERNAL://broker1.example.com:9092,EXTERNAL://host1.example.com:9093",
+            "only part of a config",
+        ),
+        ("01.fix_config", {"listeners": 9092}, "must be a string"),
+        ("01.controller_endpoint", "INTERNAL", "is a listener name"),
+        ("01.controller_endpoint", "INTERNAL://192.1.1.8:9092", "what broker 1 binds"),
+        ("01.controller_endpoint", "INTERNAL://broker1.example.com:9093", "not the address broker 1 published"),
+        ("01.controller_endpoint", "CONTROLLER://broker1.example.com:9091", "Whose config decides"),
+        (
+            "01.all_interfaces",
+            "listeners=PLAINTEXT://0.0.0.0:9092, advertised.listeners=PLAINTEXT://broker1.example.com:9092",
+            "contains another setting",
+        ),
+        ("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n", "0.0.0.0"),
+    ],
+)
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
     fb = check(ex_id, answer)
     assert fb.status == "incorrect" and says in fb.message, str(fb)
@@ -246,6 +301,7 @@ def test_plane_sizes_the_lab_states():
         CONTROL_PLANE_QUEUE_CAPACITY,
         BrokerConfig,
     )
+
     assert (CONTROL_PLANE_PROCESSORS, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_HANDLERS) == (1, 20, 1)
     defaults = BrokerConfig.from_properties({})
     assert (defaults.queued_max_requests, defaults.num_io_threads, defaults.num_network_threads) == (500, 8, 3)
@@ -258,6 +314,7 @@ def test_plane_sizes_the_lab_states():
 def test_exercise_4_zero_address_hint_depends_on_what_was_written():
     unset = check("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n")
     assert "falls back to listeners" in unset.hint
-    explicit = check("01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\n"
-                                          "advertised.listeners=PLAINTEXT://0.0.0.0:9092\n")
+    explicit = check(
+        "01.all_interfaces", "listeners=PLAINTEXT://0.0.0.0:9092\nadvertised.listeners=PLAINTEXT://0.0.0.0:9092\n"
+    )
     assert "not 0.0.0.0" in explicit.hint and "falls back" not in explicit.hint

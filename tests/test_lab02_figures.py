@@ -24,30 +24,53 @@ def test_constants_are_the_kip_examples():
 
 def test_step_by_step_list_is_the_kip_list():
     steps = asg.rack_alternated_steps(asg.KIP36_RACKS)
-    assert steps["broker"].tolist() == [0, 3, 1, 5, 4, 2]  # KIP-36: "0 (rack1), 3 (rack2), 1 (rack3), 5 (rack1), 4 (rack2), 2 (rack3)"
+    assert steps["broker"].tolist() == [
+        0,
+        3,
+        1,
+        5,
+        4,
+        2,
+    ]  # KIP-36: "0 (rack1), 3 (rack2), 1 (rack3), 5 (rack1), 4 (rack2), 2 (rack3)"
     assert steps["rack"].tolist() == ["rack1", "rack2", "rack3"] * 2
     assert steps["left in rack"].tolist() == ["5", "4", "2", "-", "-", "-"]
 
 
 def test_show_steps_shows_the_racks_the_picks_and_the_table():
     shown = ui.show_steps(asg.KIP36_RACKS).data
-    racks, picks = re.search(r"Racks in Java string order, brokers by id: (.*?)<br>One broker from each rack in "
-                             r"turn: (.*?)</div>", shown).groups()
+    racks, picks = re.search(
+        r"Racks in Java string order, brokers by id: (.*?)<br>One broker from each rack in "
+        r"turn: (.*?)</div>",
+        shown,
+    ).groups()
     assert re.findall(r"<b>(\w+)</b>: ([\d, ]+)", racks) == [("rack1", "0, 5"), ("rack2", "3, 4"), ("rack3", "1, 2")]
     assert re.findall(r"<b>(\d+)</b>", picks) == ["0", "3", "1", "5", "4", "2"]
     assert "left in rack" in shown and shown.count("<tr>") == 1 + 6  # the header and one row per pick
 
 
 def test_rack10_sorts_before_rack2():
-    assert asg.rack_alternated_broker_list({0: "rack2", 1: "rack10", 2: "rack1", 3: "rack2", 4: "rack10",
-                                            5: "rack1"}) == [2, 1, 0, 5, 4, 3]
+    assert asg.rack_alternated_broker_list(
+        {0: "rack2", 1: "rack10", 2: "rack1", 3: "rack2", 4: "rack10", 5: "rack1"}
+    ) == [2, 1, 0, 5, 4, 3]
 
 
 def test_kip_twelve_partitions_and_balance():
     a = asg.assign_replicas_to_brokers(KIP, 12, 3, fixed_start_index=0)
     # KIP-36's two tables, partitions 0-5 and 6-11
-    assert a == {0: [0, 3, 1], 1: [3, 1, 5], 2: [1, 5, 4], 3: [5, 4, 2], 4: [4, 2, 0], 5: [2, 0, 3],
-                 6: [0, 4, 2], 7: [3, 2, 0], 8: [1, 0, 3], 9: [5, 3, 1], 10: [4, 1, 5], 11: [2, 5, 4]}
+    assert a == {
+        0: [0, 3, 1],
+        1: [3, 1, 5],
+        2: [1, 5, 4],
+        3: [5, 4, 2],
+        4: [4, 2, 0],
+        5: [2, 0, 3],
+        6: [0, 4, 2],
+        7: [3, 2, 0],
+        8: [1, 0, 3],
+        9: [5, 3, 1],
+        10: [4, 1, 5],
+        11: [2, 5, 4],
+    }
     bb = asg.broker_balance(a, KIP)
     assert set(bb["leaders"]) == {2} and set(bb["replicas"]) == {6}
     rb = asg.rack_balance(a, KIP)
@@ -89,17 +112,21 @@ def test_rack_failure_rf3_min_isr_2_by_hand():
 def test_partial_racks_messages_in_the_lab():
     half = [asg.BrokerMetadata(0, "rack1"), asg.BrokerMetadata(1, None), asg.BrokerMetadata(2, "rack2")]
     assert ui.kafka_says(asg.assign_replicas_to_brokers, half, 3, 2) == (
-        "AdminOperationException: "
-        "Not all brokers have rack information for replica rack aware assignment.")
+        "AdminOperationException: Not all brokers have rack information for replica rack aware assignment."
+    )
     assert ui.kafka_says(asg.assign_for_topic, half, 3, 2) == (
         "AdminOperationException: Not all brokers have rack information. "
-        "Add --disable-rack-aware in command line to make replica assignment without rack information.")
+        "Add --disable-rack-aware in command line to make replica assignment without rack information."
+    )
     # rack-unaware by hand over [0, 1, 2]: [p, p+1] -> {0: [0, 1], 1: [1, 2], 2: [2, 0]}
-    assert ui.kafka_says(asg.assign_for_topic, half, 3, 2, rack_aware_mode="disabled",
-                         fixed_start_index=0) == {0: [0, 1], 1: [1, 2], 2: [2, 0]}
+    assert ui.kafka_says(asg.assign_for_topic, half, 3, 2, rack_aware_mode="disabled", fixed_start_index=0) == {
+        0: [0, 1],
+        1: [1, 2],
+        2: [2, 0],
+    }
     assert ui.kafka_says(asg.assign_replicas_to_brokers, half, 3, 4) == (
-        "InvalidReplicationFactorException: "
-        "Replication factor: 4 larger than available brokers: 3.")
+        "InvalidReplicationFactorException: Replication factor: 4 larger than available brokers: 3."
+    )
 
 
 def test_growing_the_kip_topic_matches():
@@ -155,19 +182,28 @@ def test_failure_panel_builds():
     assert panel.children
 
 
-@pytest.mark.parametrize("ex_id, answer", [("02.partition0", [0, 3, 1]), ("02.partition6", [0, 4, 2]),
-                                           ("02.penalized", [3, 2, 1]), ("02.rack_failure", (1, 0))])
+@pytest.mark.parametrize(
+    "ex_id, answer",
+    [
+        ("02.partition0", [0, 3, 1]),
+        ("02.partition6", [0, 4, 2]),
+        ("02.penalized", [3, 2, 1]),
+        ("02.rack_failure", (1, 0)),
+    ],
+)
 def test_exercise_answers_are_the_kip_values(ex_id, answer):
     assert check(ex_id, answer).ok
 
 
 def test_lab_uses_the_same_calls():
     src = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
-    for call in ('assign_replicas_to_brokers(kip, 12, 3, fixed_start_index=0)',
-                 'comparison(KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)',
-                 'rack_failure_panel(KIP36_RACKS, partitions=12, replication_factor=2, failed_rack="rack1")',
-                 'assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0)',
-                 'assign_replicas_to_brokers(big, 100_000, 3, fixed_start_index=0)'):
+    for call in (
+        "assign_replicas_to_brokers(kip, 12, 3, fixed_start_index=0)",
+        'comparison(KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)',
+        'rack_failure_panel(KIP36_RACKS, partitions=12, replication_factor=2, failed_rack="rack1")',
+        "assign_replicas_to_brokers(uneven, 3, 2, fixed_start_index=0)",
+        "assign_replicas_to_brokers(big, 100_000, 3, fixed_start_index=0)",
+    ):
         assert call in src, call
 
 
@@ -177,32 +213,43 @@ def _walk(w):
         yield from _walk(c)
 
 
-@pytest.mark.parametrize("ex_id, answer", [
-    ("02.partition0", "[0, 3, 1]"), ("02.partition0", "0 3 1"), ("02.partition0", ("0", "3", "1")),
-    ("02.partition0", np.array([0, 3, 1])), ("02.partition6", "(0,4,2)"),
-    ("02.partition6", {0: [0, 3, 1], 6: [0, 4, 2]}),              # a whole assignment: partition 6's entry
-    ("02.penalized", "3, 2, 1"), ("02.penalized", {0: 3, 1: 2, 2: 1}),
-    ("02.rack_failure", [1, 0]), ("02.rack_failure", "1, 0"),
-])
+@pytest.mark.parametrize(
+    "ex_id, answer",
+    [
+        ("02.partition0", "[0, 3, 1]"),
+        ("02.partition0", "0 3 1"),
+        ("02.partition0", ("0", "3", "1")),
+        ("02.partition0", np.array([0, 3, 1])),
+        ("02.partition6", "(0,4,2)"),
+        ("02.partition6", {0: [0, 3, 1], 6: [0, 4, 2]}),  # a whole assignment: partition 6's entry
+        ("02.penalized", "3, 2, 1"),
+        ("02.penalized", {0: 3, 1: 2, 2: 1}),
+        ("02.rack_failure", [1, 0]),
+        ("02.rack_failure", "1, 0"),
+    ],
+)
 def test_exercises_accept_formatting_variants(ex_id, answer):
     assert check(ex_id, answer).ok
 
 
-@pytest.mark.parametrize("ex_id, answer, says", [
-    ("02.partition0", [0, 5, 3], "both on rack1"),      # KIP-36: 0 -> rack1, 5 -> rack1
-    ("02.partition0", [3, 0, 1], "the leader is not 3"),
-    ("02.partition0", [0, 1, 3], "wrong order"),
-    ("02.partition0", [0, 0, 1], "appears twice"),
-    ("02.partition0", [0, 3, 7], "no broker 7"),
-    ("02.partition0", "0, 3", "you gave 2"),
-    ("02.partition6", [0, 3, 1], "repeats partition 0"),
-    ("02.partition6", [0, 5, 4], "both on rack1"),
-    ("02.partition6", (3, 2, 0), "partition 7"),        # KIP-36: 7 -> (3,2,0)
-    ("02.penalized", [1, 2, 3], "in reverse"),
-    ("02.penalized", [1, 1, 1], "leaders only"),
-    ("02.rack_failure", (0, 1), "swapped"),
-    ("02.rack_failure", "1", "not two counts"),
-])
+@pytest.mark.parametrize(
+    "ex_id, answer, says",
+    [
+        ("02.partition0", [0, 5, 3], "both on rack1"),  # KIP-36: 0 -> rack1, 5 -> rack1
+        ("02.partition0", [3, 0, 1], "the leader is not 3"),
+        ("02.partition0", [0, 1, 3], "wrong order"),
+        ("02.partition0", [0, 0, 1], "appears twice"),
+        ("02.partition0", [0, 3, 7], "no broker 7"),
+        ("02.partition0", "0, 3", "you gave 2"),
+        ("02.partition6", [0, 3, 1], "repeats partition 0"),
+        ("02.partition6", [0, 5, 4], "both on rack1"),
+        ("02.partition6", (3, 2, 0), "partition 7"),  # KIP-36: 7 -> (3,2,0)
+        ("02.penalized", [1, 2, 3], "in reverse"),
+        ("02.penalized", [1, 1, 1], "leaders only"),
+        ("02.rack_failure", (0, 1), "swapped"),
+        ("02.rack_failure", "1", "not two counts"),
+    ],
+)
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
     fb = check(ex_id, answer)
     assert fb.status == "incorrect" and says in fb.message, str(fb)

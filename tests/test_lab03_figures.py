@@ -21,12 +21,19 @@ SRC = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells
 
 
 def test_the_lab_makes_these_calls():
-    for call in ("lab_properties(control_plane=False)", "lab_properties(control_plane=True)",
-                 "sweep(rates, control_plane=False, service_ms=2.0, duration_ms=2000, controller_at_ms=1500)",
-                 "rates = [1000, 2000, 3000, 3500, 3800, 4200, 5000, 6000]",
-                 "controller_behind_backlog(400, control_plane=False)", "controller_behind_backlog(400, control_plane=True)",
-                 "backlogs = [0, 250, 500, 750, 1000, 1500, 2000]", "downstream_table(backlog=200)",
-                 "request_path_panel(rate=10000)", "backlog_panel(backlog=1500)", "saturation_rate(8, 2.0)"):
+    for call in (
+        "lab_properties(control_plane=False)",
+        "lab_properties(control_plane=True)",
+        "sweep(rates, control_plane=False, service_ms=2.0, duration_ms=2000, controller_at_ms=1500)",
+        "rates = [1000, 2000, 3000, 3500, 3800, 4200, 5000, 6000]",
+        "controller_behind_backlog(400, control_plane=False)",
+        "controller_behind_backlog(400, control_plane=True)",
+        "backlogs = [0, 250, 500, 750, 1000, 1500, 2000]",
+        "downstream_table(backlog=200)",
+        "request_path_panel(rate=10000)",
+        "backlog_panel(backlog=1500)",
+        "saturation_rate(8, 2.0)",
+    ):
         assert call in SRC, call
 
 
@@ -161,7 +168,11 @@ def test_backlog_panel_redraws_and_is_not_a_second_primary():
     slider, _, table = panel.children[:3]
     before = table.value
     slider.value = 300
-    assert table.value != before and f"<td>{controller_wait_ms(controller_behind_backlog(300, control_plane=False).request('LeaderAndIsr')):.3f}</td>" in table.value
+    assert (
+        table.value != before
+        and f"<td>{controller_wait_ms(controller_behind_backlog(300, control_plane=False).request('LeaderAndIsr')):.3f}</td>"
+        in table.value
+    )
 
 
 def test_timeline_and_metrics_figures_use_kafka_names():
@@ -172,7 +183,9 @@ def test_timeline_and_metrics_figures_use_kafka_names():
     labels = set(np.concatenate([np.asarray(tr.y) for tr in fig.data]))
     assert "LeaderAndIsr controller-1#0" in labels
     m = ui.metrics_figure(res)
-    assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {tr.name for tr in m.data}
+    assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {
+        tr.name for tr in m.data
+    }
 
 
 def test_live_panel_default_numbers():
@@ -198,8 +211,10 @@ def test_live_panel_default_numbers():
 
 def test_backlog_panel_default_numbers():
     text = ui.backlog_panel(backlog=1500).children[2].value
-    fifo, prio, cp = (controller_behind_backlog(1500, control_plane=c, prioritise=p).request("LeaderAndIsr")
-                      for _, c, p in experiments.DESIGNS)
+    fifo, prio, cp = (
+        controller_behind_backlog(1500, control_plane=c, prioritise=p).request("LeaderAndIsr")
+        for _, c, p in experiments.DESIGNS
+    )
     assert controller_wait_ms(fifo) == pytest.approx(1500 / 8 - 0.5 - 0.001)  # floor(1500 / 8) rounds of 1 ms
     assert controller_wait_ms(prio) == pytest.approx((1500 - 500) / 8, abs=1.5)
     assert controller_wait_ms(cp) == 0
@@ -207,21 +222,42 @@ def test_backlog_panel_default_numbers():
         assert f"<td>{controller_wait_ms(row):.3f}</td>" in text
 
 
-@pytest.mark.parametrize("eid,answer", [("03.backlog_wait", "50"), ("03.backlog_wait", 50.0), ("03.backlog_wait", 49.999),
-                                        ("03.backlog_wait", "50 ms"), ("03.backlog_wait", np.float64(50)),
-                                        ("03.saturation", "4,000"), ("03.saturation", "4000/s"), ("03.saturation", 4000.0),
-                                        ("03.priority_full", "125"), ("03.priority_full", 124.999),
-                                        ("03.why_rejected", "B"), ("03.why_rejected", "(b)"), ("03.why_rejected", "b.")])
+@pytest.mark.parametrize(
+    "eid,answer",
+    [
+        ("03.backlog_wait", "50"),
+        ("03.backlog_wait", 50.0),
+        ("03.backlog_wait", 49.999),
+        ("03.backlog_wait", "50 ms"),
+        ("03.backlog_wait", np.float64(50)),
+        ("03.saturation", "4,000"),
+        ("03.saturation", "4000/s"),
+        ("03.saturation", 4000.0),
+        ("03.priority_full", "125"),
+        ("03.priority_full", 124.999),
+        ("03.why_rejected", "B"),
+        ("03.why_rejected", "(b)"),
+        ("03.why_rejected", "b."),
+    ],
+)
 def test_exercises_accept_the_usual_spellings_of_a_right_answer(eid, answer):
     assert check(eid, answer).ok
 
 
-@pytest.mark.parametrize("eid,answer,says", [
-    ("03.backlog_wait", 49, "one round"), ("03.backlog_wait", 51, "one round"),
-    ("03.backlog_wait", 1, "dedicated control plane"), ("03.backlog_wait", 0.05, "seconds"),
-    ("03.saturation", 4, "per millisecond"), ("03.saturation", 8000, "1 ms per request"),
-    ("03.priority_full", 62.5, "jumps that queue"), ("03.priority_full", 126, "own 1 ms"),
-    ("03.why_rejected", "a", "never drops")])
+@pytest.mark.parametrize(
+    "eid,answer,says",
+    [
+        ("03.backlog_wait", 49, "one round"),
+        ("03.backlog_wait", 51, "one round"),
+        ("03.backlog_wait", 1, "dedicated control plane"),
+        ("03.backlog_wait", 0.05, "seconds"),
+        ("03.saturation", 4, "per millisecond"),
+        ("03.saturation", 8000, "1 ms per request"),
+        ("03.priority_full", 62.5, "jumps that queue"),
+        ("03.priority_full", 126, "own 1 ms"),
+        ("03.why_rejected", "a", "never drops"),
+    ],
+)
 def test_exercises_explain_the_typical_wrong_answers(eid, answer, says):
     fb = check(eid, answer)
     assert fb.status == "incorrect" and says in fb.message

@@ -38,23 +38,33 @@ def runs20():
 
 
 def test_the_lab_makes_these_calls():
-    for call in ("compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=1)",
-                 "compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)",
-                 "purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=1,",
-                 "min_insync_replicas=3)", "purgatory_panel(producers=200)", "follower_fetches(runs20[\"no control plane\"]"):
+    for call in (
+        "compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=1)",
+        "compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)",
+        "purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=1,",
+        "min_insync_replicas=3)",
+        "purgatory_panel(producers=200)",
+        'follower_fetches(runs20["no control plane"]',
+    ):
         assert call in SRC, call
     # the exercises' runs are the lab's runs
     assert ex.LOAD == {"producers": 200, "burst": 1, "rate_per_s": 20}
-    assert ex.one_partition(False) is ui.compare(purgatory_incident, producers=200, burst=1, rate_per_s=20,
-                                                 partitions=1)[OFF]
-    assert ex.twenty_partitions(True) is ui.compare(purgatory_incident, producers=200, burst=1, rate_per_s=20,
-                                                    partitions=20, until_ms=150)[ON]
+    assert (
+        ex.one_partition(False)
+        is ui.compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=1)[OFF]
+    )
+    assert (
+        ex.twenty_partitions(True)
+        is ui.compare(purgatory_incident, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)[ON]
+    )
 
 
 def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     """Predict before you see: a check comes before any figure or table of the run that answers it."""
+
     def first(text):
         return next(i for i, c in enumerate(CELLS) if text in "".join(c["source"]))
+
     assert first('check("04.what_ends_the_wait"') < first("purgatory_figure(runs)")
     assert first('check("04.lai_wait"') < first("controller_table(runs)")
     assert first('check("04.twenty_partitions"') < first("purgatory_figure(runs20)")
@@ -82,9 +92,19 @@ def test_step_1_numbers(runs):
     assert on["lai_wait_ms"][1] < 0.1
     assert off["peak_purgatory"][1] == 178 and on["peak_purgatory"][1] == 0
     assert f"{off['two_leaders_ms']:.1f}" == "11.0" and on["two_leaders_ms"] == 0
-    for text in ("waits **11.0 ms**", "applied at **16.0 ms**", "at **5.1 ms**", "climbs to **178**",
-                 "all **178** are", "**16.0 ms**", "up to **10.9 ms**", "up to **15.3 ms**", "stays **0**",
-                 "up to **12.6 ms**", "for **11.0 ms**"):
+    for text in (
+        "waits **11.0 ms**",
+        "applied at **16.0 ms**",
+        "at **5.1 ms**",
+        "climbs to **178**",
+        "all **178** are",
+        "**16.0 ms**",
+        "up to **10.9 ms**",
+        "up to **15.3 ms**",
+        "stays **0**",
+        "up to **12.6 ms**",
+        "for **11.0 ms**",
+    ):
         assert text in SRC, text
 
 
@@ -96,8 +116,10 @@ def test_parked_produces_end_when_broker_1_applies_its_leader_and_isr(runs):
     assert set(parked["error"]) == {"NOT_LEADER_OR_FOLLOWER"}
     assert np.allclose(parked["response_complete_ms"], applied)
     assert len(ex.parked_produces(runs[ON])) == 0
-    first = {k: r.requests[(r.requests["api"] == "Produce") & (r.requests["broker_id"] == 1)
-                           & (r.requests["sent_ms"] < 1)] for k, r in runs.items()}
+    first = {
+        k: r.requests[(r.requests["api"] == "Produce") & (r.requests["broker_id"] == 1) & (r.requests["sent_ms"] < 1)]
+        for k, r in runs.items()
+    }
     assert f"{first[OFF]['remoteTime'].max():.1f}" == "10.9" and f"{first[OFF]['totalTime'].max():.1f}" == "15.3"
     assert first[ON]["remoteTime"].max() == 0 and f"{first[ON]['totalTime'].max():.1f}" == "12.6"
     assert check("04.what_ends_the_wait", "b").ok
@@ -109,13 +131,28 @@ def test_step_2_twenty_partitions(runs20):
     ahead = queue_ahead(runs20[OFF], 1)
     assert ahead["requests"] == 191 and f"{ahead['mean_local_ms']:.2f}" == "0.71"
     assert (off["peak_purgatory"][1], on["peak_purgatory"][1]) == (3980, 4316)
-    assert metric_peak(runs20[OFF], "NumDelayedOperations", 1) == metric_peak(runs20[ON], "NumDelayedOperations", 1) == 199
+    assert (
+        metric_peak(runs20[OFF], "NumDelayedOperations", 1) == metric_peak(runs20[ON], "NumDelayedOperations", 1) == 199
+    )
     fetch = follower_fetches(runs20[OFF], 1).iloc[2]
-    assert (f"{fetch['sent_ms']:.1f}", f"{fetch['waited_ms']:.1f}", f"{fetch['answered_ms']:.1f}") == ("5.4", "18.7", "24.3")
+    assert (f"{fetch['sent_ms']:.1f}", f"{fetch['waited_ms']:.1f}", f"{fetch['answered_ms']:.1f}") == (
+        "5.4",
+        "18.7",
+        "24.3",
+    )
     # the followers' fetch is answered after the LeaderAndIsr would have been applied: replication is as late
     assert fetch["answered_ms"] > off["lai_applied_ms"][1]
-    for text in ("waits **16.7 ms**", "takes **0.71 ms**", "at **21.7 ms**", "**3980** entries", "**4316** with it",
-                 "at most **199**", "at **5.4 ms**", "waits **18.7 ms**", "at **24.3 ms**"):
+    for text in (
+        "waits **16.7 ms**",
+        "takes **0.71 ms**",
+        "at **21.7 ms**",
+        "**3980** entries",
+        "**4316** with it",
+        "at most **199**",
+        "at **5.4 ms**",
+        "waits **18.7 ms**",
+        "at **24.3 ms**",
+    ):
         assert text in SRC, text
     assert check("04.twenty_partitions", "c").ok
 
@@ -137,8 +174,9 @@ def test_step_2_ledger(runs20):
 
 
 def test_step_3_min_insync_replicas_changes_nothing(runs):
-    strict = purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=1,
-                                min_insync_replicas=3)
+    strict = purgatory_incident(
+        control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=1, min_insync_replicas=3
+    )
     base = runs[OFF]
     t = ui.summary_table({"1": base, "3": strict})
     assert t["1"].equals(t["3"])

@@ -29,12 +29,15 @@ def _first(text):
 
 
 def test_the_lab_makes_these_calls(runs):
-    for call in ("compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20)",
-                 "purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
-                 "                              until_ms=150)",
-                 "truncation_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
-                 "                             until_ms=150, min_insync_replicas=2)",
-                 "truncation_panel(producers=200)", "truncated_acks_figure(runs, x_max=40)"):
+    for call in (
+        "compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20)",
+        "purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
+        "                              until_ms=150)",
+        "truncation_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
+        "                             until_ms=150, min_insync_replicas=2)",
+        "truncation_panel(producers=200)",
+        "truncated_acks_figure(runs, x_max=40)",
+    ):
         assert call in SRC, call
     assert ex.kip_run(False) is runs[OFF] and ex.kip_run(True) is runs[ON]
 
@@ -46,7 +49,9 @@ def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert _first('check("05.acks_all"') < _first("acks_all = purgatory_incident(")
     assert _first('check("05.min_insync"') < _first("strict = truncation_incident(")
     assert _first('check("05.min_insync"') < _first("truncation_panel(")
-    assert "What you learn" in "".join(CELLS[0]["source"]) and "06_metadata_staleness.ipynb" in "".join(CELLS[-1]["source"])
+    assert "What you learn" in "".join(CELLS[0]["source"]) and "06_metadata_staleness.ipynb" in "".join(
+        CELLS[-1]["source"]
+    )
 
 
 def test_step_1_what_is_lost(runs):
@@ -60,16 +65,27 @@ def test_step_1_what_is_lost(runs):
     assert acks["done_ms"].min() > s["lai_applied_ms"][2] and acks["done_ms"].max() <= s["lai_applied_ms"][1]
     ev = ui.events_table(runs).reset_index()
     cut = ev[(ev["event"] == "truncated") & (ev["run"] == OFF)].iloc[0]
-    assert (cut["broker"], cut["truncated to offset"], cut["records removed"], cut["why"]) == (1, 0, 1700,
-                                                                                              "diverging epoch")
+    assert (cut["broker"], cut["truncated to offset"], cut["records removed"], cut["why"]) == (
+        1,
+        0,
+        1700,
+        "diverging epoch",
+    )
     raw = runs[OFF].events[runs[OFF].events["event"] == "truncated"]
     assert f"{raw['time_ms'].iloc[0]:.1f}" == "21.8"
     became = ev[(ev["event"] == "become_leader") & (ev["run"] == OFF)].iloc[0]
     assert (became["broker"], became["time (ms)"], became["log end offset"]) == (2, 5.06, 0)
     cut_on = ev[(ev["event"] == "truncated") & (ev["run"] == ON)].iloc[0]
     assert (f"{cut_on['time (ms)']:.1f}", cut_on["records removed"]) == ("5.5", 0)
-    for text in ("**1700** records of `orders-0` (170 batches)", "With the control plane: **0**", "**5.4 ms**",
-                 "**21.7 ms**", "**21.8 ms**", "to offset **0**", "**1700** records removed"):
+    for text in (
+        "**1700** records of `orders-0` (170 batches)",
+        "With the control plane: **0**",
+        "**5.4 ms**",
+        "**21.7 ms**",
+        "**21.8 ms**",
+        "to offset **0**",
+        "**1700** records removed",
+    ):
         assert text in SRC, text
     # every other partition is committed in full (nothing pending at 300 ms but orders-0's last retries)
     per = ui.ledger_table(off, each=True)
@@ -90,7 +106,9 @@ def test_step_2_the_price(runs):
     off, on = incident_summary(runs[OFF]), incident_summary(runs[ON])
     assert (on["not_leader_answers"], off["not_leader_answers"]) == (617, 413)
     assert (f"{off['mean_latency_ms']:.1f}", f"{on['mean_latency_ms']:.1f}") == ("56.6", "81.6")
-    assert off["other_mean_latency_ms"] == pytest.approx(5, abs=0.6) and on["other_mean_latency_ms"] == pytest.approx(5, abs=0.6)
+    assert off["other_mean_latency_ms"] == pytest.approx(5, abs=0.6) and on["other_mean_latency_ms"] == pytest.approx(
+        5, abs=0.6
+    )
     assert runs[ON].outcomes()["pending"].sum() == 0 and truncated_records(runs[ON]) == 0
     for text in ("**617**", "**413**", "**56.6 ms**", "**81.6 ms**", "**0** truncated"):
         assert text in SRC, text
@@ -107,8 +125,9 @@ def test_step_3_acks_all_loses_no_acknowledged_record():
 
 
 def test_step_3_min_insync_replicas_does_not_protect_acks_1():
-    res = truncation_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,
-                              until_ms=150, min_insync_replicas=2)
+    res = truncation_incident(
+        control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150, min_insync_replicas=2
+    )
     assert truncated_records(res) == 1700 and "Still **1700**" in SRC
     assert check("05.min_insync", 1700).ok
 
@@ -119,7 +138,9 @@ def test_what_the_live_panel_text_promises():
     assert lost == {50: 120, 200: 1730, 300: 1730}
     assert "**120** records at 50" in SRC and "**1730** at 200" in SRC and "stays at **1730**" in SRC
     assert truncated_records(truncation_incident(control_plane={1: True, 2: False, 3: False}, producers=200, **o)) == 0
-    assert truncated_records(truncation_incident(control_plane={1: False, 2: True, 3: True}, producers=200, **o)) == 1730
+    assert (
+        truncated_records(truncation_incident(control_plane={1: False, 2: True, 3: True}, producers=200, **o)) == 1730
+    )
 
 
 def _find(widget, cls):

@@ -31,11 +31,14 @@ def _moves():
 
 
 def test_the_lab_makes_these_calls():
-    for call in ("compare(stale_metadata_incident, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)",
-                 "compare(stale_metadata_incident, producers=400, burst=1, rate_per_s=20, partitions=20, until_ms=80)",
-                 "compare(unavailability_incident, settings=(False, {1: True}, {2: True}, True),\n"
-                 "                producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=60)",
-                 "staleness_panel(producers=200)", "stale_answers_table(runs, broker_id=1)"):
+    for call in (
+        "compare(stale_metadata_incident, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)",
+        "compare(stale_metadata_incident, producers=400, burst=1, rate_per_s=20, partitions=20, until_ms=80)",
+        "compare(unavailability_incident, settings=(False, {1: True}, {2: True}, True),\n"
+        "                producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=60)",
+        "staleness_panel(producers=200)",
+        "stale_answers_table(runs, broker_id=1)",
+    ):
         assert call in SRC, call
     assert ex.stale_run(False) is _runs()[OFF]
     assert ex.unavailable_run({1: True}) is _moves()["control plane on broker 1"]
@@ -58,13 +61,22 @@ def test_step_1_update_metadata_follows_the_leader_and_isr():
     # one request in flight per broker: the UpdateMetadata leaves once the LeaderAndIsr is answered
     assert um["sent at (ms)"] >= lai["applied at (ms)"]
     assert (f"{lai['waited (ms)']:.1f}", f"{lai['applied at (ms)']:.1f}") == ("16.7", "21.7")
-    assert (f"{um['sent at (ms)']:.1f}", f"{um['waited (ms)']:.1f}", f"{um['applied at (ms)']:.1f}") == ("21.8", "9.8",
-                                                                                                     "32.1")
+    assert (f"{um['sent at (ms)']:.1f}", f"{um['waited (ms)']:.1f}", f"{um['applied at (ms)']:.1f}") == (
+        "21.8",
+        "9.8",
+        "32.1",
+    )
     off, on = incident_summary(runs[OFF]), incident_summary(runs[ON])
     assert f"{off['stale_ms'][1]:.1f}" == "28.1"
     assert {f"{v:.1f}" for v in (off["stale_ms"][2], off["stale_ms"][3], *on["stale_ms"].values())} == {"1.6"}
-    for text in ("at **21.7 ms**", "(at **21.8 ms**)", "waits **9.8 ms**", "for **28.1 ms**", "for **1.6 ms**",
-                 "until **32.1 ms**"):
+    for text in (
+        "at **21.7 ms**",
+        "(at **21.8 ms**)",
+        "waits **9.8 ms**",
+        "for **28.1 ms**",
+        "for **1.6 ms**",
+        "until **32.1 ms**",
+    ):
         assert text in SRC, text
     assert check("06.why_longer", "c").ok
 
@@ -92,8 +104,15 @@ def test_step_2_a_crowd_of_first_metadata_requests():
     assert (off["stale_answers"][1], on["stale_answers"][1]) == (230, 63)
     assert (off["not_leader_answers"], on["not_leader_answers"]) == (478, 320)
     assert (off["truncated_records"], on["truncated_records"]) == (1700, 0)
-    for text in ("waits **21.9 ms**", "stale for **54.9 ms**", "**230** `Metadata`", "(**63** with", "**478**",
-                 "**1700** records", "with it **320**"):
+    for text in (
+        "waits **21.9 ms**",
+        "stale for **54.9 ms**",
+        "**230** `Metadata`",
+        "(**63** with",
+        "**478**",
+        "**1700** records",
+        "with it **320**",
+    ):
         assert text in SRC, text
     fig = ui.wrong_leader_figure(runs)
     assert f"refused with NOT_LEADER_OR_FOLLOWER ({OFF}): 478" in [t.name for t in fig.data]
@@ -113,10 +132,19 @@ def test_step_3_the_control_plane_per_broker():
         assert lead.iloc[1]["start_ms"] - lead.iloc[0]["end_ms"] == x["unavailable_ms"]
     assert f"{leadership(moves['no control plane']).iloc[0]['end_ms']:.1f}" == "16.0"
     assert f"{leadership(moves['control plane on broker 1']).iloc[0]['end_ms']:.1f}" == "5.1"
-    assert {f"{leadership(moves[k]).iloc[1]['start_ms']:.1f}" for k in ("no control plane",
-                                                                         "control plane on broker 1")} == {"19.1"}
-    for text in ("**no leader for 3.1 ms**", "no leader for **14.1 ms**", "**two** for **11.0 ms**", "**1770**",
-                 "**1780**", "waits 11.0 ms and broker 2's 14.1 ms", "resigns at 16.0 ms", "takes over at\n  19.1 ms"):
+    assert {
+        f"{leadership(moves[k]).iloc[1]['start_ms']:.1f}" for k in ("no control plane", "control plane on broker 1")
+    } == {"19.1"}
+    for text in (
+        "**no leader for 3.1 ms**",
+        "no leader for **14.1 ms**",
+        "**two** for **11.0 ms**",
+        "**1770**",
+        "**1780**",
+        "waits 11.0 ms and broker 2's 14.1 ms",
+        "resigns at 16.0 ms",
+        "takes over at\n  19.1 ms",
+    ):
         assert text in SRC, text
     assert check("06.half_migrated", "c").ok and check("06.which_brokers", "c").ok
     t = ui.summary_table(moves)
@@ -125,8 +153,10 @@ def test_step_3_the_control_plane_per_broker():
 
 def test_what_the_live_panel_text_promises():
     o = lab06.PANEL_OPTIONS
-    n = {p: incident_summary(stale_metadata_incident(control_plane=False, producers=p, **o))["stale_answers"][1]
-         for p in (100, 200, 300, 400)}
+    n = {
+        p: incident_summary(stale_metadata_incident(control_plane=False, producers=p, **o))["stale_answers"][1]
+        for p in (100, 200, 300, 400)
+    }
     assert n[100] <= n[200] < n[300] < n[400] and n[400] > 3 * n[200]
 
 

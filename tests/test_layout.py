@@ -65,8 +65,13 @@ def private_uses(tree: ast.AST, here: str) -> list[str]:
                 elif _is_model(full):  # a model module bound to a name, e.g. `from kafka_lab import assignment as asg`
                     model_aliases[a.asname or a.name] = full
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                and isinstance(node.value, ast.Name) and node.value.id in model_aliases):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in model_aliases
+        ):
             found.append(f"{node.value.id}.{node.attr} ({model_aliases[node.value.id]})")
     return found
 
@@ -152,14 +157,22 @@ def test_each_fixture_has_one_home():
 
 def test_the_checks_see_what_they_look_for():
     """Each check against a made-up module: the violations it must report, and a clean case."""
-    bad = ast.parse("from kafka_lab import assignment as asg\nfrom kafka_lab.sim.experiments import _hidden\n"
-                    "import kafka_lab.sim.theory as th\nfrom kafka_lab.assignment._old import x\n"
-                    "asg._java_string_key('a'); th._private(); asg.public()")
-    assert sorted(private_uses(bad, "kafka_lab.ui.lab09")) == sorted([
-        "from kafka_lab.sim.experiments import _hidden", "from kafka_lab.assignment._old import ...",
-        "asg._java_string_key (kafka_lab.assignment)", "th._private (kafka_lab.sim.theory)"])
+    bad = ast.parse(
+        "from kafka_lab import assignment as asg\nfrom kafka_lab.sim.experiments import _hidden\n"
+        "import kafka_lab.sim.theory as th\nfrom kafka_lab.assignment._old import x\n"
+        "asg._java_string_key('a'); th._private(); asg.public()"
+    )
+    assert sorted(private_uses(bad, "kafka_lab.ui.lab09")) == sorted(
+        [
+            "from kafka_lab.sim.experiments import _hidden",
+            "from kafka_lab.assignment._old import ...",
+            "asg._java_string_key (kafka_lab.assignment)",
+            "th._private (kafka_lab.sim.theory)",
+        ]
+    )
     ok = ast.parse("from kafka_lab.exercises import _Verdict\nfrom . import _helper\nimport kafka_lab.ui as u\nu._x")
     assert private_uses(ok, "kafka_lab.ui.lab09") == []
-    tree = ast.parse("from kafka_lab.assignment import KIP36_RACKS\n__all__ = ['KIP36_RACKS', 'panel']\n"
-                     "def panel(): ...")
+    tree = ast.parse(
+        "from kafka_lab.assignment import KIP36_RACKS\n__all__ = ['KIP36_RACKS', 'panel']\ndef panel(): ..."
+    )
     assert set(_all(tree)) - _defined(tree) == {"KIP36_RACKS"}

@@ -28,7 +28,7 @@ KIP_BEFORE = dict(KIP291_AS_PRINTED, **{"inter.broker.listener.name": "INTERNAL"
 KIP_AFTER = {
     "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
     "advertised.listeners": "CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,"
-                            "EXTERNAL://host1.example.com:9093",
+    "EXTERNAL://host1.example.com:9093",
     "listeners": "CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
     "inter.broker.listener.name": "INTERNAL",
 }
@@ -46,6 +46,7 @@ def strs(endpoints):
 
 # ------------------------------------------------------------------------------------- KIP-291's examples
 
+
 def test_kip291_before_example():
     b = resolve(KIP_BEFORE)
     assert strs(b.listeners) == ["INTERNAL://192.1.1.8:9092", "EXTERNAL://10.1.1.5:9093"]
@@ -58,9 +59,11 @@ def test_kip291_before_example():
 def test_kip291_as_printed_has_no_inter_broker_listener():
     """The page's three lines alone: the inter-broker listener defaults to PLAINTEXT, which is not advertised."""
     e = rejected(KIP291_AS_PRINTED)
-    assert str(e) == ("requirement failed: inter.broker.listener.name must be a listener name defined in "
-                      "advertised.listeners. The valid options based on currently configured listeners are "
-                      "INTERNAL,EXTERNAL")
+    assert str(e) == (
+        "requirement failed: inter.broker.listener.name must be a listener name defined in "
+        "advertised.listeners. The valid options based on currently configured listeners are "
+        "INTERNAL,EXTERNAL"
+    )
     assert e.kafka_exception == "IllegalArgumentException"
 
 
@@ -95,12 +98,19 @@ def test_kip291_registration_json_before():
 
 
 def test_kip291_registration_json_after():
-    reg = broker_registration(resolve(dict(KIP_AFTER, **{"control.plane.listener.name": "CONTROLLER"})),
-                              timestamp_ms=KIP291_TIMESTAMP_MS)
-    assert reg["listener_security_protocol_map"] == {"CONTROLLER": "PLAINTEXT", "INTERNAL": "PLAINTEXT",
-                                                     "EXTERNAL": "SSL"}
-    assert reg["endpoints"] == ["CONTROLLER://broker1.example.com:9091", "INTERNAL://broker1.example.com:9092",
-                                "EXTERNAL://host1.example.com:9093"]
+    reg = broker_registration(
+        resolve(dict(KIP_AFTER, **{"control.plane.listener.name": "CONTROLLER"})), timestamp_ms=KIP291_TIMESTAMP_MS
+    )
+    assert reg["listener_security_protocol_map"] == {
+        "CONTROLLER": "PLAINTEXT",
+        "INTERNAL": "PLAINTEXT",
+        "EXTERNAL": "SSL",
+    }
+    assert reg["endpoints"] == [
+        "CONTROLLER://broker1.example.com:9091",
+        "INTERNAL://broker1.example.com:9092",
+        "EXTERNAL://host1.example.com:9093",
+    ]
     # the first PLAINTEXT endpoint is now CONTROLLER: Kafka publishes 9091 (the KIP copied 9092 from the first payload)
     assert (reg["host"], reg["port"]) == ("broker1.example.com", 9091)
 
@@ -141,14 +151,17 @@ def test_controller_cannot_reach_broker_without_the_listener():
 
 def test_registration_reads_back_with_its_own_map():
     reg = broker_registration(resolve(KIP_BEFORE), timestamp_ms=5)
-    assert registered_endpoints(json.dumps(reg)) == [EndPoint("INTERNAL", "broker1.example.com", 9092, "PLAINTEXT"),
-                                                     EndPoint("EXTERNAL", "host1.example.com", 9093, "SSL")]
+    assert registered_endpoints(json.dumps(reg)) == [
+        EndPoint("INTERNAL", "broker1.example.com", 9092, "PLAINTEXT"),
+        EndPoint("EXTERNAL", "host1.example.com", 9093, "SSL"),
+    ]
 
 
 def test_registration_rack_and_no_plaintext_and_empty_host():
     """KIP-36: rack when broker.rack is set; host null / port -1 without a PLAINTEXT endpoint; empty host -> hostname."""
-    b = resolve({"listeners": "SSL://:9093", "security.inter.broker.protocol": "SSL", "broker.rack": "dc1",
-                 "broker.id": "7"})
+    b = resolve(
+        {"listeners": "SSL://:9093", "security.inter.broker.protocol": "SSL", "broker.rack": "dc1", "broker.id": "7"}
+    )
     reg = broker_registration(b, timestamp_ms=2233345666, jmx_port=9999, canonical_host_name="host1")
     assert reg["rack"] == "dc1" and reg["jmx_port"] == 9999 and reg["timestamp"] == "2233345666"
     assert (reg["host"], reg["port"]) == (None, -1)
@@ -160,10 +173,13 @@ def test_registration_rack_and_no_plaintext_and_empty_host():
 
 def test_registration_port_zero_uses_bound_port():
     b = resolve({"listeners": "PLAINTEXT://h:0"})
-    assert broker_registration(b, timestamp_ms=1, bound_ports={"PLAINTEXT": 40123})["endpoints"] == ["PLAINTEXT://h:40123"]
+    assert broker_registration(b, timestamp_ms=1, bound_ports={"PLAINTEXT": 40123})["endpoints"] == [
+        "PLAINTEXT://h:40123"
+    ]
 
 
 # ------------------------------------------------------------------------------------------- defaults
+
 
 def test_defaults():
     b = resolve({})
@@ -174,25 +190,25 @@ def test_defaults():
     assert b.control_plane_listener is None and b.broker_id == -1
 
 
-def test_listener_defaults_host_and_port():      # KafkaConfigTest.testListenerDefaults
+def test_listener_defaults_host_and_port():  # KafkaConfigTest.testListenerDefaults
     b = resolve({"host.name": "myhost", "port": "1111"})
     assert strs(b.listeners) == strs(b.advertised_listeners) == ["PLAINTEXT://myhost:1111"]
     b = resolve({"port": "1111"})
     assert strs(b.listeners) == ["PLAINTEXT://:1111"] and b.advertised_listeners[0].host is None
 
 
-def test_advertise_defaults():                   # KafkaConfigTest.testAdvertiseDefaults
+def test_advertise_defaults():  # KafkaConfigTest.testAdvertiseDefaults
     b = resolve({"host.name": "fake-host", "port": "9999"})
     assert b.advertised_listeners == (EndPoint("PLAINTEXT", "fake-host", 9999, "PLAINTEXT"),)
 
 
-def test_advertise_configured():                 # testAdvertiseConfigured
+def test_advertise_configured():  # testAdvertiseConfigured
     b = resolve({"advertised.host.name": "routable-host", "advertised.port": "1234"})
     assert b.advertised_listeners == (EndPoint("PLAINTEXT", "routable-host", 1234, "PLAINTEXT"),)
     assert strs(b.listeners) == ["PLAINTEXT://:9092"]
 
 
-def test_advertised_port_defaults_to_port():     # testAdvertisePortDefault
+def test_advertised_port_defaults_to_port():  # testAdvertisePortDefault
     b = resolve({"advertised.host.name": "routable-host", "port": "9999"})
     assert b.advertised_listeners == (EndPoint("PLAINTEXT", "routable-host", 9999, "PLAINTEXT"),)
 
@@ -207,35 +223,58 @@ def test_advertised_port_defaults_to_port_not_to_listeners_port():
     assert strs(b.advertised_listeners) == ["PLAINTEXT://a:9092"]
 
 
-def test_listener_names_with_advertised_unset():   # testListenerNamesWithAdvertisedListenerUnset
-    b = resolve({"listeners": "CLIENT://localhost:9091,REPLICATION://localhost:9092,INTERNAL://localhost:9093",
-                 "listener.security.protocol.map": "CLIENT:SSL,REPLICATION:SSL,INTERNAL:PLAINTEXT",
-                 "inter.broker.listener.name": "REPLICATION"})
-    assert b.listeners == b.advertised_listeners == (EndPoint("CLIENT", "localhost", 9091, "SSL"),
-                                                     EndPoint("REPLICATION", "localhost", 9092, "SSL"),
-                                                     EndPoint("INTERNAL", "localhost", 9093, "PLAINTEXT"))
+def test_listener_names_with_advertised_unset():  # testListenerNamesWithAdvertisedListenerUnset
+    b = resolve(
+        {
+            "listeners": "CLIENT://localhost:9091,REPLICATION://localhost:9092,INTERNAL://localhost:9093",
+            "listener.security.protocol.map": "CLIENT:SSL,REPLICATION:SSL,INTERNAL:PLAINTEXT",
+            "inter.broker.listener.name": "REPLICATION",
+        }
+    )
+    assert (
+        b.listeners
+        == b.advertised_listeners
+        == (
+            EndPoint("CLIENT", "localhost", 9091, "SSL"),
+            EndPoint("REPLICATION", "localhost", 9092, "SSL"),
+            EndPoint("INTERNAL", "localhost", 9093, "PLAINTEXT"),
+        )
+    )
     assert (b.inter_broker_listener_name, b.inter_broker_security_protocol) == ("REPLICATION", "SSL")
 
 
 def test_listener_and_advertised_listener_names():  # testListenerAndAdvertisedListenerNames
-    b = resolve({"listeners": "EXTERNAL://localhost:9091,INTERNAL://localhost:9093",
-                 "advertised.listeners": "EXTERNAL://lb1.example.com:9000,INTERNAL://host1:9093",
-                 "listener.security.protocol.map": "EXTERNAL:SSL,INTERNAL:PLAINTEXT",
-                 "inter.broker.listener.name": "INTERNAL"})
-    assert b.advertised_listeners == (EndPoint("EXTERNAL", "lb1.example.com", 9000, "SSL"),
-                                      EndPoint("INTERNAL", "host1", 9093, "PLAINTEXT"))
+    b = resolve(
+        {
+            "listeners": "EXTERNAL://localhost:9091,INTERNAL://localhost:9093",
+            "advertised.listeners": "EXTERNAL://lb1.example.com:9000,INTERNAL://host1:9093",
+            "listener.security.protocol.map": "EXTERNAL:SSL,INTERNAL:PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
+        }
+    )
+    assert b.advertised_listeners == (
+        EndPoint("EXTERNAL", "lb1.example.com", 9000, "SSL"),
+        EndPoint("INTERNAL", "host1", 9093, "PLAINTEXT"),
+    )
 
 
-def test_case_insensitive_listener_protocol():       # testCaseInsensitiveListenerProtocol
+def test_case_insensitive_listener_protocol():  # testCaseInsensitiveListenerProtocol
     b = resolve({"listeners": "plaintext://localhost:9091,SsL://localhost:9092"})
-    assert b.listeners == (EndPoint("PLAINTEXT", "localhost", 9091, "PLAINTEXT"),
-                           EndPoint("SSL", "localhost", 9092, "SSL"))
+    assert b.listeners == (
+        EndPoint("PLAINTEXT", "localhost", 9091, "PLAINTEXT"),
+        EndPoint("SSL", "localhost", 9092, "SSL"),
+    )
 
 
 def test_values_are_trimmed_and_lists_split_on_spaced_commas():
-    b = resolve({"listeners": "  INTERNAL://a:1 ,  EXTERNAL://b:2,, ", "port": " 5 ",
-                 "listener.security.protocol.map": " INTERNAL : PLAINTEXT , EXTERNAL:ssl ",
-                 "inter.broker.listener.name": " internal "})
+    b = resolve(
+        {
+            "listeners": "  INTERNAL://a:1 ,  EXTERNAL://b:2,, ",
+            "port": " 5 ",
+            "listener.security.protocol.map": " INTERNAL : PLAINTEXT , EXTERNAL:ssl ",
+            "inter.broker.listener.name": " internal ",
+        }
+    )
     assert strs(b.listeners) == ["INTERNAL://a:1", "EXTERNAL://b:2"]
     assert b.listener_security_protocol_map == {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}
     assert b.inter_broker_listener_name == "INTERNAL"
@@ -256,18 +295,27 @@ def test_ipv6():
     assert strs(b.listeners) == ["PLAINTEXT://[::1]:9092", "SSL://[::1]:9093", "SASL_SSL://[fe80::1%3]:9094"]
 
 
-def test_port_zero_may_repeat_and_advertised_may_share_ports():   # testDuplicateListeners
+def test_port_zero_may_repeat_and_advertised_may_share_ports():  # testDuplicateListeners
     resolve({"listeners": "PLAINTEXT://a:0,SSL://b:0"})
-    b = resolve({"listener.security.protocol.map": "HOST:SASL_SSL,LB:SASL_SSL", "inter.broker.listener.name": "HOST",
-                 "listeners": "HOST://localhost:9091,LB://localhost:9092",
-                 "advertised.listeners": "HOST://localhost:9091,LB://localhost:9091"})
+    b = resolve(
+        {
+            "listener.security.protocol.map": "HOST:SASL_SSL,LB:SASL_SSL",
+            "inter.broker.listener.name": "HOST",
+            "listeners": "HOST://localhost:9091,LB://localhost:9092",
+            "advertised.listeners": "HOST://localhost:9091,LB://localhost:9091",
+        }
+    )
     assert [e.port for e in b.advertised_listeners] == [9091, 9091]
 
 
-def test_control_plane_listener_name():           # testControlPlaneListenerName
-    b = resolve({"listeners": "PLAINTEXT://localhost:0,CONTROLLER://localhost:5000",
-                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
-                 "control.plane.listener.name": "CONTROLLER"})
+def test_control_plane_listener_name():  # testControlPlaneListenerName
+    b = resolve(
+        {
+            "listeners": "PLAINTEXT://localhost:0,CONTROLLER://localhost:5000",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+            "control.plane.listener.name": "CONTROLLER",
+        }
+    )
     assert b.control_plane_listener == EndPoint("CONTROLLER", "localhost", 5000, "SSL")
     assert strs(b.data_plane_listeners) == ["PLAINTEXT://localhost:0"]
     assert b.advertised("CONTROLLER") is not None and b.inter_broker_listener_name != "CONTROLLER"
@@ -275,33 +323,51 @@ def test_control_plane_listener_name():           # testControlPlaneListenerName
 
 def test_lower_case_control_plane_name_quirk():
     """dataPlaneListeners compares the raw value: a lower-case name leaves the listener in the data plane too."""
-    b = resolve({"listeners": "PLAINTEXT://h:1,CONTROLLER://h:2",
-                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
-                 "control.plane.listener.name": "controller"})
+    b = resolve(
+        {
+            "listeners": "PLAINTEXT://h:1,CONTROLLER://h:2",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+            "control.plane.listener.name": "controller",
+        }
+    )
     assert b.control_plane_listener.listener_name == "CONTROLLER"
     assert "CONTROLLER" in [e.listener_name for e in b.data_plane_listeners]
 
 
 def test_controller_listener_names_dropped_from_advertised_and_data_plane():
-    b = resolve({"listeners": "PLAINTEXT://h:1,CTL://h:2", "controller.listener.names": "CTL",
-                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"})
+    b = resolve(
+        {
+            "listeners": "PLAINTEXT://h:1,CTL://h:2",
+            "controller.listener.names": "CTL",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT",
+        }
+    )
     assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1"] and strs(b.data_plane_listeners) == ["PLAINTEXT://h:1"]
 
 
 def test_controller_listener_names_split_on_plain_commas_and_not_upper_cased():
     # 2.8: controllerListenerNames = value.split(","), compared with the normalised listener names
-    base = {"listeners": "PLAINTEXT://h:1,CTL://h:2", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"}
-    for value in ("ctl", "OTHER, CTL"):           # lower case; " CTL" keeps its space after a plain split
+    base = {
+        "listeners": "PLAINTEXT://h:1,CTL://h:2",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT",
+    }
+    for value in ("ctl", "OTHER, CTL"):  # lower case; " CTL" keeps its space after a plain split
         b = resolve(dict(base, **{"controller.listener.names": value}))
         assert strs(b.advertised_listeners) == strs(b.data_plane_listeners) == ["PLAINTEXT://h:1", "CTL://h:2"]
-    b = resolve(dict(base, **{"controller.listener.names": "  CTL  "}))   # ConfigDef trims the whole value
+    b = resolve(dict(base, **{"controller.listener.names": "  CTL  "}))  # ConfigDef trims the whole value
     assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1"]
 
 
 def test_controller_listener_may_be_advertised_at_another_endpoint():
     # only an advertised endpoint *identical* to a controller listener (name, host, port, protocol) is refused
-    b = resolve({"listeners": "PLAINTEXT://h:1,CTL://h:2", "advertised.listeners": "PLAINTEXT://h:1,CTL://lb:2",
-                 "controller.listener.names": "CTL", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"})
+    b = resolve(
+        {
+            "listeners": "PLAINTEXT://h:1,CTL://h:2",
+            "advertised.listeners": "PLAINTEXT://h:1,CTL://lb:2",
+            "controller.listener.names": "CTL",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT",
+        }
+    )
     assert strs(b.advertised_listeners) == ["PLAINTEXT://h:1", "CTL://lb:2"]
     assert strs(b.data_plane_listeners) == ["PLAINTEXT://h:1"]
 
@@ -309,107 +375,236 @@ def test_controller_listener_may_be_advertised_at_another_endpoint():
 # ------------------------------------------------------------------------------ every rule, Kafka's message
 
 RULES = [
-    ({"listeners": "PLAINTEXT://localhost:9091,SSL://localhost:9091"},
-     "requirement failed: Each listener must have a different port, listeners: "
-     "PLAINTEXT://localhost:9091,SSL://localhost:9091", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092"},      # 2.8: no IPv4 + IPv6 exception (3.1+ has one)
-     "requirement failed: Each listener must have a different port, listeners: "
-     "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092"},
-     "requirement failed: Each listener must have a different name, listeners: "
-     "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://localhost:9091,plaintext://localhost:9092"},
-     "requirement failed: Each listener must have a different name, listeners: "
-     "PLAINTEXT://localhost:9091,plaintext://localhost:9092", "IllegalArgumentException", "listeners"),
-    ({"listener.security.protocol.map": "HOST:SASL_SSL,LB:SASL_SSL", "inter.broker.listener.name": "HOST",
-      "listeners": "HOST://localhost:9091,LB://localhost:9092",
-      "advertised.listeners": "HOST://localhost:9091,HOST://localhost:9091"},
-     "requirement failed: Each listener must have a different name, listeners: "
-     "HOST://localhost:9091,HOST://localhost:9091", "IllegalArgumentException", "advertised.listeners"),
-    ({"listeners": "SSL://localhost:9091", "inter.broker.listener.name": "SSL",
-      "security.inter.broker.protocol": "SSL"},
-     "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.",
-     "ConfigException", "inter.broker.listener.name"),
-    ({"listeners": "SSL://localhost:9091", "inter.broker.listener.name": "SSL",
-      "security.inter.broker.protocol": "PLAINTEXT"},     # the default value, but set: still rejected
-     "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.",
-     "ConfigException", "inter.broker.listener.name"),
-    ({"listeners": "SSL://localhost:9091", "inter.broker.listener.name": "replication"},
-     "Listener with name REPLICATION defined in inter.broker.listener.name not found in "
-     "listener.security.protocol.map.", "ConfigException", "inter.broker.listener.name"),
-    ({"listeners": "SSL://localhost:0", "security.inter.broker.protocol": "PLAINTEXT"},
-     "requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. "
-     "The valid options based on currently configured listeners are SSL",
-     "IllegalArgumentException", "security.inter.broker.protocol"),
-    ({"listeners": "TRACE://localhost:9091,SSL://localhost:9093", "advertised.listeners": "PLAINTEXT://localhost:9092",
-      "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,TRACE:PLAINTEXT,SSL:SSL"},
-     "requirement failed: advertised.listeners listener names must be equal to or a subset of the ones defined in "
-     "listeners. Found PLAINTEXT. The valid options based on the current configuration are TRACE,SSL",
-     "IllegalArgumentException", "advertised.listeners"),
-    ({"listeners": "PLAINTEXT://0.0.0.0:9092"},
-     "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
-     "Use a routable IP address.", "IllegalArgumentException", "advertised.listeners"),
-    ({"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
-     "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
-     "Use a routable IP address.", "IllegalArgumentException", "advertised.listeners"),
-    ({"listeners": "PLAINTEXT://h:1,CTL://h:2", "advertised.listeners": "PLAINTEXT://h:1,CTL://h:2",
-      "controller.listener.names": "CTL", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT"},
-     "requirement failed: advertised.listeners cannot contain any of controller.listener.names",
-     "IllegalArgumentException", "advertised.listeners"),
-    (dict(KIP_AFTER, **{"control.plane.listener.name": "CTRL"}),
-     "Listener with CTRL defined in control.plane.listener.name not found in listener.security.protocol.map.",
-     "ConfigException", "control.plane.listener.name"),
-    (dict(KIP_BEFORE, **{"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
-                         "control.plane.listener.name": "CONTROLLER"}),
-     "requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
-     "The valid options based on currently configured listeners are INTERNAL,EXTERNAL",
-     "IllegalArgumentException", "control.plane.listener.name"),
-    (dict(KIP_AFTER, **{"control.plane.listener.name": "internal"}),
-     "requirement failed: control.plane.listener.name, when defined, should have a different value from the inter "
-     "broker listener name. Currently they both have the value ListenerName(INTERNAL)",
-     "IllegalArgumentException", "control.plane.listener.name"),
-    ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,a:FOO,A:SSL"},
-     "Invalid security protocol `FOO` defined in listener.security.protocol.map", "ConfigException",
-     "listener.security.protocol.map"),
-    ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,UNUSED:TLS"},
-     "Invalid security protocol `TLS` defined in listener.security.protocol.map", "ConfigException",
-     "listener.security.protocol.map"),
-    ({"listener.security.protocol.map": "A:SSL,,B:SSL"},
-     "Error parsing configuration property 'listener.security.protocol.map': begin 0, end -1, length 0",
-     "IllegalArgumentException", "listener.security.protocol.map"),
-    ({"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL"},
-     "Error parsing configuration property 'listener.security.protocol.map': begin 0, end -1, length 3",
-     "IllegalArgumentException", "listener.security.protocol.map"),
-    ({"security.inter.broker.protocol": "TLS"},
-     "Invalid security protocol `TLS` defined in security.inter.broker.protocol", "ConfigException",
-     "security.inter.broker.protocol"),
-    ({"listeners": "BAD://localhost:9091"},         # testBadListenerProtocol
-     "Error creating broker listeners from 'BAD://localhost:9091': No security protocol defined for listener BAD",
-     "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://localhost"},
-     "Error creating broker listeners from 'PLAINTEXT://localhost': Unable to parse PLAINTEXT://localhost to a "
-     "broker endpoint", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://h:9092/"},
-     "Error creating broker listeners from 'PLAINTEXT://h:9092/': Unable to parse PLAINTEXT://h:9092/ to a "
-     "broker endpoint", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://h:+1"},
-     "Error creating broker listeners from 'PLAINTEXT://h:+1': Unable to parse PLAINTEXT://h:+1 to a "
-     "broker endpoint", "IllegalArgumentException", "listeners"),
-    ({"listeners": "PLAINTEXT://h:99999999999"},
-     "Error creating broker listeners from 'PLAINTEXT://h:99999999999': For input string: \"99999999999\"",
-     "IllegalArgumentException", "listeners"),
-    ({"listeners": "BAD://h:99999999999"},        # port is converted before the protocol is looked up
-     "Error creating broker listeners from 'BAD://h:99999999999': For input string: \"99999999999\"",
-     "IllegalArgumentException", "listeners"),
-    ({"listener.security.protocol.map": "SSL:SSL", "security.inter.broker.protocol": "SSL"},
-     "Error creating broker listeners from 'PLAINTEXT://:9092': No security protocol defined for listener PLAINTEXT",
-     "IllegalArgumentException", "listeners"),
-    ({"port": "90x2"}, "Invalid value 90x2 for configuration port: Not a number of type INT", "ConfigException", "port"),
-    ({"advertised.port": " x "}, "Invalid value  x  for configuration advertised.port: Not a number of type INT",
-     "ConfigException", "advertised.port"),
-    ({"listeners": "PLAINTEXT://h:1", "advertised.host.name": "bad host"},
-     "Error creating broker listeners from 'PLAINTEXT://bad host:9092': Unable to parse PLAINTEXT://bad host:9092 "
-     "to a broker endpoint", "IllegalArgumentException", "advertised.host.name"),
+    (
+        {"listeners": "PLAINTEXT://localhost:9091,SSL://localhost:9091"},
+        "requirement failed: Each listener must have a different port, listeners: "
+        "PLAINTEXT://localhost:9091,SSL://localhost:9091",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092"},  # 2.8: no IPv4 + IPv6 exception (3.1+ has one)
+        "requirement failed: Each listener must have a different port, listeners: "
+        "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092"},
+        "requirement failed: Each listener must have a different name, listeners: "
+        "PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://localhost:9091,plaintext://localhost:9092"},
+        "requirement failed: Each listener must have a different name, listeners: "
+        "PLAINTEXT://localhost:9091,plaintext://localhost:9092",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {
+            "listener.security.protocol.map": "HOST:SASL_SSL,LB:SASL_SSL",
+            "inter.broker.listener.name": "HOST",
+            "listeners": "HOST://localhost:9091,LB://localhost:9092",
+            "advertised.listeners": "HOST://localhost:9091,HOST://localhost:9091",
+        },
+        "requirement failed: Each listener must have a different name, listeners: "
+        "HOST://localhost:9091,HOST://localhost:9091",
+        "IllegalArgumentException",
+        "advertised.listeners",
+    ),
+    (
+        {
+            "listeners": "SSL://localhost:9091",
+            "inter.broker.listener.name": "SSL",
+            "security.inter.broker.protocol": "SSL",
+        },
+        "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.",
+        "ConfigException",
+        "inter.broker.listener.name",
+    ),
+    (
+        {
+            "listeners": "SSL://localhost:9091",
+            "inter.broker.listener.name": "SSL",
+            "security.inter.broker.protocol": "PLAINTEXT",
+        },  # the default value, but set: still rejected
+        "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.",
+        "ConfigException",
+        "inter.broker.listener.name",
+    ),
+    (
+        {"listeners": "SSL://localhost:9091", "inter.broker.listener.name": "replication"},
+        "Listener with name REPLICATION defined in inter.broker.listener.name not found in "
+        "listener.security.protocol.map.",
+        "ConfigException",
+        "inter.broker.listener.name",
+    ),
+    (
+        {"listeners": "SSL://localhost:0", "security.inter.broker.protocol": "PLAINTEXT"},
+        "requirement failed: inter.broker.listener.name must be a listener name defined in advertised.listeners. "
+        "The valid options based on currently configured listeners are SSL",
+        "IllegalArgumentException",
+        "security.inter.broker.protocol",
+    ),
+    (
+        {
+            "listeners": "TRACE://localhost:9091,SSL://localhost:9093",
+            "advertised.listeners": "PLAINTEXT://localhost:9092",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,TRACE:PLAINTEXT,SSL:SSL",
+        },
+        "requirement failed: advertised.listeners listener names must be equal to or a subset of the ones defined in "
+        "listeners. Found PLAINTEXT. The valid options based on the current configuration are TRACE,SSL",
+        "IllegalArgumentException",
+        "advertised.listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://0.0.0.0:9092"},
+        "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
+        "Use a routable IP address.",
+        "IllegalArgumentException",
+        "advertised.listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
+        "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
+        "Use a routable IP address.",
+        "IllegalArgumentException",
+        "advertised.listeners",
+    ),
+    (
+        {
+            "listeners": "PLAINTEXT://h:1,CTL://h:2",
+            "advertised.listeners": "PLAINTEXT://h:1,CTL://h:2",
+            "controller.listener.names": "CTL",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CTL:PLAINTEXT",
+        },
+        "requirement failed: advertised.listeners cannot contain any of controller.listener.names",
+        "IllegalArgumentException",
+        "advertised.listeners",
+    ),
+    (
+        dict(KIP_AFTER, **{"control.plane.listener.name": "CTRL"}),
+        "Listener with CTRL defined in control.plane.listener.name not found in listener.security.protocol.map.",
+        "ConfigException",
+        "control.plane.listener.name",
+    ),
+    (
+        dict(
+            KIP_BEFORE,
+            **{
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+                "control.plane.listener.name": "CONTROLLER",
+            },
+        ),
+        "requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
+        "The valid options based on currently configured listeners are INTERNAL,EXTERNAL",
+        "IllegalArgumentException",
+        "control.plane.listener.name",
+    ),
+    (
+        dict(KIP_AFTER, **{"control.plane.listener.name": "internal"}),
+        "requirement failed: control.plane.listener.name, when defined, should have a different value from the inter "
+        "broker listener name. Currently they both have the value ListenerName(INTERNAL)",
+        "IllegalArgumentException",
+        "control.plane.listener.name",
+    ),
+    (
+        {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,a:FOO,A:SSL"},
+        "Invalid security protocol `FOO` defined in listener.security.protocol.map",
+        "ConfigException",
+        "listener.security.protocol.map",
+    ),
+    (
+        {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,UNUSED:TLS"},
+        "Invalid security protocol `TLS` defined in listener.security.protocol.map",
+        "ConfigException",
+        "listener.security.protocol.map",
+    ),
+    (
+        {"listener.security.protocol.map": "A:SSL,,B:SSL"},
+        "Error parsing configuration property 'listener.security.protocol.map': begin 0, end -1, length 0",
+        "IllegalArgumentException",
+        "listener.security.protocol.map",
+    ),
+    (
+        {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL"},
+        "Error parsing configuration property 'listener.security.protocol.map': begin 0, end -1, length 3",
+        "IllegalArgumentException",
+        "listener.security.protocol.map",
+    ),
+    (
+        {"security.inter.broker.protocol": "TLS"},
+        "Invalid security protocol `TLS` defined in security.inter.broker.protocol",
+        "ConfigException",
+        "security.inter.broker.protocol",
+    ),
+    (
+        {"listeners": "BAD://localhost:9091"},  # testBadListenerProtocol
+        "Error creating broker listeners from 'BAD://localhost:9091': No security protocol defined for listener BAD",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://localhost"},
+        "Error creating broker listeners from 'PLAINTEXT://localhost': Unable to parse PLAINTEXT://localhost to a "
+        "broker endpoint",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://h:9092/"},
+        "Error creating broker listeners from 'PLAINTEXT://h:9092/': Unable to parse PLAINTEXT://h:9092/ to a "
+        "broker endpoint",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://h:+1"},
+        "Error creating broker listeners from 'PLAINTEXT://h:+1': Unable to parse PLAINTEXT://h:+1 to a "
+        "broker endpoint",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "PLAINTEXT://h:99999999999"},
+        "Error creating broker listeners from 'PLAINTEXT://h:99999999999': For input string: \"99999999999\"",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listeners": "BAD://h:99999999999"},  # port is converted before the protocol is looked up
+        "Error creating broker listeners from 'BAD://h:99999999999': For input string: \"99999999999\"",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"listener.security.protocol.map": "SSL:SSL", "security.inter.broker.protocol": "SSL"},
+        "Error creating broker listeners from 'PLAINTEXT://:9092': No security protocol defined for listener PLAINTEXT",
+        "IllegalArgumentException",
+        "listeners",
+    ),
+    (
+        {"port": "90x2"},
+        "Invalid value 90x2 for configuration port: Not a number of type INT",
+        "ConfigException",
+        "port",
+    ),
+    (
+        {"advertised.port": " x "},
+        "Invalid value  x  for configuration advertised.port: Not a number of type INT",
+        "ConfigException",
+        "advertised.port",
+    ),
+    (
+        {"listeners": "PLAINTEXT://h:1", "advertised.host.name": "bad host"},
+        "Error creating broker listeners from 'PLAINTEXT://bad host:9092': Unable to parse PLAINTEXT://bad host:9092 "
+        "to a broker endpoint",
+        "IllegalArgumentException",
+        "advertised.host.name",
+    ),
 ]
 
 
@@ -428,15 +623,23 @@ def test_wrapped_errors_keep_the_inner_class():
 
 # ------------------------------------------------------------------------------------- order of checks
 
+
 def test_advertised_error_before_duplicate_port_in_listeners():
     e = rejected({"listeners": "PLAINTEXT://h:9092,SSL://h:9092", "advertised.listeners": "FOO://h:9092"})
-    assert str(e) == ("Error creating broker listeners from 'FOO://h:9092': No security protocol defined for "
-                      "listener FOO")
+    assert str(e) == (
+        "Error creating broker listeners from 'FOO://h:9092': No security protocol defined for listener FOO"
+    )
 
 
 def test_map_error_before_everything():
-    e = rejected({"listeners": "garbage", "advertised.listeners": "garbage", "listener.security.protocol.map": "X:Y",
-                  "inter.broker.listener.name": "nope"})
+    e = rejected(
+        {
+            "listeners": "garbage",
+            "advertised.listeners": "garbage",
+            "listener.security.protocol.map": "X:Y",
+            "inter.broker.listener.name": "nope",
+        }
+    )
     assert str(e) == "Invalid security protocol `Y` defined in listener.security.protocol.map"
 
 
@@ -477,6 +680,7 @@ def test_control_plane_map_lookup_before_advertised_check():
 
 # ----------------------------------------------------------------------------------------- small parsers
 
+
 def test_parse_endpoint_regex_cases():
     assert parse_endpoint("PLAINTEXT://[::1]:9092").host == "::1"
     assert parse_endpoint("PLAINTEXT://::1:9092").host == "::1"
@@ -488,15 +692,20 @@ def test_parse_endpoint_regex_cases():
 
 def test_parse_csv_map_quirks():
     assert parse_csv_map("a:SSL, A:PLAINTEXT ,a:SASL_SSL") == {"a": "SASL_SSL", "A": "PLAINTEXT"}
-    assert parse_csv_map("host:port:SSL") == {"host:port": "SSL"}      # split at the last ':'
-    assert parse_csv_map("A:SSL,") == {"A": "SSL"}                      # Java drops trailing empty strings
+    assert parse_csv_map("host:port:SSL") == {"host:port": "SSL"}  # split at the last ':'
+    assert parse_csv_map("A:SSL,") == {"A": "SSL"}  # Java drops trailing empty strings
     assert parse_csv_map("") == {}
 
 
 def test_parse_properties():
     text = "# comment\n! also\n  listeners = PLAINTEXT://h:1  \nport:9093\nhost.name h\nx=a\\\n  b\nx2=\n"
-    assert parse_properties(text) == {"listeners": "PLAINTEXT://h:1  ", "port": "9093", "host.name": "h",
-                                      "x": "ab", "x2": ""}
+    assert parse_properties(text) == {
+        "listeners": "PLAINTEXT://h:1  ",
+        "port": "9093",
+        "host.name": "h",
+        "x": "ab",
+        "x2": "",
+    }
     assert resolve("listeners=PLAINTEXT://h:1\n").listeners[0].host == "h"
 
 
@@ -504,4 +713,5 @@ def test_package_docstring_examples():
     import doctest
 
     import kafka_lab.listeners as pkg
+
     assert doctest.testmod(pkg).failed == 0

@@ -30,7 +30,7 @@ protocols = st.sampled_from(SECURITY_PROTOCOLS)
 
 
 @SETTINGS
-@given(names, any_hosts, st.integers(-2**31, 2**31 - 1), protocols)
+@given(names, any_hosts, st.integers(-(2**31), 2**31 - 1), protocols)
 def test_parse_format_round_trip(name, host, port, protocol):
     ep = EndPoint(name, host, port, protocol)
     text = format_endpoint(ep)
@@ -43,8 +43,13 @@ def _case(draw, name):
 
 
 def _join(draw, items):
-    return "".join((draw(st.sampled_from(["", " ", "\t", "  "])) if i else "") + ("," if i else "") +
-                   draw(st.sampled_from(["", " "])) + x for i, x in enumerate(items))
+    return "".join(
+        (draw(st.sampled_from(["", " ", "\t", "  "])) if i else "")
+        + ("," if i else "")
+        + draw(st.sampled_from(["", " "]))
+        + x
+        for i, x in enumerate(items)
+    )
 
 
 @st.composite
@@ -57,10 +62,14 @@ def valid_configs(draw):
     bound = [EndPoint(nm, draw(hosts), p, protos[nm]) for nm, p in zip(lnames, lports)]
     extra = draw(st.lists(names.filter(lambda x: x not in lnames), max_size=2, unique=True))
     pmap = {**protos, **{x: draw(protocols) for x in extra}}
-    props = {"listener.security.protocol.map": _join(draw, [f"{_case(draw, k)}:{v.lower() if draw(st.booleans()) else v}"
-                                                             for k, v in pmap.items()])}
-    props["listeners"] = _join(draw, [f"{_case(draw, e.listener_name)}://"
-                                      + format_endpoint(e).split("://", 1)[1] for e in bound])
+    props = {
+        "listener.security.protocol.map": _join(
+            draw, [f"{_case(draw, k)}:{v.lower() if draw(st.booleans()) else v}" for k, v in pmap.items()]
+        )
+    }
+    props["listeners"] = _join(
+        draw, [f"{_case(draw, e.listener_name)}://" + format_endpoint(e).split("://", 1)[1] for e in bound]
+    )
     if draw(st.booleans()):
         adv_names = draw(st.lists(st.sampled_from(lnames), min_size=1, max_size=n, unique=True))
         advertised = [EndPoint(nm, draw(st.one_of(hostnames, ipv4, ipv6)), draw(ports), protos[nm]) for nm in adv_names]
@@ -94,8 +103,12 @@ def test_valid_configs_resolve(case):
 
 
 @SETTINGS
-@given(st.integers(1, 65535), st.sampled_from(["", "h", "10.0.0.1", "::1"]), st.one_of(st.none(), hostnames),
-       st.one_of(st.none(), ports))
+@given(
+    st.integers(1, 65535),
+    st.sampled_from(["", "h", "10.0.0.1", "::1"]),
+    st.one_of(st.none(), hostnames),
+    st.one_of(st.none(), ports),
+)
 def test_legacy_host_port_configs_resolve(port, host, adv_host, adv_port):
     props = {"port": str(port), "host.name": host}
     if adv_host is not None:
@@ -109,8 +122,16 @@ def test_legacy_host_port_configs_resolve(port, host, adv_host, adv_port):
     assert b.advertised_listeners == (EndPoint("PLAINTEXT", expected_host, expected_port, "PLAINTEXT"),)
 
 
-BREAKS = ["duplicate_port", "bad_protocol", "cp_is_ibl", "ibl_not_in_map", "advertised_not_listened",
-          "advertised_zero", "name_not_in_map", "both_ibl_settings"]
+BREAKS = [
+    "duplicate_port",
+    "bad_protocol",
+    "cp_is_ibl",
+    "ibl_not_in_map",
+    "advertised_not_listened",
+    "advertised_zero",
+    "name_not_in_map",
+    "both_ibl_settings",
+]
 
 
 def _break(props, bound, advertised, ibl, how, draw):
@@ -120,8 +141,9 @@ def _break(props, bound, advertised, ibl, how, draw):
         assume(len(bound) >= 2)
         ports_ = [e.port for e in bound]
         ports_[1] = ports_[0]
-        p["listeners"] = ",".join(format_endpoint(EndPoint(e.listener_name, e.host, q, e.security_protocol))
-                                  for e, q in zip(bound, ports_))
+        p["listeners"] = ",".join(
+            format_endpoint(EndPoint(e.listener_name, e.host, q, e.security_protocol)) for e, q in zip(bound, ports_)
+        )
         return p, "listeners"
     if how == "bad_protocol":
         p["listener.security.protocol.map"] += ",EXTRA:TLS"
@@ -137,14 +159,18 @@ def _break(props, bound, advertised, ibl, how, draw):
         p["advertised.listeners"] = ",".join([format_endpoint(e) for e in advertised] + ["ELSEWHERE://x:1"])
         return p, "advertised.listeners"
     if how == "advertised_zero":
-        p["advertised.listeners"] = ",".join(format_endpoint(EndPoint(e.listener_name, "0.0.0.0" if i == 0 else e.host,
-                                                                      e.port, e.security_protocol))
-                                             for i, e in enumerate(advertised))
+        p["advertised.listeners"] = ",".join(
+            format_endpoint(EndPoint(e.listener_name, "0.0.0.0" if i == 0 else e.host, e.port, e.security_protocol))
+            for i, e in enumerate(advertised)
+        )
         return p, "advertised.listeners"
     if how == "name_not_in_map":
         victim = draw(st.sampled_from([e.listener_name for e in bound]))
-        entries = [kv for kv in p["listener.security.protocol.map"].split(",")
-                   if kv.rsplit(":", 1)[0].strip().upper() != victim]
+        entries = [
+            kv
+            for kv in p["listener.security.protocol.map"].split(",")
+            if kv.rsplit(":", 1)[0].strip().upper() != victim
+        ]
         p["listener.security.protocol.map"] = ",".join(entries) if entries else "UNUSED_Y:SSL"
         in_adv = "advertised.listeners" in p and victim in [e.listener_name for e in advertised]
         return p, "advertised.listeners" if in_adv else "listeners"
@@ -163,7 +189,10 @@ def test_broken_configs_name_their_setting(case, how, data):
         resolve(broken)
     except ConfigException as e:
         assert e.config_key == key, (how, str(e))
-        assert key in str(e) or (key in ("listeners", "advertised.listeners") and "broker listeners" in str(e)) \
-            or key == "security.inter.broker.protocol", (how, str(e))
+        assert (
+            key in str(e)
+            or (key in ("listeners", "advertised.listeners") and "broker listeners" in str(e))
+            or key == "security.inter.broker.protocol"
+        ), (how, str(e))
     else:
         raise AssertionError(f"{how} was accepted: {broken}")

@@ -27,8 +27,13 @@ QUEUES = {
 def busy_run(seed, control_plane=True, acks=-1, queued=50, rate=9000, until=300.0):
     """A run that exercises every queue: overload, a small queue, purgatory, a follower, control requests."""
     settings = ModelSettings(costs={"Produce": CostModel(Exponential(0.8))})
-    sc = Scenario(lab_properties(control_plane, queued_max_requests=queued), seed=seed, settings=settings,
-                  replicas=2, client_listener="PLAINTEXT")
+    sc = Scenario(
+        lab_properties(control_plane, queued_max_requests=queued),
+        seed=seed,
+        settings=settings,
+        replicas=2,
+        client_listener="PLAINTEXT",
+    )
     for f in sc.followers():
         f.stop_fetching(sc.partitions[0])  # KIP-291's example: the follower stopped fetching partition 0
     sc.producer(connections=300, acks=acks, request_timeout_ms=40).open_loop(rate)
@@ -119,7 +124,10 @@ def test_a_full_queue_blocks_processors_but_drops_nothing():
     res = controller_behind_backlog(1500, control_plane=False, queued_max_requests=100, until_ms=1000)
     r = res.requests
     assert len(r) == 1501 and (r["error"] == "NONE").all()  # all answered, none dropped
-    assert res.broker.metrics.gauges["RequestQueueSize"].values and max(res.broker.metrics.gauges["RequestQueueSize"].values) == 100
+    assert (
+        res.broker.metrics.gauges["RequestQueueSize"].values
+        and max(res.broker.metrics.gauges["RequestQueueSize"].values) == 100
+    )
     assert (r["socketWaitTime"] > 0).sum() > 1000  # most waited in the socket behind a blocked processor
     # while the queue was full the processors were not idle: they were blocked on the put
     m = res.metrics
@@ -128,8 +136,14 @@ def test_a_full_queue_blocks_processors_but_drops_nothing():
 
 
 @settings(max_examples=15)
-@given(seed=st.integers(0, 10**6), queued=st.integers(1, 40), handlers=st.integers(1, 4), acks=st.sampled_from([0, 1, -1]),
-       control_plane=st.booleans(), prioritise=st.booleans())
+@given(
+    seed=st.integers(0, 10**6),
+    queued=st.integers(1, 40),
+    handlers=st.integers(1, 4),
+    acks=st.sampled_from([0, 1, -1]),
+    control_plane=st.booleans(),
+    prioritise=st.booleans(),
+)
 def test_conservation_property(seed, queued, handlers, acks, control_plane, prioritise):
     settings_ = ModelSettings(costs={"Produce": CostModel(Exponential(0.5))}, prioritise_controller_requests=prioritise)
     props = lab_properties(control_plane, queued_max_requests=queued, num_io_threads=handlers)

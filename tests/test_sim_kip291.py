@@ -18,8 +18,10 @@ from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait
 EPS = 0.001  # the controller request is sent just after the backlog
 
 
-@pytest.mark.parametrize("backlog,handlers,service_ms", [(0, 8, 1.0), (8, 8, 1.0), (100, 8, 1.0), (333, 4, 2.0),
-                                                          (480, 8, 0.5), (150, 1, 1.0)])
+@pytest.mark.parametrize(
+    "backlog,handlers,service_ms",
+    [(0, 8, 1.0), (8, 8, 1.0), (100, 8, 1.0), (333, 4, 2.0), (480, 8, 0.5), (150, 1, 1.0)],
+)
 def test_without_control_plane_the_controller_request_waits_behind_the_backlog(backlog, handlers, service_ms):
     res = controller_behind_backlog(backlog, control_plane=False, num_io_threads=handlers, service_ms=service_ms)
     lai = res.request("LeaderAndIsr")
@@ -33,8 +35,9 @@ def test_without_control_plane_the_controller_request_waits_behind_the_backlog(b
 @pytest.mark.parametrize("backlog", [0, 100, 480, 1000, 3000])
 @pytest.mark.parametrize("handlers", [1, 8])
 def test_with_control_plane_it_takes_one_service_time_whatever_the_backlog(backlog, handlers):
-    res = controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers, controller_ms=1.0,
-                                    until_ms=50.0)
+    res = controller_behind_backlog(
+        backlog, control_plane=True, num_io_threads=handlers, controller_ms=1.0, until_ms=50.0
+    )
     lai = res.request("LeaderAndIsr")
     assert (lai["plane"], lai["listener"], lai["processor"]) == ("control", "CONTROLLER", 0)
     assert controller_wait_ms(lai) == 0.0
@@ -52,7 +55,9 @@ def test_a_full_queue_blocks_the_controllers_processor(backlog, queued):
     assert lai["socketWaitTime"] > 0.4 * backlog / 8
     assert lai["requestQueueTime"] == pytest.approx(queued / 8, rel=0.05)
     # the same backlog with a queue big enough: no socket wait at all
-    roomy = controller_behind_backlog(backlog, control_plane=False, queued_max_requests=backlog + 10).request("LeaderAndIsr")
+    roomy = controller_behind_backlog(backlog, control_plane=False, queued_max_requests=backlog + 10).request(
+        "LeaderAndIsr"
+    )
     assert roomy["socketWaitTime"] == 0
 
 
@@ -66,7 +71,9 @@ def test_rejected_alternative_works_while_the_queue_has_room(backlog):
 @pytest.mark.parametrize("backlog,queued", [(1000, 500), (2000, 500), (3000, 500)])
 def test_rejected_alternative_fails_when_the_queue_is_full(backlog, queued):
     """The KIP's reason for rejecting it: the processor is blocked before the request is even read."""
-    lai = controller_behind_backlog(backlog, control_plane=False, prioritise=True, queued_max_requests=queued).request("LeaderAndIsr")
+    lai = controller_behind_backlog(backlog, control_plane=False, prioritise=True, queued_max_requests=queued).request(
+        "LeaderAndIsr"
+    )
     assert lai["requestQueueTime"] <= 1.0 + 1e-9  # once read, it does jump the queue...
     assert controller_wait_ms(lai) == pytest.approx((backlog - queued) / 8, rel=0.03)  # ...but it waited to be read
     assert controller_wait_ms(lai) > 50
@@ -78,21 +85,37 @@ def test_exponential_service_waits_average_backlog_times_service_over_handlers(b
     starts at the (N − c + 1)-th, so E[wait] = (N − c + 1)·s/c (≈ N·s/c), with variance (N − c + 1)·(s/c)².
     20 seeded runs: the standard error is under 1.6 % of the mean, the tolerance 5 %."""
     c, s = 8, 1.0
-    waits = [controller_wait_ms(controller_behind_backlog(backlog, control_plane=False, deterministic=False,
-                                                          seed=seed).request("LeaderAndIsr")) for seed in range(20)]
+    waits = [
+        controller_wait_ms(
+            controller_behind_backlog(backlog, control_plane=False, deterministic=False, seed=seed).request(
+                "LeaderAndIsr"
+            )
+        )
+        for seed in range(20)
+    ]
     assert np.mean(waits) == pytest.approx((backlog - c + 1) * s / c - EPS, rel=0.05)
     assert np.std(waits) == pytest.approx(math.sqrt(backlog - c + 1) * s / c, rel=0.35)
-    cp = [controller_behind_backlog(backlog, control_plane=True, deterministic=False, seed=s).request("LeaderAndIsr")
-          for s in range(3)]
+    cp = [
+        controller_behind_backlog(backlog, control_plane=True, deterministic=False, seed=s).request("LeaderAndIsr")
+        for s in range(3)
+    ]
     assert all(controller_wait_ms(r) == 0 and r["totalTime"] == pytest.approx(1.0) for r in cp)
 
 
 # -- downstream effects ----------------------------------------------------------------------------
 
+
 def purgatory_run(control_plane, backlog=200, timeout_ms=30000, seed=0, produce_partitions=None):
-    return controller_behind_backlog(backlog, control_plane=control_plane, acks=-1, replicas=3,
-                                     request_timeout_ms=timeout_ms, seed=seed, until_ms=200.0,
-                                     produce_partitions=produce_partitions)
+    return controller_behind_backlog(
+        backlog,
+        control_plane=control_plane,
+        acks=-1,
+        replicas=3,
+        request_timeout_ms=timeout_ms,
+        seed=seed,
+        until_ms=200.0,
+        produce_partitions=produce_partitions,
+    )
 
 
 def test_acks_all_produces_wait_in_purgatory_until_the_leader_and_isr_then_fail():
@@ -180,8 +203,9 @@ def test_acks_1_records_acknowledged_after_the_controller_decided():
 
 
 def test_stop_replica_goes_through_the_control_plane_too():
-    res = controller_behind_backlog(300, control_plane=True, controller_api="StopReplica", acks=-1, replicas=3,
-                                    until_ms=100.0)
+    res = controller_behind_backlog(
+        300, control_plane=True, controller_api="StopReplica", acks=-1, replicas=3, until_ms=100.0
+    )
     sr = res.request("StopReplica")
     assert sr["plane"] == "control" and controller_wait_ms(sr) == 0.0
     assert ("orders", 0) in res.broker.replica_manager.partitions  # deletePartitions=false keeps the log
@@ -197,8 +221,9 @@ def test_metadata_requests_are_answered_stale_until_update_metadata_is_applied()
     from kafka_lab.sim.experiments import lab_settings
 
     for cp in (False, True):
-        sc = Scenario(lab_properties(cp), seed=0, settings=lab_settings(1.0, controller_ms=0.5),
-                      client_listener="PLAINTEXT")
+        sc = Scenario(
+            lab_properties(cp), seed=0, settings=lab_settings(1.0, controller_ms=0.5), client_listener="PLAINTEXT"
+        )
         sc.producer(connections=300).burst(300)
         sc.metadata_client(connections=50).open_loop(2000)
         sc.controller.send(sc.broker, "UpdateMetadata", [sc.leader_and_isr_state(0, leader=2)], at_ms=EPS)
@@ -235,19 +260,29 @@ def test_under_sustained_overload_a_full_queue_adds_the_blocked_processor_time(o
     assert controller_wait_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)
 
 
-
 @settings(max_examples=25)
-@given(backlog=st.integers(0, 400), handlers=st.integers(1, 12), service=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
-       spare=st.integers(1, 50))
+@given(
+    backlog=st.integers(0, 400),
+    handlers=st.integers(1, 12),
+    service=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
+    spare=st.integers(1, 50),
+)
 def test_fifo_wait_is_exact_for_any_backlog_that_fits(backlog, handlers, service, spare):
     """Deterministic service, a queue with room: the k-th request in line starts at floor(k / c) · s."""
-    res = controller_behind_backlog(backlog, control_plane=False, num_io_threads=handlers, service_ms=service,
-                                    queued_max_requests=backlog + spare)
+    res = controller_behind_backlog(
+        backlog, control_plane=False, num_io_threads=handlers, service_ms=service, queued_max_requests=backlog + spare
+    )
     lai = res.request("LeaderAndIsr")
     expected = math.floor(backlog / handlers) * service - (EPS if backlog >= handlers else 0.0)
     assert controller_wait_ms(lai) == pytest.approx(expected, abs=1e-9)
-    assert controller_wait_ms(controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers,
-                                                       service_ms=service).request("LeaderAndIsr")) == 0
+    assert (
+        controller_wait_ms(
+            controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers, service_ms=service).request(
+                "LeaderAndIsr"
+            )
+        )
+        == 0
+    )
 
 
 def test_a_leader_and_isr_that_shrinks_the_isr_to_the_leader_completes_waiting_produces():

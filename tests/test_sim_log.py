@@ -34,13 +34,16 @@ def test_a_leader_assigns_offsets_from_its_log_end_and_stamps_its_epoch():
         log.append_as_leader(0, 2)
 
 
-@pytest.mark.parametrize("asked, expected", [
-    (0, (0, 10)),    # epoch 0 ends where epoch 1 starts
-    (1, (1, 13)),
-    (2, (1, 13)),    # unknown epoch 2: the largest epoch below it, and where that one ends
-    (3, (3, 15)),    # the latest epoch ends at the log end offset
-    (9, (3, 15)),
-])
+@pytest.mark.parametrize(
+    "asked, expected",
+    [
+        (0, (0, 10)),  # epoch 0 ends where epoch 1 starts
+        (1, (1, 13)),
+        (2, (1, 13)),  # unknown epoch 2: the largest epoch below it, and where that one ends
+        (3, (3, 15)),  # the latest epoch ends at the log end offset
+        (9, (3, 15)),
+    ],
+)
 def test_end_offset_for_epoch_is_leader_epoch_file_cache_end_offset_for(asked, expected):
     log = log_with((5, 0), (5, 0), (3, 1), (2, 3))
     assert log.epochs == [(0, 0), (1, 10), (3, 13)]
@@ -89,8 +92,7 @@ def test_read_returns_the_batches_from_an_offset_on():
     assert [b.base_offset for b in log.read(0, max_batches=2)] == [0, 5]
 
 
-@given(st.lists(st.tuples(st.sampled_from(["append", "truncate"]), st.integers(1, 5), st.integers(0, 3)),
-                max_size=40))
+@given(st.lists(st.tuples(st.sampled_from(["append", "truncate"]), st.integers(1, 5), st.integers(0, 3)), max_size=40))
 def test_the_log_stays_contiguous_and_its_epoch_cache_consistent(ops):
     log = Log()
     epoch = 0

@@ -29,14 +29,25 @@ def broker(props, **kw):
 
 def test_kafka_defaults():
     cfg = BrokerConfig.from_properties({})
-    assert (cfg.num_network_threads, cfg.num_io_threads, cfg.queued_max_requests, cfg.request_timeout_ms) == (3, 8, 500, 30000)
+    assert (cfg.num_network_threads, cfg.num_io_threads, cfg.queued_max_requests, cfg.request_timeout_ms) == (
+        3,
+        8,
+        500,
+        30000,
+    )
     assert [e.name for e in cfg.data_plane_listeners] == ["PLAINTEXT"] and cfg.control_plane_listener is None
     b = broker({})
     assert set(b.planes) == {"data"}
     data = b.planes["data"]
     assert len(data.processors) == 3 and data.handlers.threads == 8 and data.request_queue.capacity == 500
-    assert set(b.metrics.gauges) == {"RequestQueueSize", "ResponseQueueSize", "NetworkProcessorAvgIdlePercent",
-                                     "RequestHandlerAvgIdlePercent", "NumDelayedOperations", "PurgatorySize"}
+    assert set(b.metrics.gauges) == {
+        "RequestQueueSize",
+        "ResponseQueueSize",
+        "NetworkProcessorAvgIdlePercent",
+        "RequestHandlerAvgIdlePercent",
+        "NumDelayedOperations",
+        "PurgatorySize",
+    }
 
 
 def test_the_control_plane_comes_from_listener_resolution():
@@ -46,8 +57,12 @@ def test_the_control_plane_comes_from_listener_resolution():
     assert cp.request_queue.capacity == CONTROL_PLANE_QUEUE_CAPACITY == 20
     # SocketServer.startup creates the control-plane processor first; data plane: 3 per listener (INTERNAL, EXTERNAL)
     assert cp.processors[0].id == 0 and [p.id for p in b.planes["data"].processors] == list(range(1, 7))
-    assert {"ControlPlaneRequestQueueSize", "ControlPlaneResponseQueueSize", "ControlPlaneNetworkProcessorAvgIdlePercent",
-            "ControlPlaneRequestHandlerAvgIdlePercent"} <= set(b.metrics.gauges)
+    assert {
+        "ControlPlaneRequestQueueSize",
+        "ControlPlaneResponseQueueSize",
+        "ControlPlaneNetworkProcessorAvgIdlePercent",
+        "ControlPlaneRequestHandlerAvgIdlePercent",
+    } <= set(b.metrics.gauges)
     conn = b.controller_connection(1)
     assert (conn.listener, conn.plane) == ("CONTROLLER", "control")
     assert conn.connection_id.startswith("192.1.1.8:9091-")
@@ -64,18 +79,29 @@ def test_without_control_plane_the_controller_uses_the_inter_broker_listener():
 def test_listener_errors_are_kafkas():
     with pytest.raises(ListenerConfigException) as e:
         BrokerConfig.from_properties(kip291_properties(True, **{"control.plane.listener.name": "INTERNAL"}))
-    assert str(e.value) == ("requirement failed: control.plane.listener.name, when defined, should have a different "
-                            "value from the inter broker listener name. Currently they both have the value "
-                            "ListenerName(INTERNAL)")
-    with pytest.raises(ListenerConfigException, match=r"Listener with NOPE defined in control\.plane\.listener\.name not found"):
+    assert str(e.value) == (
+        "requirement failed: control.plane.listener.name, when defined, should have a different "
+        "value from the inter broker listener name. Currently they both have the value "
+        "ListenerName(INTERNAL)"
+    )
+    with pytest.raises(
+        ListenerConfigException, match=r"Listener with NOPE defined in control\.plane\.listener\.name not found"
+    ):
         BrokerConfig.from_properties(lab_properties(True, **{"control.plane.listener.name": "NOPE"}))
 
 
-@pytest.mark.parametrize("key,value,message", [
-    ("num.io.threads", 0, "Invalid value 0 for configuration num.io.threads: Value must be at least 1"),
-    ("queued.max.requests", "0", "Invalid value 0 for configuration queued.max.requests: Value must be at least 1"),
-    ("num.network.threads", "three", "Invalid value three for configuration num.network.threads: Not a number of type INT"),
-])
+@pytest.mark.parametrize(
+    "key,value,message",
+    [
+        ("num.io.threads", 0, "Invalid value 0 for configuration num.io.threads: Value must be at least 1"),
+        ("queued.max.requests", "0", "Invalid value 0 for configuration queued.max.requests: Value must be at least 1"),
+        (
+            "num.network.threads",
+            "three",
+            "Invalid value three for configuration num.network.threads: Not a number of type INT",
+        ),
+    ],
+)
 def test_bad_thread_and_queue_settings_get_kafkas_message(key, value, message):
     with pytest.raises(ConfigException) as e:
         BrokerConfig.from_properties({key: value})
@@ -93,8 +119,12 @@ def test_connections_are_assigned_round_robin_per_listener():
 
 def test_one_request_in_flight_per_connection():
     """A connection is muted while its request is handled: the second waits in the socket."""
-    sc = Scenario(lab_properties(False), seed=0, client_listener="PLAINTEXT",
-                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
+    sc = Scenario(
+        lab_properties(False),
+        seed=0,
+        client_listener="PLAINTEXT",
+        settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}),
+    )
     sc.producer(connections=1).burst(3)
     r = sc.run(20).requests
     assert r["dequeue_ms"].tolist() == [0.0, 2.0, 4.0]  # 8 idle handlers, yet one at a time
@@ -112,8 +142,20 @@ def test_acks_0_gets_no_response_but_unmutes():
 
 def test_record_columns_use_kafkas_names():
     r = Scenario(seed=0).run(1).requests
-    for col in TIMING_COLUMNS + ["api", "correlation_id", "client_id", "connection_id", "listener", "plane",
-                                 "processor", "error", "sent_ms", "start_ms", "dequeue_ms", "end_ms"]:
+    for col in TIMING_COLUMNS + [
+        "api",
+        "correlation_id",
+        "client_id",
+        "connection_id",
+        "listener",
+        "plane",
+        "processor",
+        "error",
+        "sent_ms",
+        "start_ms",
+        "dequeue_ms",
+        "end_ms",
+    ]:
         assert col in r.columns
 
 
@@ -138,8 +180,11 @@ def test_distributions():
 def test_metric_samples_are_gauge_values_and_exact_idle_fractions():
     """One handler, one 2 ms request at t=0: sampled every 1 ms, the handler is busy for the first two
     samples' windows (idle 0) and idle afterwards (idle 1); the data queue never holds it."""
-    sc = Scenario({"num.io.threads": 1}, seed=0,
-                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
+    sc = Scenario(
+        {"num.io.threads": 1},
+        seed=0,
+        settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}),
+    )
     sc.producer().burst(1)
     res = sc.run(4.0, metrics_interval_ms=1.0)
     m = res.metrics
@@ -148,8 +193,11 @@ def test_metric_samples_are_gauge_values_and_exact_idle_fractions():
     assert m["RequestQueueSize"].tolist() == [0, 0, 0, 0]
     assert res.time_average("RequestHandlerAvgIdlePercent") == pytest.approx(0.5)
     # two requests on two connections, one handler: the second waits in the queue for 2 ms
-    sc = Scenario({"num.io.threads": 1}, seed=0,
-                  settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}))
+    sc = Scenario(
+        {"num.io.threads": 1},
+        seed=0,
+        settings=ModelSettings(network_read_ms=0, network_send_ms=0, costs={"Produce": CostModel(2.0)}),
+    )
     sc.producer(connections=2).burst(2)
     res = sc.run(4.0, metrics_interval_ms=1.0)
     assert res.metrics["RequestQueueSize"].tolist() == [1, 0, 0, 0]

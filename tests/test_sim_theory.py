@@ -46,8 +46,9 @@ def test_theory_rejects_unstable_and_bad_input():
 
 
 def mm_c_run(c, rho, seed, duration_ms, service_ms=1.0):
-    settings = ModelSettings(network_read_ms=0.0, network_send_ms=0.0,
-                             costs={"Produce": CostModel(Exponential(service_ms))})
+    settings = ModelSettings(
+        network_read_ms=0.0, network_send_ms=0.0, costs={"Produce": CostModel(Exponential(service_ms))}
+    )
     props = {"num.io.threads": c, "queued.max.requests": 10**7}
     sc = Scenario(props, seed=seed, settings=settings)
     lam_per_ms = rho * c / service_ms

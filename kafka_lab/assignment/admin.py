@@ -33,9 +33,15 @@ def zk_broker_metadatas(brokers, rack_aware_mode: str) -> list[BrokerMetadata]:
     return sorted(bl, key=lambda b: b.id)
 
 
-def assign_for_topic(brokers, partitions: int, replication_factor: int, *,
-                     rack_aware_mode: RackAwareMode = "enforced", rng=None,
-                     fixed_start_index: int = -1) -> dict[int, list[int]]:
+def assign_for_topic(
+    brokers,
+    partitions: int,
+    replication_factor: int,
+    *,
+    rack_aware_mode: RackAwareMode = "enforced",
+    rng=None,
+    fixed_start_index: int = -1,
+) -> dict[int, list[int]]:
     """The assignment ``kafka-topics.sh --create --zookeeper`` makes (``AdminZkClient.createTopic``).
 
     ``rack_aware_mode`` is Kafka's ``RackAwareMode``:
@@ -53,8 +59,14 @@ def assign_for_topic(brokers, partitions: int, replication_factor: int, *,
     return assign_replicas_to_brokers(metas, partitions, replication_factor, fixed_start_index, -1, rng)
 
 
-def add_partitions(brokers, existing: Mapping[int, Sequence[int]], num_partitions: int, *,
-                   topic: str = "topic", rack_aware_mode: RackAwareMode = "enforced") -> dict[int, list[int]]:
+def add_partitions(
+    brokers,
+    existing: Mapping[int, Sequence[int]],
+    num_partitions: int,
+    *,
+    topic: str = "topic",
+    rack_aware_mode: RackAwareMode = "enforced",
+) -> dict[int, list[int]]:
     """``kafka-topics.sh --alter --partitions``: the new partitions' assignment (``AdminZkClient.addPartitions``).
 
     Kafka keeps the existing partitions where they are, takes the replication factor from
@@ -69,12 +81,14 @@ def add_partitions(brokers, existing: Mapping[int, Sequence[int]], num_partition
     metas = zk_broker_metadatas(brokers, rack_aware_mode)
     if 0 not in existing:
         raise AdminOperationException(
-            f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing.")
+            f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing."
+        )
     partitions_to_add = java_int("num_partitions", num_partitions) - len(existing)
     if partitions_to_add <= 0:
         raise InvalidPartitionsException(
             f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
-            f"{len(existing)} partitions, {num_partitions} would not be an increase.")
+            f"{len(existing)} partitions, {num_partitions} would not be an increase."
+        )
     p0 = list(existing[0])
     start_index = next((i for i, b in enumerate(metas) if b.id >= p0[0]), 0)
     return assign_replicas_to_brokers(metas, partitions_to_add, len(p0), start_index, len(existing))

@@ -70,8 +70,14 @@ def partition_racks(assignment: Mapping[int, Sequence[int]], brokers) -> pd.Data
     return pd.DataFrame(rows).set_index("partition")
 
 
-def failure_impact(assignment: Mapping[int, Sequence[int]], brokers, *, failed_racks: Iterable[str] = (),
-                   failed_brokers: Iterable[int] = (), min_insync_replicas: int = 1) -> pd.DataFrame:
+def failure_impact(
+    assignment: Mapping[int, Sequence[int]],
+    brokers,
+    *,
+    failed_racks: Iterable[str] = (),
+    failed_brokers: Iterable[int] = (),
+    min_insync_replicas: int = 1,
+) -> pd.DataFrame:
     """What happens to each partition when some brokers (or whole racks) go down at once.
 
     Assumes every replica was in sync before the failure. Per partition:
@@ -97,15 +103,17 @@ def failure_impact(assignment: Mapping[int, Sequence[int]], brokers, *, failed_r
     rows = []
     for p, reps in sorted(assignment.items()):
         alive = [b for b in reps if b not in down]
-        rows.append({
-            "partition": p,
-            "replicas": list(reps),
-            "alive": len(alive),
-            "offline": not alive,
-            "leader_lost": reps[0] in down,
-            "new_leader": alive[0] if alive else None,
-            "below_min_isr": bool(alive) and len(alive) < min_isr,
-        })
+        rows.append(
+            {
+                "partition": p,
+                "replicas": list(reps),
+                "alive": len(alive),
+                "offline": not alive,
+                "leader_lost": reps[0] in down,
+                "new_leader": alive[0] if alive else None,
+                "below_min_isr": bool(alive) and len(alive) < min_isr,
+            }
+        )
     return pd.DataFrame(rows).set_index("partition")
 
 
@@ -126,17 +134,28 @@ def failure_summary(assignment: Mapping[int, Sequence[int]], brokers, **kw) -> d
 RACK_MODES = {"rack-aware": "enforced", "rack-unaware": "disabled"}
 
 
-def rack_mode_assignments(racks, partitions: int, replication_factor: int, *,
-                          start_index: int = 0) -> dict[str, dict[int, list[int]]]:
+def rack_mode_assignments(
+    racks, partitions: int, replication_factor: int, *, start_index: int = 0
+) -> dict[str, dict[int, list[int]]]:
     """The same topic assigned both ways (:data:`RACK_MODES`), with one fixed start index: ``{mode: assignment}``."""
     brokers = as_brokers(racks)
-    return {label: assign_for_topic(brokers, partitions, replication_factor, rack_aware_mode=mode,
-                                    fixed_start_index=start_index)
-            for label, mode in RACK_MODES.items()}
+    return {
+        label: assign_for_topic(
+            brokers, partitions, replication_factor, rack_aware_mode=mode, fixed_start_index=start_index
+        )
+        for label, mode in RACK_MODES.items()
+    }
 
 
-def rack_failure_comparison(racks, partitions: int, replication_factor: int, *, failed_rack: str | None = None,
-                            min_insync_replicas: int = 1, start_index: int = 0) -> pd.DataFrame:
+def rack_failure_comparison(
+    racks,
+    partitions: int,
+    replication_factor: int,
+    *,
+    failed_rack: str | None = None,
+    min_insync_replicas: int = 1,
+    start_index: int = 0,
+) -> pd.DataFrame:
     """Rack-aware against rack-unaware for the same cluster: what losing ``failed_rack`` does to each.
 
     One row per mode: the counts of :func:`failure_summary`, and the fewest racks any partition's
@@ -145,8 +164,9 @@ def rack_failure_comparison(racks, partitions: int, replication_factor: int, *, 
     brokers = as_brokers(racks)
     rows = {}
     for label, a in rack_mode_assignments(brokers, partitions, replication_factor, start_index=start_index).items():
-        s = failure_summary(a, brokers, failed_racks=[failed_rack] if failed_rack else [],
-                            min_insync_replicas=min_insync_replicas)
+        s = failure_summary(
+            a, brokers, failed_racks=[failed_rack] if failed_rack else [], min_insync_replicas=min_insync_replicas
+        )
         s["min racks spanned"] = int(partition_racks(a, brokers)["racks spanned"].min())
         rows[label] = s
     return pd.DataFrame(rows).T

@@ -129,6 +129,12 @@ def rack_alternated_steps(brokers) -> pd.DataFrame:
     rows = []
     for rack, bid in _picks(groups):
         ids = groups[rack]
-        rows.append({"position": len(rows), "rack": rack, "broker": bid,
-                     "left in rack": ", ".join(map(str, ids[ids.index(bid) + 1:])) or "-"})
+        rows.append(
+            {
+                "position": len(rows),
+                "rack": rack,
+                "broker": bid,
+                "left in rack": ", ".join(map(str, ids[ids.index(bid) + 1 :])) or "-",
+            }
+        )
     return pd.DataFrame(rows).set_index("position")

@@ -58,8 +58,10 @@ class AdminOperationException(ValueError):
 MSG_PARTITIONS = "Number of partitions must be larger than 0."
 MSG_RF = "Replication factor must be larger than 0."
 MSG_RACKS_INCOMPLETE = "Not all brokers have rack information for replica rack aware assignment."
-MSG_RACKS_INCOMPLETE_ZK = ("Not all brokers have rack information. Add --disable-rack-aware in command line"
-                           " to make replica assignment without rack information.")
+MSG_RACKS_INCOMPLETE_ZK = (
+    "Not all brokers have rack information. Add --disable-rack-aware in command line"
+    " to make replica assignment without rack information."
+)
 
 
 def msg_rf_too_large(rf: int, size: int) -> str:

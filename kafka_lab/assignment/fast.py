@@ -87,8 +87,9 @@ def _fast_path_is_exact(n, rf, num_racks, n_parts, start_index, shift0, pid0) ->
     return max_shift * num_racks + rf * n <= INT_MAX  # k never exceeds (rf - 1) * (n - 1)
 
 
-def assign_replicas_array(brokers, n_partitions, replication_factor, fixed_start_index=-1, start_partition_id=-1,
-                          rng=None):
+def assign_replicas_array(
+    brokers, n_partitions, replication_factor, fixed_start_index=-1, start_partition_id=-1, rng=None
+):
     """:func:`assign_replicas_to_brokers` as numpy: ``(first partition id, broker ids of shape (n_partitions, rf))``.
 
     Where a Java ``int`` would overflow, ``(None, the reference's dict)`` instead.
@@ -102,9 +103,14 @@ def assign_replicas_array(brokers, n_partitions, replication_factor, fixed_start
     return pid0, np.asarray(order, dtype=np.int64)[pos]
 
 
-def assign_replicas_to_brokers(brokers, n_partitions: int, replication_factor: int,
-                               fixed_start_index: int = -1, start_partition_id: int = -1,
-                               rng=None) -> dict[int, list[int]]:
+def assign_replicas_to_brokers(
+    brokers,
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng=None,
+) -> dict[int, list[int]]:
     """Which brokers hold each partition's replicas: ``{partition id: [leader, follower, ...]}``.
 
     Exactly ``AdminUtils.assignReplicasToBrokers(brokerMetadatas, nPartitions, replicationFactor,
@@ -120,8 +126,9 @@ def assign_replicas_to_brokers(brokers, n_partitions: int, replication_factor: i
     - the first partition id is ``max(0, start_partition_id)``; the follower shift depends on the
       absolute partition id, which is what makes adding partitions line up with the first ones.
     """
-    pid0, ids = assign_replicas_array(brokers, n_partitions, replication_factor, fixed_start_index,
-                              start_partition_id, rng)
+    pid0, ids = assign_replicas_array(
+        brokers, n_partitions, replication_factor, fixed_start_index, start_partition_id, rng
+    )
     if pid0 is None:
         return ids
     gc_was_on = gc.isenabled()

@@ -51,7 +51,6 @@ def _as_rng(rng):
     return rng
 
 
-
 def check_counts(n_partitions: int, replication_factor: int, n_brokers: int) -> None:
     """The first checks of ``assignReplicasToBrokers``, in Kafka's order, with Kafka's exceptions and messages.
 
@@ -92,18 +91,23 @@ def prepare(brokers, n_partitions, replication_factor, fixed_start_index, start_
     return order, rack_map, n_partitions, replication_factor, start_index, shift, max(0, start_partition_id)
 
 
-
 def _replica_index(first_replica_index: int, second_replica_shift: int, replica_index: int, n_brokers: int) -> int:
     shift = 1 + jrem(i32(second_replica_shift + replica_index), n_brokers - 1)  # int, then widened to long
     return jrem(first_replica_index + shift, n_brokers)
 
 
-def assign_replicas_to_brokers_reference(brokers, n_partitions: int, replication_factor: int,
-                                         fixed_start_index: int = -1, start_partition_id: int = -1,
-                                         rng=None) -> dict[int, list[int]]:
+def assign_replicas_to_brokers_reference(
+    brokers,
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    rng=None,
+) -> dict[int, list[int]]:
     """Kafka's ``assignReplicasToBrokers``, transcribed loop for loop (slow; the tests' truth)."""
-    return reference_loop(*prepare(brokers, n_partitions, replication_factor, fixed_start_index,
-                                     start_partition_id, rng))
+    return reference_loop(
+        *prepare(brokers, n_partitions, replication_factor, fixed_start_index, start_partition_id, rng)
+    )
 
 
 def reference_loop(order, rack_map, n_parts, rf, start_index, next_shift, pid) -> dict[int, list[int]]:
@@ -137,8 +141,9 @@ def reference_loop(order, rack_map, n_parts, rf, start_index, next_shift, pid) -
             while not done:
                 broker = jget(order, _replica_index(first, i32(next_shift * num_racks), k, n))
                 rack = rack_map[broker]
-                if ((rack not in racks_used or len(racks_used) == num_racks)
-                        and (broker not in brokers_used or len(brokers_used) == num_brokers)):
+                if (rack not in racks_used or len(racks_used) == num_racks) and (
+                    broker not in brokers_used or len(brokers_used) == num_brokers
+                ):
                     buf.append(broker)
                     racks_used.add(rack)
                     brokers_used.add(broker)

@@ -196,8 +196,12 @@ def check(exercise_id: str, answer: Any) -> Feedback:
     _load_all()
     if exercise_id not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
-        return Feedback(exercise_id, "incorrect", f"there is no exercise called {exercise_id!r}.",
-                        hint=f"the exercises are: {known}")
+        return Feedback(
+            exercise_id,
+            "incorrect",
+            f"there is no exercise called {exercise_id!r}.",
+            hint=f"the exercises are: {known}",
+        )
     return _REGISTRY[exercise_id].check(answer)
 
 

@@ -32,8 +32,14 @@ def unavailable_run(control_plane):
 def metadata_answers_between(res, broker_id: int, start_ms: float, end_ms: float) -> int:
     """How many Metadata requests ``broker_id`` answered in (start_ms, end_ms)."""
     r = res.requests
-    return int(((r["api"] == "Metadata") & (r["broker_id"] == broker_id) & (r["api_local_complete_ms"] > start_ms)
-                & (r["api_local_complete_ms"] < end_ms)).sum())
+    return int(
+        (
+            (r["api"] == "Metadata")
+            & (r["broker_id"] == broker_id)
+            & (r["api_local_complete_ms"] > start_ms)
+            & (r["api_local_complete_ms"] < end_ms)
+        ).sum()
+    )
 
 
 def _broker1(res) -> dict:
@@ -46,17 +52,21 @@ LONGER_CHOICES = {
     "a": "0: the UpdateMetadata is applied as soon as it arrives",
     "b": "about the LeaderAndIsr's wait: the controller sends both at once, and they wait side by side",
     "c": "longer than the LeaderAndIsr's wait: the controller sends the UpdateMetadata only once broker 1 has answered "
-         "the LeaderAndIsr (one request in flight per broker), and it queues behind the backlog again",
+    "the LeaderAndIsr (one request in flight per broker), and it queues behind the backlog again",
     "d": "until metadata.max.age.ms (5 minutes) expires broker 1's cache",
 }
 
 
-@exercise("06.why_longer", solution="c", wrong=["a", "b", "d"],
-          prompt="No control plane. Broker 1's LeaderAndIsr waits 16.7 ms behind its backlog. How long does broker 1's "
-                 "metadata cache still name itself leader of orders-0, counted from the controller's decision? "
-                 + "; ".join(f"({k}) {v}" for k, v in LONGER_CHOICES.items()),
-          explanation="The controller keeps one request in flight per broker (its RequestSendThread): the "
-                      "UpdateMetadata leaves only when the LeaderAndIsr is answered, then it waits in the same queue.")
+@exercise(
+    "06.why_longer",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="No control plane. Broker 1's LeaderAndIsr waits 16.7 ms behind its backlog. How long does broker 1's "
+    "metadata cache still name itself leader of orders-0, counted from the controller's decision? "
+    + "; ".join(f"({k}) {v}" for k, v in LONGER_CHOICES.items()),
+    explanation="The controller keeps one request in flight per broker (its RequestSendThread): the "
+    "UpdateMetadata leaves only when the LeaderAndIsr is answered, then it waits in the same queue.",
+)
 def _(answer):
     got = letter(answer, LONGER_CHOICES)
     if got is None:
@@ -64,36 +74,48 @@ def _(answer):
     res = stale_run(False)
     b1, stale = _broker1(res), incident_summary(res)["stale_ms"][1]
     if got == "c":
-        return correct(f"the model: the LeaderAndIsr waits {b1['LeaderAndIsr']['waited_ms']:.1f} ms and is applied at "
-                       f"{b1['LeaderAndIsr']['applied_ms']:.1f} ms; the UpdateMetadata leaves at "
-                       f"{b1['UpdateMetadata']['sent_ms']:.1f} ms, waits {b1['UpdateMetadata']['waited_ms']:.1f} ms "
-                       f"more, and broker 1's cache is stale for {stale:.1f} ms in all.")
+        return correct(
+            f"the model: the LeaderAndIsr waits {b1['LeaderAndIsr']['waited_ms']:.1f} ms and is applied at "
+            f"{b1['LeaderAndIsr']['applied_ms']:.1f} ms; the UpdateMetadata leaves at "
+            f"{b1['UpdateMetadata']['sent_ms']:.1f} ms, waits {b1['UpdateMetadata']['waited_ms']:.1f} ms "
+            f"more, and broker 1's cache is stale for {stale:.1f} ms in all."
+        )
     if got == "a":
-        return incorrect("the UpdateMetadata is a request like the others: without the control plane it queues.",
-                         hint="when does the controller send it, and where does it wait?")
+        return incorrect(
+            "the UpdateMetadata is a request like the others: without the control plane it queues.",
+            hint="when does the controller send it, and where does it wait?",
+        )
     if got == "b":
-        return incorrect("the controller does not send them together.",
-                         hint="how many requests does the controller keep in flight to one broker?")
-    return incorrect("metadata.max.age.ms is the clients' refresh interval; a broker's cache changes only on "
-                     "UpdateMetadata.", hint="when does the UpdateMetadata reach broker 1, and how long does it wait?")
+        return incorrect(
+            "the controller does not send them together.",
+            hint="how many requests does the controller keep in flight to one broker?",
+        )
+    return incorrect(
+        "metadata.max.age.ms is the clients' refresh interval; a broker's cache changes only on UpdateMetadata.",
+        hint="when does the UpdateMetadata reach broker 1, and how long does it wait?",
+    )
 
 
 REFRESH_CHOICES = {
     "a": "they ask another broker, whose cache is fresh",
     "b": "a producer may refresh only retry.backoff.ms (100 ms) after its previous refresh, about 0.5 ms into the "
-         "run: its next Metadata request comes well after broker 1's cache is fresh",
+    "run: its next Metadata request comes well after broker 1's cache is fresh",
     "c": "the NOT_LEADER_OR_FOLLOWER answer names the new leader",
     "d": "they do get stale metadata, and send to broker 1 again",
 }
 
 
-@exercise("06.refresh", solution="b", wrong=["a", "c", "d"],
-          prompt="No control plane. Producers get NOT_LEADER_OR_FOLLOWER from broker 1 from 21.7 ms on, and ask broker 1 "
-                 "for metadata; broker 1's cache is stale until 32.1 ms. Why does none of them get a stale answer? "
-                 + "; ".join(f"({k}) {v}" for k, v in REFRESH_CHOICES.items()),
-          explanation="Kafka 2.8's Metadata.timeToNextUpdate: an update requested after an error may go out only "
-                      "retry.backoff.ms after the last refresh. The produce response carries no leader in 2.8 "
-                      "(KIP-951 added that in 3.7).")
+@exercise(
+    "06.refresh",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="No control plane. Producers get NOT_LEADER_OR_FOLLOWER from broker 1 from 21.7 ms on, and ask broker 1 "
+    "for metadata; broker 1's cache is stale until 32.1 ms. Why does none of them get a stale answer? "
+    + "; ".join(f"({k}) {v}" for k, v in REFRESH_CHOICES.items()),
+    explanation="Kafka 2.8's Metadata.timeToNextUpdate: an update requested after an error may go out only "
+    "retry.backoff.ms after the last refresh. The produce response carries no leader in 2.8 "
+    "(KIP-951 added that in 3.7).",
+)
 def _(answer):
     got = letter(answer, REFRESH_CHOICES)
     if got is None:
@@ -102,17 +124,25 @@ def _(answer):
     b1 = _broker1(res)
     n = metadata_answers_between(res, 1, b1["LeaderAndIsr"]["applied_ms"], b1["UpdateMetadata"]["applied_ms"])
     if got == "b":
-        return correct(f"between {b1['LeaderAndIsr']['applied_ms']:.1f} and {b1['UpdateMetadata']['applied_ms']:.1f} ms "
-                       f"broker 1 answers {n} Metadata requests: the producers' refreshes are paced by "
-                       "retry.backoff.ms, and come later. Stale metadata hurts the clients that ask inside the window.")
+        return correct(
+            f"between {b1['LeaderAndIsr']['applied_ms']:.1f} and {b1['UpdateMetadata']['applied_ms']:.1f} ms "
+            f"broker 1 answers {n} Metadata requests: the producers' refreshes are paced by "
+            "retry.backoff.ms, and come later. Stale metadata hurts the clients that ask inside the window."
+        )
     if got == "a":
-        return incorrect("in this incident the producers ask broker 1 (the incident pins them to it).",
-                         hint="when may a producer send its next Metadata request?")
+        return incorrect(
+            "in this incident the producers ask broker 1 (the incident pins them to it).",
+            hint="when may a producer send its next Metadata request?",
+        )
     if got == "c":
-        return incorrect("in Kafka 2.8 a produce response carries no leader (KIP-951 added it in 3.7).",
-                         hint="when may a producer send its next Metadata request?")
-    return incorrect(f"the model counts {n} Metadata answers from broker 1 in that window.",
-                     hint="when may a producer send its next Metadata request (retry.backoff.ms)?")
+        return incorrect(
+            "in Kafka 2.8 a produce response carries no leader (KIP-951 added it in 3.7).",
+            hint="when may a producer send its next Metadata request?",
+        )
+    return incorrect(
+        f"the model counts {n} Metadata answers from broker 1 in that window.",
+        hint="when may a producer send its next Metadata request (retry.backoff.ms)?",
+    )
 
 
 HALF_CHOICES = {
@@ -123,13 +153,17 @@ HALF_CHOICES = {
 }
 
 
-@exercise("06.half_migrated", solution="c", wrong=["a", "b", "d"],
-          prompt="KIP-291 case 1.2: busy broker 2 is the new leader of orders-0; broker 1 (the old leader) is busy too, "
-                 "a little less. Without any control plane orders-0 has no leader for 3.1 ms. With "
-                 "control.plane.listener.name set on broker 1 only (half-way through the migration), is orders-0 "
-                 "without a leader for longer or shorter? " + "; ".join(f"({k}) {v}" for k, v in HALF_CHOICES.items()),
-          explanation="No leader = from the old leader resigning to the new one taking over. Speeding up only the "
-                      "resignation widens the gap.")
+@exercise(
+    "06.half_migrated",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="KIP-291 case 1.2: busy broker 2 is the new leader of orders-0; broker 1 (the old leader) is busy too, "
+    "a little less. Without any control plane orders-0 has no leader for 3.1 ms. With "
+    "control.plane.listener.name set on broker 1 only (half-way through the migration), is orders-0 "
+    "without a leader for longer or shorter? " + "; ".join(f"({k}) {v}" for k, v in HALF_CHOICES.items()),
+    explanation="No leader = from the old leader resigning to the new one taking over. Speeding up only the "
+    "resignation widens the gap.",
+)
 def _(answer):
     got = letter(answer, HALF_CHOICES)
     if got is None:
@@ -137,14 +171,20 @@ def _(answer):
     none = incident_summary(unavailable_run(False))["unavailable_ms"]
     half = incident_summary(unavailable_run({1: True}))["unavailable_ms"]
     if got == "c":
-        return correct(f"{half:.1f} ms instead of {none:.1f} ms: broker 1 gives up leadership at 5.1 ms, broker 2 takes "
-                       "it only when its LeaderAndIsr gets through its own backlog. Half a migration can be worse "
-                       "than none.")
+        return correct(
+            f"{half:.1f} ms instead of {none:.1f} ms: broker 1 gives up leadership at 5.1 ms, broker 2 takes "
+            "it only when its LeaderAndIsr gets through its own backlog. Half a migration can be worse "
+            "than none."
+        )
     if got == "a":
-        return incorrect("broker 1 does resign sooner, but that is when the gap starts, not when it ends.",
-                         hint="the gap runs from the old leader resigning to the new leader taking over.")
-    return incorrect(f"the model measures {half:.1f} ms with the control plane on broker 1, {none:.1f} ms without.",
-                     hint="the gap runs from the old leader resigning to the new leader taking over.")
+        return incorrect(
+            "broker 1 does resign sooner, but that is when the gap starts, not when it ends.",
+            hint="the gap runs from the old leader resigning to the new leader taking over.",
+        )
+    return incorrect(
+        f"the model measures {half:.1f} ms with the control plane on broker 1, {none:.1f} ms without.",
+        hint="the gap runs from the old leader resigning to the new leader taking over.",
+    )
 
 
 WHICH_CHOICES = {
@@ -155,28 +195,42 @@ WHICH_CHOICES = {
 }
 
 
-@exercise("06.which_brokers", solution="c", wrong=["a", "b", "d"],
-          prompt="Same incident. Which brokers need control.plane.listener.name for orders-0 to be neither without a "
-                 "leader nor with two leaders at any moment? " + "; ".join(f"({k}) {v}" for k, v in WHICH_CHOICES.items()),
-          explanation="The new leader's LeaderAndIsr ends the leaderless gap; the old leader's ends the time with two "
-                      "leaders (and the acks=1 writes it would truncate). Both must go through at once.")
+@exercise(
+    "06.which_brokers",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="Same incident. Which brokers need control.plane.listener.name for orders-0 to be neither without a "
+    "leader nor with two leaders at any moment? " + "; ".join(f"({k}) {v}" for k, v in WHICH_CHOICES.items()),
+    explanation="The new leader's LeaderAndIsr ends the leaderless gap; the old leader's ends the time with two "
+    "leaders (and the acks=1 writes it would truncate). Both must go through at once.",
+)
 def _(answer):
     got = letter(answer, WHICH_CHOICES)
     if got is None:
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
-    s = {k: incident_summary(unavailable_run(cp)) for k, cp in
-         (("1", {1: True}), ("2", {2: True}), ("both", {1: True, 2: True}))}
+    s = {
+        k: incident_summary(unavailable_run(cp))
+        for k, cp in (("1", {1: True}), ("2", {2: True}), ("both", {1: True, 2: True}))
+    }
     if got == "c":
-        return correct(f"only with both is it {s['both']['unavailable_ms']:.1f} ms without a leader and "
-                       f"{s['both']['two_leaders_ms']:.1f} ms with two. Broker 1 alone: {s['1']['unavailable_ms']:.1f} ms "
-                       f"without a leader; broker 2 alone: {s['2']['two_leaders_ms']:.1f} ms with two leaders and "
-                       f"{s['2']['truncated_records']} records truncated.")
+        return correct(
+            f"only with both is it {s['both']['unavailable_ms']:.1f} ms without a leader and "
+            f"{s['both']['two_leaders_ms']:.1f} ms with two. Broker 1 alone: {s['1']['unavailable_ms']:.1f} ms "
+            f"without a leader; broker 2 alone: {s['2']['two_leaders_ms']:.1f} ms with two leaders and "
+            f"{s['2']['truncated_records']} records truncated."
+        )
     if got == "a":
-        return incorrect(f"then broker 2 still takes over late: {s['1']['unavailable_ms']:.1f} ms without a leader.",
-                         hint="which broker's LeaderAndIsr ends the gap, and which one ends the time with two leaders?")
+        return incorrect(
+            f"then broker 2 still takes over late: {s['1']['unavailable_ms']:.1f} ms without a leader.",
+            hint="which broker's LeaderAndIsr ends the gap, and which one ends the time with two leaders?",
+        )
     if got == "b":
-        return incorrect(f"then broker 1 resigns late: two leaders for {s['2']['two_leaders_ms']:.1f} ms, and "
-                         f"{s['2']['truncated_records']} acks=1 records truncated.",
-                         hint="which broker's LeaderAndIsr ends the time with two leaders?")
-    return incorrect("the controller's own broker is not the one that queues these LeaderAndIsr requests.",
-                     hint="which brokers apply a LeaderAndIsr for orders-0 that matters here?")
+        return incorrect(
+            f"then broker 1 resigns late: two leaders for {s['2']['two_leaders_ms']:.1f} ms, and "
+            f"{s['2']['truncated_records']} acks=1 records truncated.",
+            hint="which broker's LeaderAndIsr ends the time with two leaders?",
+        )
+    return incorrect(
+        "the controller's own broker is not the one that queues these LeaderAndIsr requests.",
+        hint="which brokers apply a LeaderAndIsr for orders-0 that matters here?",
+    )

@@ -25,9 +25,18 @@ from dataclasses import dataclass
 from .errors import ConfigException, require
 
 __all__ = [
-    "SECURITY_PROTOCOLS", "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP", "EndPoint", "parse_endpoint",
-    "format_endpoint", "format_address", "java_trim", "parse_csv_list", "parse_csv_map",
-    "parse_listener_security_protocol_map", "normalise_listener_name", "security_protocol_for_name",
+    "SECURITY_PROTOCOLS",
+    "DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP",
+    "EndPoint",
+    "parse_endpoint",
+    "format_endpoint",
+    "format_address",
+    "java_trim",
+    "parse_csv_list",
+    "parse_csv_map",
+    "parse_listener_security_protocol_map",
+    "normalise_listener_name",
+    "security_protocol_for_name",
     "listener_list_to_endpoints",
 ]
 
@@ -44,7 +53,7 @@ _JAVA_DOT = "[^\n\r\u0085\u2028\u2029]"
 _URI_PARSE = re.compile(rf"^({_JAVA_DOT}*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 # Java's \s is ASCII whitespace only
 _CSV_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
-_INT_MIN, _INT_MAX = -2**31, 2**31 - 1
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 def java_trim(s: str) -> str:
@@ -60,7 +69,7 @@ def java_trim(s: str) -> str:
 def _java_split_csv(s: str) -> list[str]:
     """``s.split("\\\\s*,\\\\s*")`` as Java does it: trailing empty strings are removed."""
     parts = _CSV_SPLIT.split(s)
-    if len(parts) == 1:          # no match: Java returns the string itself, even when empty
+    if len(parts) == 1:  # no match: Java returns the string itself, even when empty
         return parts
     while parts and parts[-1] == "":
         parts.pop()
@@ -89,9 +98,11 @@ def parse_csv_map(s: str, config_key: str = "listener.security.protocol.map") ->
         if lio < 0:
             raise ConfigException(
                 f"Error parsing configuration property '{config_key}': begin 0, end -1, length {len(entry)}",
-                kafka_exception="IllegalArgumentException", config_key=config_key,
-                inner_exception="StringIndexOutOfBoundsException")
-        out[java_trim(entry[:lio])] = java_trim(entry[lio + 1:])
+                kafka_exception="IllegalArgumentException",
+                config_key=config_key,
+                inner_exception="StringIndexOutOfBoundsException",
+            )
+        out[java_trim(entry[:lio])] = java_trim(entry[lio + 1 :])
     return out
 
 
@@ -120,8 +131,11 @@ def parse_listener_security_protocol_map(s: str) -> dict[str, str]:
     for name, protocol_name in raw.items():
         protocol = security_protocol_for_name(protocol_name)
         if protocol is None:
-            raise ConfigException(f"Invalid security protocol `{protocol_name}` defined in {key}",
-                                  kafka_exception="ConfigException", config_key=key)
+            raise ConfigException(
+                f"Invalid security protocol `{protocol_name}` defined in {key}",
+                kafka_exception="ConfigException",
+                config_key=key,
+            )
         out[normalise_listener_name(name)] = protocol
     return out
 
@@ -209,8 +223,13 @@ def parse_endpoint(connection_string: str, protocol_map: Mapping[str, str] | Non
         raise ConfigException(str(e), kafka_exception="NumberFormatException", config_key="listeners") from None
 
 
-def listener_list_to_endpoints(listeners: str, protocol_map: Mapping[str, str], *, require_distinct_ports: bool = True,
-                               config_key: str = "listeners") -> list[EndPoint]:
+def listener_list_to_endpoints(
+    listeners: str,
+    protocol_map: Mapping[str, str],
+    *,
+    require_distinct_ports: bool = True,
+    config_key: str = "listeners",
+) -> list[EndPoint]:
     """``CoreUtils.listenerListToEndPoints``: parse a whole list, then check names (and ports) are distinct.
 
     Any parse failure is wrapped as ``Error creating broker listeners from '<listeners>': <why>``.
@@ -222,16 +241,26 @@ def listener_list_to_endpoints(listeners: str, protocol_map: Mapping[str, str], 
         for entry in parse_csv_list(listeners):
             endpoints.append(_create_endpoint(entry, protocol_map))
     except (_Unparsable, _NoProtocol, _NumberFormat) as e:
-        inner = {_Unparsable: "KafkaException", _NoProtocol: "IllegalArgumentException",
-                 _NumberFormat: "NumberFormatException"}[type(e)]
-        raise ConfigException(f"Error creating broker listeners from '{listeners}': {e}",
-                              kafka_exception="IllegalArgumentException", config_key=config_key,
-                              inner_exception=inner) from None
+        inner = {
+            _Unparsable: "KafkaException",
+            _NoProtocol: "IllegalArgumentException",
+            _NumberFormat: "NumberFormatException",
+        }[type(e)]
+        raise ConfigException(
+            f"Error creating broker listeners from '{listeners}': {e}",
+            kafka_exception="IllegalArgumentException",
+            config_key=config_key,
+            inner_exception=inner,
+        ) from None
     names = [e.listener_name for e in endpoints]
-    require(len(set(names)) == len(names), f"Each listener must have a different name, listeners: {listeners}",
-            config_key)
+    require(
+        len(set(names)) == len(names), f"Each listener must have a different name, listeners: {listeners}", config_key
+    )
     if require_distinct_ports:
         ports = [e.port for e in endpoints if e.port != 0]
-        require(len(set(ports)) == len(ports), f"Each listener must have a different port, listeners: {listeners}",
-                config_key)
+        require(
+            len(set(ports)) == len(ports),
+            f"Each listener must have a different port, listeners: {listeners}",
+            config_key,
+        )
     return endpoints

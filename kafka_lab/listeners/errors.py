@@ -29,8 +29,7 @@ class ConfigException(ValueError):
     wraps (``"KafkaException"`` for ``Unable to parse ...``), else None.
     """
 
-    def __init__(self, message: str, *, kafka_exception: str, config_key: str,
-                 inner_exception: str | None = None):
+    def __init__(self, message: str, *, kafka_exception: str, config_key: str, inner_exception: str | None = None):
         super().__init__(message)
         self.message = message
         self.kafka_exception = kafka_exception
@@ -41,12 +40,15 @@ class ConfigException(ValueError):
         return self.message
 
     def __repr__(self) -> str:
-        return f"ConfigException({self.message!r}, kafka_exception={self.kafka_exception!r}, " \
-               f"config_key={self.config_key!r})"
+        return (
+            f"ConfigException({self.message!r}, kafka_exception={self.kafka_exception!r}, "
+            f"config_key={self.config_key!r})"
+        )
 
 
 def require(cond: bool, message: str, config_key: str) -> None:
     """Scala's ``require``: an IllegalArgumentException whose message starts ``requirement failed: ``."""
     if not cond:
-        raise ConfigException("requirement failed: " + message, kafka_exception="IllegalArgumentException",
-                              config_key=config_key)
+        raise ConfigException(
+            "requirement failed: " + message, kafka_exception="IllegalArgumentException", config_key=config_key
+        )

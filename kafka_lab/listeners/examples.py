@@ -51,8 +51,7 @@ def kip291_broker(broker_id: int = 1, stage: str = "round 2") -> dict[str, str]:
         props["listeners"] = f"INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
     else:
         props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL"
-        props["advertised.listeners"] = (f"CONTROLLER://{name}:9091,INTERNAL://{name}:9092,"
-                                         f"EXTERNAL://{outside}:9093")
+        props["advertised.listeners"] = f"CONTROLLER://{name}:9091,INTERNAL://{name}:9092,EXTERNAL://{outside}:9093"
         props["listeners"] = f"CONTROLLER://{internal}:9091,INTERNAL://{internal}:9092,EXTERNAL://{external}:9093"
     props["inter.broker.listener.name"] = "INTERNAL"
     if stage == "round 2":
@@ -73,19 +72,30 @@ def _text(*lines: str) -> str:
 PRESETS: dict[str, str] = {
     "KIP-291 broker1, after (dedicated controller listener)": kip291_properties_text(kip291_broker(1, "round 2")),
     "KIP-291 broker1, before": kip291_properties_text(kip291_broker(1, "before")),
-    "KIP-291 broker1, after round 1 (endpoint added, name not set)": kip291_properties_text(kip291_broker(1, "round 1")),
-    "KIP-291 broker1 as printed (no inter.broker.listener.name)":
-        "broker.id=1\n" + kip291_properties_text(KIP291_AS_PRINTED),
-    "Kafka 2.8 defaults (nothing set)": _text("broker.id=1", "# listeners, advertised.listeners, host.name, port: all unset"),
-    "legacy host.name / advertised.host.name": _text("broker.id=1", "host.name=192.1.1.8", "port=9092",
-                                                     "advertised.host.name=broker1.example.com"),
+    "KIP-291 broker1, after round 1 (endpoint added, name not set)": kip291_properties_text(
+        kip291_broker(1, "round 1")
+    ),
+    "KIP-291 broker1 as printed (no inter.broker.listener.name)": "broker.id=1\n"
+    + kip291_properties_text(KIP291_AS_PRINTED),
+    "Kafka 2.8 defaults (nothing set)": _text(
+        "broker.id=1", "# listeners, advertised.listeners, host.name, port: all unset"
+    ),
+    "legacy host.name / advertised.host.name": _text(
+        "broker.id=1", "host.name=192.1.1.8", "port=9092", "advertised.host.name=broker1.example.com"
+    ),
     "all interfaces, nothing advertised (broken)": _text("broker.id=1", "listeners=PLAINTEXT://0.0.0.0:9092"),
     "control plane on the inter-broker listener (broken)": _text(
-        "broker.id=1", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "broker.id=1",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
         "listeners=CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
-        "inter.broker.listener.name=INTERNAL", "control.plane.listener.name=INTERNAL"),
-    "IPv6 listeners": _text("broker.id=1", "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",
-                            "listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[::]:9093",
-                            "advertised.listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[2001:db8::8]:9093",
-                            "inter.broker.listener.name=INTERNAL"),
+        "inter.broker.listener.name=INTERNAL",
+        "control.plane.listener.name=INTERNAL",
+    ),
+    "IPv6 listeners": _text(
+        "broker.id=1",
+        "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",
+        "listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[::]:9093",
+        "advertised.listeners=INTERNAL://[fe80::1%eth0]:9092,EXTERNAL://[2001:db8::8]:9093",
+        "inter.broker.listener.name=INTERNAL",
+    ),
 }

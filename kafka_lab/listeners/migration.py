@@ -50,12 +50,12 @@ class ClusterState:
     """The cluster after one step of the migration."""
 
     step: int
-    round: int                      #: 0 = before, 1, 2 (the one-round shortcut is round 1)
+    round: int  #: 0 = before, 1, 2 (the one-round shortcut is round 1)
     action: str
-    controller: int                 #: broker id of the active controller
-    stages: dict                    #: broker id -> "before" | "round 1" | "round 2"
-    props: dict                     #: broker id -> properties
-    restarted: int | None = None    #: the broker this step restarted
+    controller: int  #: broker id of the active controller
+    stages: dict  #: broker id -> "before" | "round 1" | "round 2"
+    props: dict  #: broker id -> properties
+    restarted: int | None = None  #: the broker this step restarted
 
 
 def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool = False) -> list[ClusterState]:
@@ -75,9 +75,13 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
     for rnd, stage in rounds:
         for b in ids:
             stages = {**stages, b: stage}
-            what = ("adds the CONTROLLER endpoint" if stage == "round 1" else
-                    "sets control.plane.listener.name=CONTROLLER" if not one_round else
-                    "adds the CONTROLLER endpoint and sets control.plane.listener.name")
+            what = (
+                "adds the CONTROLLER endpoint"
+                if stage == "round 1"
+                else "sets control.plane.listener.name=CONTROLLER"
+                if not one_round
+                else "adds the CONTROLLER endpoint and sets control.plane.listener.name"
+            )
             action = f"{'one round' if one_round else f'round {rnd}'}: broker {b} restarts and {what}"
             if b == controller:
                 new = min(x for x in ids if x != b)
@@ -88,8 +92,9 @@ def migration_states(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool 
 
 
 def _state(step, rnd, action, controller, stages, restarted) -> ClusterState:
-    return ClusterState(step, rnd, action, controller, dict(stages),
-                        {b: kip291_broker(b, s) for b, s in stages.items()}, restarted)
+    return ClusterState(
+        step, rnd, action, controller, dict(stages), {b: kip291_broker(b, s) for b, s in stages.items()}, restarted
+    )
 
 
 def controller_routes(state: ClusterState) -> dict[int, ControllerRoute | BrokerEndPointNotAvailableException]:
@@ -118,15 +123,23 @@ def migration_steps(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool =
             bl = resolve(props)
             r = routes[b]
             failed = isinstance(r, BrokerEndPointNotAvailableException)
-            rows.append({
-                "step": st.step, "round": st.round, "action": st.action, "controller": st.controller, "broker": b,
-                "config": CONFIG_LABELS[st.stages[b]],
-                "listeners": props["listeners"],
-                "advertised.listeners": props["advertised.listeners"],
-                "control.plane.listener.name": props.get("control.plane.listener.name"),
-                "controller connects to": f"BrokerEndPointNotAvailableException: {r}" if failed else r.connection_string,
-                "served by": None if failed else f"{bl.plane(r.listener_name)} plane",
-            })
+            rows.append(
+                {
+                    "step": st.step,
+                    "round": st.round,
+                    "action": st.action,
+                    "controller": st.controller,
+                    "broker": b,
+                    "config": CONFIG_LABELS[st.stages[b]],
+                    "listeners": props["listeners"],
+                    "advertised.listeners": props["advertised.listeners"],
+                    "control.plane.listener.name": props.get("control.plane.listener.name"),
+                    "controller connects to": f"BrokerEndPointNotAvailableException: {r}"
+                    if failed
+                    else r.connection_string,
+                    "served by": None if failed else f"{bl.plane(r.listener_name)} plane",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -137,8 +150,11 @@ def migration_summary(broker_ids=(1, 2, 3), controller: int = 1, one_round: bool
     Configs are abbreviated: ``before``, ``+endpoint`` (round 1: CONTROLLER added to the listeners),
     ``+name`` (round 2: control.plane.listener.name set).
     """
-    short = {CONFIG_LABELS["before"]: "before", CONFIG_LABELS["round 1"]: "+endpoint",
-             CONFIG_LABELS["round 2"]: "+name"}
+    short = {
+        CONFIG_LABELS["before"]: "before",
+        CONFIG_LABELS["round 1"]: "+endpoint",
+        CONFIG_LABELS["round 2"]: "+name",
+    }
     df = migration_steps(broker_ids, controller, one_round)
     states = migration_states(broker_ids, controller, one_round)
     rows = []

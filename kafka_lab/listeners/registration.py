@@ -33,8 +33,14 @@ from dataclasses import dataclass
 from .endpoint import EndPoint, parse_endpoint
 from .resolve import BrokerListeners
 
-__all__ = ["BrokerEndPointNotAvailableException", "ControllerRoute", "broker_registration", "registration_json",
-           "registered_endpoints", "controller_endpoint"]
+__all__ = [
+    "BrokerEndPointNotAvailableException",
+    "ControllerRoute",
+    "broker_registration",
+    "registration_json",
+    "registered_endpoints",
+    "controller_endpoint",
+]
 
 #: the timestamp of the KIP-291 page's example registrations
 KIP291_TIMESTAMP_MS = 1532467569343
@@ -47,8 +53,15 @@ class BrokerEndPointNotAvailableException(LookupError):
         return self.args[0]
 
 
-def broker_registration(broker: BrokerListeners, *, timestamp_ms: int, jmx_port: int = -1, version: int = 4,
-                        canonical_host_name: str = "localhost", bound_ports: Mapping[str, int] | None = None) -> dict:
+def broker_registration(
+    broker: BrokerListeners,
+    *,
+    timestamp_ms: int,
+    jmx_port: int = -1,
+    version: int = 4,
+    canonical_host_name: str = "localhost",
+    bound_ports: Mapping[str, int] | None = None,
+) -> dict:
     """The JSON object a broker writes to ``/brokers/ids/<id>`` (keys in ``BrokerIdZNode.encode``'s order).
 
     ``timestamp_ms`` is the registration time (``Time.SYSTEM.milliseconds``, stored as a string);
@@ -77,7 +90,7 @@ def broker_registration(broker: BrokerListeners, *, timestamp_ms: int, jmx_port:
         reg["rack"] = broker.rack
     reg["listener_security_protocol_map"] = {e.listener_name: e.security_protocol for e in endpoints}
     if version >= 5:
-        reg["features"] = {}            # 2.8 brokers declare no supported features by default
+        reg["features"] = {}  # 2.8 brokers declare no supported features by default
     return reg
 
 
@@ -101,10 +114,10 @@ class ControllerRoute:
     """How the controller reaches one broker."""
 
     broker_id: int
-    listener_name: str          #: chosen by the controller's own config
-    endpoint: EndPoint          #: from the broker's registration
-    security_protocol: str      #: the controller's own protocol for that listener
-    dedicated: bool             #: True when chosen by control.plane.listener.name (KIP-291)
+    listener_name: str  #: chosen by the controller's own config
+    endpoint: EndPoint  #: from the broker's registration
+    security_protocol: str  #: the controller's own protocol for that listener
+    dedicated: bool  #: True when chosen by control.plane.listener.name (KIP-291)
 
     @property
     def connection_string(self) -> str:
@@ -116,6 +129,11 @@ def controller_endpoint(controller: BrokerListeners, registration: dict | str, b
     name = controller.controller_to_broker_listener_name
     for e in registered_endpoints(registration):
         if e.listener_name == name:
-            return ControllerRoute(broker_id, name, e, controller.controller_to_broker_security_protocol,
-                                   controller.control_plane_listener_name is not None)
+            return ControllerRoute(
+                broker_id,
+                name,
+                e,
+                controller.controller_to_broker_security_protocol,
+                controller.control_plane_listener_name is not None,
+            )
     raise BrokerEndPointNotAvailableException(f"End point with listener name {name} not found for broker {broker_id}")

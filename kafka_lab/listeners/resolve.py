@@ -45,9 +45,19 @@ DEFAULT_PORT = 9092
 
 #: the broker settings this model reads; every other key is ignored, as Kafka ignores keys it does not use here
 LISTENER_KEYS = (
-    "broker.id", "broker.rack", "host.name", "port", "listeners", "advertised.host.name", "advertised.port",
-    "advertised.listeners", "listener.security.protocol.map", "inter.broker.listener.name",
-    "security.inter.broker.protocol", "control.plane.listener.name", "controller.listener.names",
+    "broker.id",
+    "broker.rack",
+    "host.name",
+    "port",
+    "listeners",
+    "advertised.host.name",
+    "advertised.port",
+    "advertised.listeners",
+    "listener.security.protocol.map",
+    "inter.broker.listener.name",
+    "security.inter.broker.protocol",
+    "control.plane.listener.name",
+    "controller.listener.names",
 )
 #: INT settings, parsed by ConfigDef (in its definition order) before KafkaConfig looks at any listener
 _INT_KEYS = ("broker.id", "port", "advertised.port")
@@ -58,10 +68,10 @@ _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 class BrokerListeners:
     """A broker's resolved listener configuration (what ``KafkaConfig`` computes from the properties)."""
 
-    listeners: tuple[EndPoint, ...]                 #: what the broker binds
-    advertised_listeners: tuple[EndPoint, ...]      #: what it publishes to ZooKeeper
-    data_plane_listeners: tuple[EndPoint, ...]      #: listeners served by the data plane
-    control_plane_listener: EndPoint | None         #: the KIP-291 dedicated listener, if configured
+    listeners: tuple[EndPoint, ...]  #: what the broker binds
+    advertised_listeners: tuple[EndPoint, ...]  #: what it publishes to ZooKeeper
+    data_plane_listeners: tuple[EndPoint, ...]  #: listeners served by the data plane
+    control_plane_listener: EndPoint | None  #: the KIP-291 dedicated listener, if configured
     inter_broker_listener_name: str
     inter_broker_security_protocol: str
     listener_security_protocol_map: dict[str, str]
@@ -70,7 +80,7 @@ class BrokerListeners:
     controller_listener_names: tuple[str, ...] = ()
     broker_id: int = -1
     rack: str | None = None
-    props: dict = field(default_factory=dict, compare=False, repr=False)   #: the trimmed properties
+    props: dict = field(default_factory=dict, compare=False, repr=False)  #: the trimmed properties
 
     def listener(self, name: str) -> EndPoint | None:
         """The bound endpoint of listener ``name`` (any case), or None."""
@@ -157,9 +167,12 @@ def _config_value(key: str, value):
         if not isinstance(value, str):
             raise TypeError(f"{key} must be an int or a string, not {type(value).__name__}")
         t = java_trim(value)
-        if not _JAVA_INT.fullmatch(t) or not -2**31 <= int(t) < 2**31:
-            raise ConfigException(f"Invalid value {value} for configuration {key}: Not a number of type INT",
-                                  kafka_exception="ConfigException", config_key=key)
+        if not _JAVA_INT.fullmatch(t) or not -(2**31) <= int(t) < 2**31:
+            raise ConfigException(
+                f"Invalid value {value} for configuration {key}: Not a number of type INT",
+                kafka_exception="ConfigException",
+                config_key=key,
+            )
         return int(t)
     if not isinstance(value, str):
         raise TypeError(f"{key} must be a string, not {type(value).__name__}")
@@ -176,7 +189,7 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
         props = parse_properties(props)
     originals = {k: v for k, v in props.items() if v is not None}
     p: dict = {}
-    for key in _INT_KEYS:                      # ConfigDef.parse: type errors come before any listener logic
+    for key in _INT_KEYS:  # ConfigDef.parse: type errors come before any listener logic
         if key in originals:
             p[key] = _config_value(key, originals[key])
     for key in LISTENER_KEYS:
@@ -199,14 +212,19 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
 
     def advertised_listeners() -> list[EndPoint]:
         if "advertised.listeners" in p:
-            return listener_list_to_endpoints(p["advertised.listeners"], protocol_map(),
-                                              require_distinct_ports=False, config_key="advertised.listeners")
+            return listener_list_to_endpoints(
+                p["advertised.listeners"],
+                protocol_map(),
+                require_distinct_ports=False,
+                config_key="advertised.listeners",
+            )
         if "advertised.host.name" in p or "advertised.port" in p:
             key = "advertised.host.name" if "advertised.host.name" in p else "advertised.port"
             host = p.get("advertised.host.name", host_name)
             adv_port = p.get("advertised.port", port)
-            return listener_list_to_endpoints(f"PLAINTEXT://{host}:{adv_port}", protocol_map(),
-                                              require_distinct_ports=False, config_key=key)
+            return listener_list_to_endpoints(
+                f"PLAINTEXT://{host}:{adv_port}", protocol_map(), require_distinct_ports=False, config_key=key
+            )
         return [e for e in listeners() if e.listener_name not in controller_listener_names]
 
     advertised = advertised_listeners()
@@ -216,46 +234,73 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
     listener_names = _distinct(e.listener_name for e in bound)
     ibl_name, ibl_protocol, ibl_key = _inter_broker_listener(p, originals, pmap)
 
-    require(ibl_name in advertised_names,
-            "inter.broker.listener.name must be a listener name defined in advertised.listeners. "
-            f"The valid options based on currently configured listeners are {','.join(advertised_names)}", ibl_key)
-    require(set(advertised_names) <= set(listener_names),
-            "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. "
-            f"Found {','.join(advertised_names)}. The valid options based on the current configuration "
-            f"are {','.join(listener_names)}", "advertised.listeners")
-    require(not any(e.host == "0.0.0.0" for e in advertised),
-            "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.",
-            "advertised.listeners")
+    require(
+        ibl_name in advertised_names,
+        "inter.broker.listener.name must be a listener name defined in advertised.listeners. "
+        f"The valid options based on currently configured listeners are {','.join(advertised_names)}",
+        ibl_key,
+    )
+    require(
+        set(advertised_names) <= set(listener_names),
+        "advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. "
+        f"Found {','.join(advertised_names)}. The valid options based on the current configuration "
+        f"are {','.join(listener_names)}",
+        "advertised.listeners",
+    )
+    require(
+        not any(e.host == "0.0.0.0" for e in advertised),
+        "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.",
+        "advertised.listeners",
+    )
     controller_listeners = [e for e in bound if e.listener_name in controller_listener_names]
-    require(not any(e in advertised for e in controller_listeners),
-            "advertised.listeners cannot contain any of controller.listener.names", "advertised.listeners")
+    require(
+        not any(e in advertised for e in controller_listeners),
+        "advertised.listeners cannot contain any of controller.listener.names",
+        "advertised.listeners",
+    )
 
     cp_name = cp_protocol = None
     cp_key = "control.plane.listener.name"
     if cp_key in p:
         cp_name = normalise_listener_name(p[cp_key])
         if cp_name not in pmap:
-            raise ConfigException(f"Listener with {cp_name} defined in {cp_key} not found in {map_key}.",
-                                  kafka_exception="ConfigException", config_key=cp_key)
+            raise ConfigException(
+                f"Listener with {cp_name} defined in {cp_key} not found in {map_key}.",
+                kafka_exception="ConfigException",
+                config_key=cp_key,
+            )
         cp_protocol = pmap[cp_name]
-        require(cp_name in advertised_names,
-                f"{cp_key} must be a listener name defined in advertised.listeners. "
-                f"The valid options based on currently configured listeners are {','.join(advertised_names)}", cp_key)
-        require(cp_name != ibl_name,
-                f"{cp_key}, when defined, should have a different value from the inter broker listener name. "
-                f"Currently they both have the value ListenerName({cp_name})", cp_key)
+        require(
+            cp_name in advertised_names,
+            f"{cp_key} must be a listener name defined in advertised.listeners. "
+            f"The valid options based on currently configured listeners are {','.join(advertised_names)}",
+            cp_key,
+        )
+        require(
+            cp_name != ibl_name,
+            f"{cp_key}, when defined, should have a different value from the inter broker listener name. "
+            f"Currently they both have the value ListenerName({cp_name})",
+            cp_key,
+        )
 
     # dataPlaneListeners compares the *raw* control.plane.listener.name with the normalised names (a 2.8 quirk)
     raw_cp = p.get(cp_key)
     data_plane = [e for e in bound if e.listener_name != raw_cp and e.listener_name not in controller_listener_names]
     control_plane = next((e for e in bound if e.listener_name == cp_name), None) if cp_name else None
     return BrokerListeners(
-        listeners=tuple(bound), advertised_listeners=tuple(advertised), data_plane_listeners=tuple(data_plane),
-        control_plane_listener=control_plane, inter_broker_listener_name=ibl_name,
-        inter_broker_security_protocol=ibl_protocol, listener_security_protocol_map=pmap,
-        control_plane_listener_name=cp_name, control_plane_security_protocol=cp_protocol,
+        listeners=tuple(bound),
+        advertised_listeners=tuple(advertised),
+        data_plane_listeners=tuple(data_plane),
+        control_plane_listener=control_plane,
+        inter_broker_listener_name=ibl_name,
+        inter_broker_security_protocol=ibl_protocol,
+        listener_security_protocol_map=pmap,
+        control_plane_listener_name=cp_name,
+        control_plane_security_protocol=cp_protocol,
         controller_listener_names=tuple(n for n in controller_listener_names if n),
-        broker_id=p.get("broker.id", -1), rack=p.get("broker.rack"), props=p,
+        broker_id=p.get("broker.id", -1),
+        rack=p.get("broker.rack"),
+        props=p,
     )
 
 
@@ -263,20 +308,28 @@ def _inter_broker_listener(p: dict, originals: Mapping, pmap: Mapping[str, str])
     """``getInterBrokerListenerNameAndSecurityProtocol``: (name, protocol, the setting that chose them)."""
     name_key, protocol_key = "inter.broker.listener.name", "security.inter.broker.protocol"
     if name_key in p:
-        if protocol_key in originals:      # checked on the originals: fires even for the default value
-            raise ConfigException(f"Only one of {name_key} and {protocol_key} should be set.",
-                                  kafka_exception="ConfigException", config_key=name_key)
+        if protocol_key in originals:  # checked on the originals: fires even for the default value
+            raise ConfigException(
+                f"Only one of {name_key} and {protocol_key} should be set.",
+                kafka_exception="ConfigException",
+                config_key=name_key,
+            )
         name = normalise_listener_name(p[name_key])
         if name not in pmap:
-            raise ConfigException(f"Listener with name {name} defined in {name_key} not found in "
-                                  "listener.security.protocol.map.", kafka_exception="ConfigException",
-                                  config_key=name_key)
+            raise ConfigException(
+                f"Listener with name {name} defined in {name_key} not found in listener.security.protocol.map.",
+                kafka_exception="ConfigException",
+                config_key=name_key,
+            )
         return name, pmap[name], name_key
     raw = p.get(protocol_key, "PLAINTEXT")
     protocol = security_protocol_for_name(raw)
     if protocol is None:
-        raise ConfigException(f"Invalid security protocol `{raw}` defined in {protocol_key}",
-                              kafka_exception="ConfigException", config_key=protocol_key)
+        raise ConfigException(
+            f"Invalid security protocol `{raw}` defined in {protocol_key}",
+            kafka_exception="ConfigException",
+            config_key=protocol_key,
+        )
     return protocol, protocol, protocol_key
 
 

@@ -38,26 +38,32 @@ def users_of(broker: BrokerListeners, name: str) -> list[str]:
     if name != broker.control_plane_listener_name and name != broker.inter_broker_listener_name:
         users.append("clients")
     elif name == broker.inter_broker_listener_name and not any(
-            e.listener_name not in (broker.control_plane_listener_name, broker.inter_broker_listener_name)
-            for e in broker.advertised_listeners):
-        users.append("clients")          # the only published data-plane listener: clients share it
+        e.listener_name not in (broker.control_plane_listener_name, broker.inter_broker_listener_name)
+        for e in broker.advertised_listeners
+    ):
+        users.append("clients")  # the only published data-plane listener: clients share it
     return users
 
 
 def listener_table(broker: BrokerListeners) -> pd.DataFrame:
     """One row per listener name: protocol, what the broker binds, what it publishes, plane, who uses it."""
-    names = list(dict.fromkeys([e.listener_name for e in broker.listeners] +
-                               [e.listener_name for e in broker.advertised_listeners]))
+    names = list(
+        dict.fromkeys(
+            [e.listener_name for e in broker.listeners] + [e.listener_name for e in broker.advertised_listeners]
+        )
+    )
     rows = []
     for name in names:
         bound, published = broker.listener(name), broker.advertised(name)
-        rows.append({
-            "listener": name,
-            "security protocol": broker.listener_security_protocol_map.get(name),
-            "binds (listeners)": bound.connection_string if bound else None,
-            "which means": bind_description(bound) if bound else None,
-            "publishes (advertised.listeners)": published.connection_string if published else None,
-            "plane": broker.plane(name) if bound else None,
-            "used by": ", ".join(users_of(broker, name)),
-        })
+        rows.append(
+            {
+                "listener": name,
+                "security protocol": broker.listener_security_protocol_map.get(name),
+                "binds (listeners)": bound.connection_string if bound else None,
+                "which means": bind_description(bound) if bound else None,
+                "publishes (advertised.listeners)": published.connection_string if published else None,
+                "plane": broker.plane(name) if bound else None,
+                "used by": ", ".join(users_of(broker, name)),
+            }
+        )
     return pd.DataFrame(rows)

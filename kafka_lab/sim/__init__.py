@@ -26,7 +26,26 @@ from .incidents import purgatory_incident, stale_metadata_incident, truncation_i
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
 
-__all__ = ["Broker", "BrokerConfig", "Cluster", "ClusterResults", "CostModel", "Deterministic", "Empirical",
-           "Exponential", "LogNormal", "ModelSettings", "Request", "Results", "Scenario", "TIMING_COLUMNS",
-           "cluster_properties", "default_costs", "kip291_properties", "purgatory_incident", "stale_metadata_incident",
-           "truncation_incident", "unavailability_incident"]
+__all__ = [
+    "Broker",
+    "BrokerConfig",
+    "Cluster",
+    "ClusterResults",
+    "CostModel",
+    "Deterministic",
+    "Empirical",
+    "Exponential",
+    "LogNormal",
+    "ModelSettings",
+    "Request",
+    "Results",
+    "Scenario",
+    "TIMING_COLUMNS",
+    "cluster_properties",
+    "default_costs",
+    "kip291_properties",
+    "purgatory_incident",
+    "stale_metadata_incident",
+    "truncation_incident",
+    "unavailability_incident",
+]

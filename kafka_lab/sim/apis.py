@@ -40,8 +40,15 @@ from .distributions import Distribution, Exponential, as_distribution
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
 
 #: Kafka's API keys for the requests the model knows
-API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "LeaderAndIsr": 4, "StopReplica": 5, "UpdateMetadata": 6,
-            "AlterIsr": 56}
+API_KEYS = {
+    "Produce": 0,
+    "Fetch": 1,
+    "Metadata": 3,
+    "LeaderAndIsr": 4,
+    "StopReplica": 5,
+    "UpdateMetadata": 6,
+    "AlterIsr": 56,
+}
 CONTROLLER_APIS = frozenset({"LeaderAndIsr", "UpdateMetadata", "StopReplica"})
 
 
@@ -94,8 +101,9 @@ class KafkaApis:
         self.replicas = broker.replica_manager
         self.metadata_cache = broker.metadata_cache
         self.replica_fetch_wait_max_ms = broker.config.replica_fetch_wait_max_ms
-        self._costs = {api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms)
-                       for api, cm in costs.items()}
+        self._costs = {
+            api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms) for api, cm in costs.items()
+        }
 
     def handle(self, req) -> float:
         """The handler time this request takes (its ``localTime``)."""
@@ -170,16 +178,26 @@ class KafkaApis:
     def _LeaderAndIsr(self, req):
         p = req.payload
         req.partition_errors = self.replicas.become_leader_or_follower(p["partition_states"], p.get("controller_epoch"))
-        if req.partition_errors and all(e == "STALE_CONTROLLER_EPOCH" for e in req.partition_errors.values()) \
-                and p.get("controller_epoch") is not None and p["controller_epoch"] < self.replicas.controller_epoch:
+        if (
+            req.partition_errors
+            and all(e == "STALE_CONTROLLER_EPOCH" for e in req.partition_errors.values())
+            and p.get("controller_epoch") is not None
+            and p["controller_epoch"] < self.replicas.controller_epoch
+        ):
             req.error = "STALE_CONTROLLER_EPOCH"
         self.respond(req)
 
     def _UpdateMetadata(self, req):
         p = req.payload
-        err = self.metadata_cache.update(p["partition_states"], req.correlation_id, req.sent, self.env.now,
-                                         live_brokers=p.get("live_brokers"), controller_id=p.get("controller_id"),
-                                         controller_epoch=p.get("controller_epoch"))
+        err = self.metadata_cache.update(
+            p["partition_states"],
+            req.correlation_id,
+            req.sent,
+            self.env.now,
+            live_brokers=p.get("live_brokers"),
+            controller_id=p.get("controller_id"),
+            controller_epoch=p.get("controller_epoch"),
+        )
         if err != "NONE":
             req.error = err
         self.respond(req)

@@ -55,8 +55,9 @@ class Broker:
     None) nobody replicates from it unless a test drives its Fetch path directly.
     """
 
-    def __init__(self, env, props=None, *, rng, settings: ModelSettings | None = None, cluster=None,
-                 broker_epoch: int = 1):
+    def __init__(
+        self, env, props=None, *, rng, settings: ModelSettings | None = None, cluster=None, broker_epoch: int = 1
+    ):
         self.env = env
         self.config = cfg = props if isinstance(props, BrokerConfig) else BrokerConfig.from_properties(props)
         self.settings = settings = settings or ModelSettings()
@@ -64,15 +65,23 @@ class Broker:
         self.broker_epoch = broker_epoch  # KIP-380: the czxid of its registration znode
         self.cluster = cluster
         self.metrics = Metrics(env)
-        self.replica_manager = rm = ReplicaManager(self.id, env, replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
-                                                   min_insync_replicas=cfg.min_insync_replicas)
+        self.replica_manager = rm = ReplicaManager(
+            self.id,
+            env,
+            replica_lag_time_max_ms=cfg.replica_lag_time_max_ms,
+            min_insync_replicas=cfg.min_insync_replicas,
+        )
         self.metadata_cache = MetadataCache()
         rm.metadata_cache = self.metadata_cache
         self.apis = KafkaApis(self, {**default_costs(), **settings.costs}, rng)
         respond = self.apis.respond
         self.produce_purgatory = ProducePurgatory(
-            env, self.replica_manager, self.metrics.gauge("NumDelayedOperations"),
-            self.metrics.gauge("PurgatorySize"), respond)
+            env,
+            self.replica_manager,
+            self.metrics.gauge("NumDelayedOperations"),
+            self.metrics.gauge("PurgatorySize"),
+            respond,
+        )
         self.fetch_purgatory = FetchPurgatory(env, self.apis.respond_follower_fetch)
         self.replica_manager.produce_purgatory = self.produce_purgatory
         self.replica_manager.fetch_purgatory = self.fetch_purgatory
@@ -83,9 +92,12 @@ class Broker:
         # SocketServer.startup: the control plane's acceptor and processor first, then the data plane's
         if cfg.control_plane_listener is not None:
             lst = cfg.control_plane_listener
-            plane = self.planes["control"] = Plane("control", self.metrics, CONTROL_PLANE_QUEUE_CAPACITY,
-                                                   CONTROL_PLANE_PROCESSORS, False)
-            plane.processors.append(Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms))
+            plane = self.planes["control"] = Plane(
+                "control", self.metrics, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_PROCESSORS, False
+            )
+            plane.processors.append(
+                Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms)
+            )
             pid += 1
             self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, plane.processors, plane, self.id)
         n_data = cfg.num_network_threads * len(cfg.data_plane_listeners)
@@ -102,12 +114,15 @@ class Broker:
         data.handlers = RequestHandlerPool(env, data, cfg.num_io_threads, self.apis)
         if "control" in self.planes:
             cp = self.planes["control"]
-            cp.handler_busy = self.metrics.gauge("ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS)
+            cp.handler_busy = self.metrics.gauge(
+                "ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS
+            )
             cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis)
         self.fetchers = None
         self.alter_isr = None
         if cluster is not None:
             from .fetcher import AlterIsrManager, ReplicaFetcherManager
+
             self.fetchers = rm.fetchers = ReplicaFetcherManager(self, cluster, settings.replica_append_ms)
             self.alter_isr = AlterIsrManager(self, cluster)
             rm.alter_isr = self.alter_isr.submit
@@ -130,9 +145,13 @@ class Broker:
         try:
             acceptor = self.acceptors[listener]
         except KeyError:
-            raise ValueError(f"broker {self.id} has no listener {listener!r}; it listens on {sorted(self.acceptors)}") from None
+            raise ValueError(
+                f"broker {self.id} has no listener {listener!r}; it listens on {sorted(self.acceptors)}"
+            ) from None
         return acceptor.accept(client_id, client_host)
 
     def controller_connection(self, controller_id: int):
         """The connection the controller opens: to the control-plane listener, else the inter-broker one."""
-        return self.connect(self.config.controller_listener.name, f"controller-{controller_id}", client_host="10.0.0.100")
+        return self.connect(
+            self.config.controller_listener.name, f"controller-{controller_id}", client_host="10.0.0.100"
+        )

@@ -73,29 +73,51 @@ class _Client:
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
         """Write ``n`` requests at once at ``at_ms`` (a backlog)."""
+
         def go():
             if at_ms:
                 yield self.env.timeout(at_ms)
             for _ in range(n):
                 self.send_one()
+
         self.env.process(go())
 
 
 class Producer(_Client):
-    def __init__(self, scenario, broker, client_id="producer-1", *, listener, connections=1, acks=1,
-                 partitions=(("orders", 0),), records=10, request_timeout_ms=30000):
+    def __init__(
+        self,
+        scenario,
+        broker,
+        client_id="producer-1",
+        *,
+        listener,
+        connections=1,
+        acks=1,
+        partitions=(("orders", 0),),
+        records=10,
+        request_timeout_ms=30000,
+    ):
         if acks not in (0, 1, -1):
             raise ValueError(f"acks must be 0, 1 or -1 (all), got {acks!r}")
         super().__init__(scenario, broker, client_id, listener, connections)
         self.acks, self.partitions, self.records, self.timeout_ms = acks, tuple(partitions), records, request_timeout_ms
 
     def _request(self):
-        return Request("Produce", 0, self.client_id, acks=self.acks, partitions=self.partitions,
-                       records=self.records, timeout_ms=self.timeout_ms)
+        return Request(
+            "Produce",
+            0,
+            self.client_id,
+            acks=self.acks,
+            partitions=self.partitions,
+            records=self.records,
+            timeout_ms=self.timeout_ms,
+        )
 
 
 class Consumer(_Client):
-    def __init__(self, scenario, broker, client_id="consumer-1", *, listener, connections=1, partitions=(("orders", 0),)):
+    def __init__(
+        self, scenario, broker, client_id="consumer-1", *, listener, connections=1, partitions=(("orders", 0),)
+    ):
         super().__init__(scenario, broker, client_id, listener, connections)
         self.partitions = tuple(partitions)
 

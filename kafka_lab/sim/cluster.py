@@ -46,9 +46,16 @@ from .records import requests_frame
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
 
-def cluster_properties(broker_id: int, *, control_plane: bool = False, rack: str | None = None,
-                       num_io_threads: int = 8, num_network_threads: int = 3, queued_max_requests: int = 500,
-                       **overrides) -> dict:
+def cluster_properties(
+    broker_id: int,
+    *,
+    control_plane: bool = False,
+    rack: str | None = None,
+    num_io_threads: int = 8,
+    num_network_threads: int = 3,
+    queued_max_requests: int = 500,
+    **overrides,
+) -> dict:
     """One broker's properties: PLAINTEXT for clients and brokers, CONTROLLER for the controller (KIP-291)."""
     props = {
         "broker.id": str(broker_id),
@@ -84,25 +91,38 @@ class ClusterResults:
 
     def outcomes(self) -> pd.DataFrame:
         """Records per outcome (columns) and acks (rows): the ledger in one table."""
-        t = self.ledger.pivot_table(index="acks", columns="outcome", values="records", aggfunc="sum",
-                                    observed=False, fill_value=0)
+        t = self.ledger.pivot_table(
+            index="acks", columns="outcome", values="records", aggfunc="sum", observed=False, fill_value=0
+        )
         return t.astype(np.int64)
 
     @property
     def wrong_leader(self) -> pd.DataFrame:
         """Produce partitions answered ``NOT_LEADER_OR_FOLLOWER`` per client and broker (sends to a wrong leader)."""
         lg = self.ledger[self.ledger["wrong_leader_sends"] > 0]
-        return (lg.groupby(["client_id", "topic", "partition"], as_index=False)
-                .agg(wrong_leader_sends=("wrong_leader_sends", "sum"), batches=("batch_id", "count"),
-                     mean_latency_ms=("latency_ms", "mean")))
+        return lg.groupby(["client_id", "topic", "partition"], as_index=False).agg(
+            wrong_leader_sends=("wrong_leader_sends", "sum"),
+            batches=("batch_id", "count"),
+            mean_latency_ms=("latency_ms", "mean"),
+        )
 
 
 class Cluster:
     """Brokers by id on one clock, a controller, topics and clients."""
 
-    def __init__(self, brokers=3, *, seed: int = 0, settings: ModelSettings | None = None,
-                 control_plane=False, controller_id: int | None = None, zk_latency_ms: float = 2.0,
-                 racks=None, broker_overrides: dict | None = None, external_brokers=()):
+    def __init__(
+        self,
+        brokers=3,
+        *,
+        seed: int = 0,
+        settings: ModelSettings | None = None,
+        control_plane=False,
+        controller_id: int | None = None,
+        zk_latency_ms: float = 2.0,
+        racks=None,
+        broker_overrides: dict | None = None,
+        external_brokers=(),
+    ):
         if isinstance(brokers, bool) or not isinstance(brokers, (int, dict, list, tuple)):
             raise TypeError("brokers is a number of brokers, a list of broker ids, or {broker id: properties}")
         if isinstance(brokers, int):
@@ -115,8 +135,10 @@ class Cluster:
                 raise ValueError(f"broker ids must be distinct non-negative ints, got {ids}")
             cp = control_plane if isinstance(control_plane, dict) else {i: bool(control_plane) for i in ids}
             rk = racks or {}
-            brokers = {i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i),
-                                             **(broker_overrides or {})) for i in ids}
+            brokers = {
+                i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i), **(broker_overrides or {}))
+                for i in ids
+            }
         self.seed = seed
         self.env = simpy.Environment()
         self.log: list = []
@@ -140,8 +162,9 @@ class Cluster:
         self.clients: list = []
         self._batch_ids = count()
         for b in self.brokers.values():
-            b.metadata_cache.load([], live_brokers=self.controller.live_brokers, controller_id=cid,
-                                  controller_epoch=self.controller.epoch)
+            b.metadata_cache.load(
+                [], live_brokers=self.controller.live_brokers, controller_id=cid, controller_epoch=self.controller.epoch
+            )
             b.replica_manager.controller_epoch = self.controller.epoch
 
     # -- plumbing --------------------------------------------------------------------------------------
@@ -170,8 +193,16 @@ class Cluster:
             raise ValueError(f"unknown topic {topic!r}; topics: {sorted(self.topics)}") from None
 
     # -- topics ----------------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int, replication_factor: int, *, assignment: dict | None = None,
-                     min_insync_replicas: int | None = None, fixed_start_index: int = 0) -> dict:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        *,
+        assignment: dict | None = None,
+        min_insync_replicas: int | None = None,
+        fixed_start_index: int = 0,
+    ) -> dict:
         """Create ``name`` at t=0 as the controller would; returns ``{partition: replicas}``.
 
         The assignment is Kafka's (rack-aware when the brokers have ``broker.rack``); with
@@ -183,8 +214,9 @@ class Cluster:
             raise ValueError(f"Topic '{name}' already exists.")
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
-            assignment = assign_replicas_to_brokers(metas, partitions, replication_factor, fixed_start_index,
-                                                    rng=self.rng(f"assignment:{name}"))
+            assignment = assign_replicas_to_brokers(
+                metas, partitions, replication_factor, fixed_start_index, rng=self.rng(f"assignment:{name}")
+            )
         tps = []
         for p, replicas in sorted(assignment.items()):
             unknown = [r for r in replicas if r not in self.brokers]
@@ -196,8 +228,9 @@ class Cluster:
             st = self.controller.partition_state(tp)
             for r in replicas:
                 rm = self.brokers[r].replica_manager
-                part = rm.add_partition(name, p, list(replicas), st["leader"], st["isr"], 0,
-                                        min_isr=min_insync_replicas)
+                part = rm.add_partition(
+                    name, p, list(replicas), st["leader"], st["isr"], 0, min_isr=min_insync_replicas
+                )
                 if st["leader"] != r:
                     self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
                 del part
@@ -233,19 +266,29 @@ class Cluster:
         finally:
             gc.set_threshold(*old)
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
-        metrics = pd.concat([b.metrics.frame(interval, until_ms).assign(broker_id=bid)
-                             for bid, b in sorted(self.brokers.items())], ignore_index=True)
+        metrics = pd.concat(
+            [b.metrics.frame(interval, until_ms).assign(broker_id=bid) for bid, b in sorted(self.brokers.items())],
+            ignore_index=True,
+        )
         batches = [b for c in self.clients if isinstance(c, KafkaProducer) for b in c.batches]
         return ClusterResults(
-            requests=requests_frame(self.log), metrics=metrics,
+            requests=requests_frame(self.log),
+            metrics=metrics,
             ledger=ledger_frame(batches, leader_log_index(self)),
-            staleness=self.staleness_frame(until_ms), unavailability=self.unavailability_frame(until_ms),
-            events=self.events_frame(), duration_ms=until_ms, cluster=self)
+            staleness=self.staleness_frame(until_ms),
+            unavailability=self.unavailability_frame(until_ms),
+            events=self.events_frame(),
+            duration_ms=until_ms,
+            cluster=self,
+        )
 
     def events_frame(self) -> pd.DataFrame:
         """Every broker's replication state changes (become leader/follower, truncation, ISR changes)."""
-        rows = [(t, bid, kind, topic, part, detail) for bid, b in sorted(self.brokers.items())
-                for (t, kind, topic, part, detail) in b.replica_manager.events]
+        rows = [
+            (t, bid, kind, topic, part, detail)
+            for bid, b in sorted(self.brokers.items())
+            for (t, kind, topic, part, detail) in b.replica_manager.events
+        ]
         df = pd.DataFrame(rows, columns=["time_ms", "broker_id", "event", "topic", "partition", "detail"])
         return df.sort_values(["time_ms", "broker_id"], kind="stable", ignore_index=True)
 
@@ -258,12 +301,30 @@ class Cluster:
         rows = []
         for t, topic, part, leader, epoch in self.controller.decisions:
             for bid, b in sorted(self.brokers.items()):
-                applied = next((ta for ta, tt, pp, _l, e in b.metadata_cache.applied
-                                if tt == topic and pp == part and e >= epoch and ta >= t), None)
-                rows.append((bid, topic, part, leader, epoch, t, (applied if applied is not None else until_ms) - t,
-                             applied is not None))
-        return pd.DataFrame(rows, columns=["broker_id", "topic", "partition", "leader", "leader_epoch",
-                                           "decided_ms", "stale_ms", "applied"])
+                applied = next(
+                    (
+                        ta
+                        for ta, tt, pp, _l, e in b.metadata_cache.applied
+                        if tt == topic and pp == part and e >= epoch and ta >= t
+                    ),
+                    None,
+                )
+                rows.append(
+                    (
+                        bid,
+                        topic,
+                        part,
+                        leader,
+                        epoch,
+                        t,
+                        (applied if applied is not None else until_ms) - t,
+                        applied is not None,
+                    )
+                )
+        return pd.DataFrame(
+            rows,
+            columns=["broker_id", "topic", "partition", "leader", "leader_epoch", "decided_ms", "stale_ms", "applied"],
+        )
 
     def unavailability_frame(self, until_ms: float) -> pd.DataFrame:
         """Per leader move: from the old leader giving up (become-follower) to the new leader taking over."""
@@ -271,7 +332,7 @@ class Cluster:
         for t, topic, part, leader, epoch in self.controller.decisions:
             stop = start = None
             for bid, b in self.brokers.items():
-                for (te, kind, tt, pp, d) in b.replica_manager.events:
+                for te, kind, tt, pp, d in b.replica_manager.events:
                     if tt != topic or pp != part or te < t:
                         continue
                     if kind == "become_follower" and d.get("was_leader") and d.get("leader_epoch") == epoch:
@@ -281,8 +342,30 @@ class Cluster:
             if stop is None:
                 stop = t
             end = start if start is not None else until_ms
-            rows.append((topic, part, leader, epoch, t, stop, start if start is not None else np.nan,
-                         max(0.0, end - stop), max(0.0, stop - end) if start is not None else 0.0))
-        return pd.DataFrame(rows, columns=["topic", "partition", "new_leader", "leader_epoch", "decided_ms",
-                                           "old_leader_stopped_ms", "new_leader_started_ms", "unavailable_ms",
-                                           "two_leaders_ms"])
+            rows.append(
+                (
+                    topic,
+                    part,
+                    leader,
+                    epoch,
+                    t,
+                    stop,
+                    start if start is not None else np.nan,
+                    max(0.0, end - stop),
+                    max(0.0, stop - end) if start is not None else 0.0,
+                )
+            )
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "topic",
+                "partition",
+                "new_leader",
+                "leader_epoch",
+                "decided_ms",
+                "old_leader_stopped_ms",
+                "new_leader_started_ms",
+                "unavailable_ms",
+                "two_leaders_ms",
+            ],
+        )

@@ -24,8 +24,14 @@ from dataclasses import dataclass, field
 
 from kafka_lab.listeners import ConfigException
 
-__all__ = ["BrokerConfig", "ConfigException", "ModelSettings", "Listener", "resolve_listeners",
-           "CONTROL_PLANE_QUEUE_CAPACITY"]
+__all__ = [
+    "BrokerConfig",
+    "ConfigException",
+    "ModelSettings",
+    "Listener",
+    "resolve_listeners",
+    "CONTROL_PLANE_QUEUE_CAPACITY",
+]
 
 #: KIP-291: ``new RequestChannel(20, ...)``, a literal in SocketServer, not a setting
 CONTROL_PLANE_QUEUE_CAPACITY = 20
@@ -90,11 +96,16 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
     """
     from kafka_lab.listeners import resolve
 
-    res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")})
+    res = resolve(
+        {k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")}
+    )
     cp = res.control_plane_listener
     control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")
-    data = [Listener(e.listener_name, e.host, e.port, e.security_protocol, "data")
-            for e in res.data_plane_listeners if control is None or e.listener_name != control.name]
+    data = [
+        Listener(e.listener_name, e.host, e.port, e.security_protocol, "data")
+        for e in res.data_plane_listeners
+        if control is None or e.listener_name != control.name
+    ]
     return data, control, res.inter_broker_listener_name
 
 
@@ -126,11 +137,17 @@ class BrokerConfig:
         ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
         data, control, ibl = resolve_listeners(props)
         return cls(
-            broker_id=ints["broker.id"], num_network_threads=ints["num.network.threads"],
-            num_io_threads=ints["num.io.threads"], queued_max_requests=ints["queued.max.requests"],
-            request_timeout_ms=ints["request.timeout.ms"], replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
-            replica_lag_time_max_ms=ints["replica.lag.time.max.ms"], min_insync_replicas=ints["min.insync.replicas"],
-            data_plane_listeners=tuple(data), control_plane_listener=control, inter_broker_listener_name=ibl,
+            broker_id=ints["broker.id"],
+            num_network_threads=ints["num.network.threads"],
+            num_io_threads=ints["num.io.threads"],
+            queued_max_requests=ints["queued.max.requests"],
+            request_timeout_ms=ints["request.timeout.ms"],
+            replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
+            replica_lag_time_max_ms=ints["replica.lag.time.max.ms"],
+            min_insync_replicas=ints["min.insync.replicas"],
+            data_plane_listeners=tuple(data),
+            control_plane_listener=control,
+            inter_broker_listener_name=ibl,
             props=props,
         )
 

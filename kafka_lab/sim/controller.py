@@ -68,8 +68,9 @@ class ControllerChannel:
 class Controller:
     """The active controller: its id and epoch, the partition states, and its channels to brokers."""
 
-    def __init__(self, env, brokers: dict, log: list, *, controller_id: int, epoch: int = 1,
-                 zk_latency_ms: float = 2.0):
+    def __init__(
+        self, env, brokers: dict, log: list, *, controller_id: int, epoch: int = 1, zk_latency_ms: float = 2.0
+    ):
         self.env = env
         self.brokers = brokers  # id -> Broker (the cluster's)
         self.log = log
@@ -92,8 +93,18 @@ class Controller:
             ch = self._channels[broker.id] = ControllerChannel(self, broker)
         return ch
 
-    def send(self, broker, api: str, partition_states: list[dict] | None = None, *, at_ms: float = 0.0,
-             partitions=None, delete_partitions: bool = False, callback=None, epoch: int | None = None) -> None:
+    def send(
+        self,
+        broker,
+        api: str,
+        partition_states: list[dict] | None = None,
+        *,
+        at_ms: float = 0.0,
+        partitions=None,
+        delete_partitions: bool = False,
+        callback=None,
+        epoch: int | None = None,
+    ) -> None:
         """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
@@ -106,13 +117,26 @@ class Controller:
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
             stop = None
         ch = self.channel(broker)
-        payload = {"controller_id": self.id, "controller_epoch": self.epoch if epoch is None else epoch,
-                   "partition_states": states, "delete_partitions": delete_partitions, "stop": stop,
-                   "live_brokers": sorted(self.live_brokers), "callback": callback}
+        payload = {
+            "controller_id": self.id,
+            "controller_epoch": self.epoch if epoch is None else epoch,
+            "partition_states": states,
+            "delete_partitions": delete_partitions,
+            "stop": stop,
+            "live_brokers": sorted(self.live_brokers),
+            "callback": callback,
+        }
 
         def enqueue(_e=None):
-            req = Request(api, self._correlation, self.client_id, partitions=tps, payload=payload,
-                          is_controller=True, on_done=ch.answered)
+            req = Request(
+                api,
+                self._correlation,
+                self.client_id,
+                partitions=tps,
+                payload=payload,
+                is_controller=True,
+                on_done=ch.answered,
+            )
             self._correlation += 1
             ch.enqueue(req)
 
@@ -124,15 +148,27 @@ class Controller:
     # -- partition state -----------------------------------------------------------------------------
     def partition_state(self, tp) -> dict:
         st = self.state[tp]
-        return {"topic": tp[0], "partition": tp[1], "leader": st["leader"], "leader_epoch": st["leader_epoch"],
-                "isr": list(st["isr"]), "replicas": list(st["replicas"]), "zk_version": st["zk_version"],
-                "controller_epoch": self.epoch}
+        return {
+            "topic": tp[0],
+            "partition": tp[1],
+            "leader": st["leader"],
+            "leader_epoch": st["leader_epoch"],
+            "isr": list(st["isr"]),
+            "replicas": list(st["replicas"]),
+            "zk_version": st["zk_version"],
+            "controller_epoch": self.epoch,
+        }
 
     def add_partition(self, tp, replicas: list, leader: int | None = None) -> None:
         """A new partition's first state (as ``onNewPartitionCreation`` leaves it): leader = first live replica."""
         live = [r for r in replicas if r in self.live_brokers]
-        self.state[tp] = {"leader": leader if leader is not None else (live[0] if live else -1), "leader_epoch": 0,
-                          "isr": live, "replicas": list(replicas), "zk_version": 0}
+        self.state[tp] = {
+            "leader": leader if leader is not None else (live[0] if live else -1),
+            "leader_epoch": 0,
+            "isr": live,
+            "replicas": list(replicas),
+            "zk_version": 0,
+        }
 
     def _publish(self, tps, *, leader_and_isr: bool, at_ms: float | None = None) -> None:
         """LeaderAndIsr to each partition's replicas (batched per broker) and UpdateMetadata to all live brokers."""
@@ -231,8 +267,14 @@ class Controller:
             b = self.brokers[bid]
             states = [{"topic": t, "partition": p, "leader_epoch": -2} for t, p in per_broker[bid]]
             self.send(b, "StopReplica", states, at_ms=at_ms, delete_partitions=False)
-            self.send(b, "StopReplica", states, at_ms=at_ms, delete_partitions=True,
-                      callback=lambda req, bid=bid: deleted(req, bid))
+            self.send(
+                b,
+                "StopReplica",
+                states,
+                at_ms=at_ms,
+                delete_partitions=True,
+                callback=lambda req, bid=bid: deleted(req, bid),
+            )
         gone = [{"topic": t, "partition": p, "leader": -2, "leader_epoch": -2} for t, p in tps]
         for bid in sorted(self.live_brokers & set(self.brokers)):
             self.send(self.brokers[bid], "UpdateMetadata", gone, at_ms=at_ms)

@@ -24,16 +24,34 @@ from .config import ModelSettings
 from .distributions import Deterministic, Exponential
 from .scenario import Results, Scenario
 
-__all__ = ["lab_properties", "lab_settings", "controller_behind_backlog", "steady_load", "load_sweep", "controller_wait_ms",
-           "DESIGNS", "backlog_table", "downstream_table"]
+__all__ = [
+    "lab_properties",
+    "lab_settings",
+    "controller_behind_backlog",
+    "steady_load",
+    "load_sweep",
+    "controller_wait_ms",
+    "DESIGNS",
+    "backlog_table",
+    "downstream_table",
+]
 
 #: the three designs the lab compares: (label, control plane?, controller requests prioritised?)
-DESIGNS = [("data plane only (FIFO)", False, False), ("rejected: priority in the data queue", False, True),
-           ("KIP-291 control plane", True, False)]
+DESIGNS = [
+    ("data plane only (FIFO)", False, False),
+    ("rejected: priority in the data queue", False, True),
+    ("KIP-291 control plane", True, False),
+]
 
 
-def lab_properties(control_plane: bool = False, *, num_io_threads: int = 8, num_network_threads: int = 3,
-                   queued_max_requests: int = 500, **overrides) -> dict:
+def lab_properties(
+    control_plane: bool = False,
+    *,
+    num_io_threads: int = 8,
+    num_network_threads: int = 3,
+    queued_max_requests: int = 500,
+    **overrides,
+) -> dict:
     """Broker properties for the lab: PLAINTEXT for everyone, CONTROLLER for the controller if enabled."""
     props = {
         "broker.id": "1",
@@ -49,8 +67,13 @@ def lab_properties(control_plane: bool = False, *, num_io_threads: int = 8, num_
     return props
 
 
-def lab_settings(service, deterministic: bool = True, prioritise: bool = False, network_ms: float = 0.0,
-                 controller_ms: float | None = 1.0) -> ModelSettings:
+def lab_settings(
+    service,
+    deterministic: bool = True,
+    prioritise: bool = False,
+    network_ms: float = 0.0,
+    controller_ms: float | None = 1.0,
+) -> ModelSettings:
     """The model settings of the lab's experiments: Produce takes ``service`` ms (deterministic or
     exponential, or a CostModel), controller requests ``controller_ms``, network read/send ``network_ms``."""
     if isinstance(service, CostModel):
@@ -59,9 +82,12 @@ def lab_settings(service, deterministic: bool = True, prioritise: bool = False, 
         produce = CostModel(Deterministic(service) if deterministic else Exponential(service))
     costs = {"Produce": produce}
     if controller_ms is not None:
-        costs.update({api: CostModel(Deterministic(controller_ms)) for api in ("LeaderAndIsr", "UpdateMetadata", "StopReplica")})
-    return ModelSettings(network_read_ms=network_ms, network_send_ms=network_ms, costs=costs,
-                         prioritise_controller_requests=prioritise)
+        costs.update(
+            {api: CostModel(Deterministic(controller_ms)) for api in ("LeaderAndIsr", "UpdateMetadata", "StopReplica")}
+        )
+    return ModelSettings(
+        network_read_ms=network_ms, network_send_ms=network_ms, costs=costs, prioritise_controller_requests=prioritise
+    )
 
 
 def controller_wait_ms(row: pd.Series) -> float:
@@ -69,13 +95,28 @@ def controller_wait_ms(row: pd.Series) -> float:
     return float(row["dequeue_ms"] - row["sent_ms"])
 
 
-def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: bool = False, service_ms: float = 1.0,
-                              deterministic: bool = True, num_io_threads: int = 8, num_network_threads: int = 3,
-                              queued_max_requests: int = 500, controller_api: str = "LeaderAndIsr",
-                              controller_ms: float = 1.0, controller_at_ms: float = 0.001, acks: int = 1,
-                              replicas: int = 1, followers_stop_partition0: bool = True, request_timeout_ms: int = 30000,
-                              network_ms: float = 0.0, produce_partitions: int | None = None, seed: int = 0,
-                              until_ms: float | None = None) -> Results:
+def controller_behind_backlog(
+    backlog: int,
+    *,
+    control_plane: bool,
+    prioritise: bool = False,
+    service_ms: float = 1.0,
+    deterministic: bool = True,
+    num_io_threads: int = 8,
+    num_network_threads: int = 3,
+    queued_max_requests: int = 500,
+    controller_api: str = "LeaderAndIsr",
+    controller_ms: float = 1.0,
+    controller_at_ms: float = 0.001,
+    acks: int = 1,
+    replicas: int = 1,
+    followers_stop_partition0: bool = True,
+    request_timeout_ms: int = 30000,
+    network_ms: float = 0.0,
+    produce_partitions: int | None = None,
+    seed: int = 0,
+    until_ms: float | None = None,
+) -> Results:
     """``backlog`` Produce requests written at t=0 (one connection each), then one controller request.
 
     The controller request makes this broker a follower of partition 0 (LeaderAndIsr), updates the
@@ -84,18 +125,28 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
     fetching it), so acks=-1 produces wait in purgatory for partition 0. Each produce request writes
     to all 20 partitions, as in the KIP's example, or to the first ``produce_partitions`` of them.
     """
-    props = lab_properties(control_plane, num_io_threads=num_io_threads, num_network_threads=num_network_threads,
-                           queued_max_requests=queued_max_requests)
-    sc = Scenario(props, seed=seed, settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
-                  replicas=replicas, client_listener="PLAINTEXT")
+    props = lab_properties(
+        control_plane,
+        num_io_threads=num_io_threads,
+        num_network_threads=num_network_threads,
+        queued_max_requests=queued_max_requests,
+    )
+    sc = Scenario(
+        props,
+        seed=seed,
+        settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+        replicas=replicas,
+        client_listener="PLAINTEXT",
+    )
     if replicas > 1:
         for f in sc.followers():
             if followers_stop_partition0:
                 f.stop_fetching(sc.partitions[0])
     if backlog:
         tps = sc.partitions if produce_partitions is None else sc.partitions[:produce_partitions]
-        sc.producer("producer-1", connections=backlog, acks=acks, request_timeout_ms=request_timeout_ms,
-                    partitions=tps).burst(backlog)
+        sc.producer(
+            "producer-1", connections=backlog, acks=acks, request_timeout_ms=request_timeout_ms, partitions=tps
+        ).burst(backlog)
     other = sc.broker.id + 1
     state = sc.leader_and_isr_state(0, leader=other)
     if controller_api == "StopReplica":
@@ -108,20 +159,42 @@ def controller_behind_backlog(backlog: int, *, control_plane: bool, prioritise: 
     return sc.run(until_ms)
 
 
-def steady_load(produce_rate_per_s: float, *, control_plane: bool, service_ms: float = 1.0, num_io_threads: int = 8,
-                num_network_threads: int = 3, queued_max_requests: int = 500, connections: int = 1000,
-                duration_ms: float = 1000.0, controller_at_ms: float | None = 500.0, prioritise: bool = False,
-                deterministic: bool = False, network_ms: float = 0.01, controller_ms: float = 1.0,
-                seed: int = 0, metrics_interval_ms: float | None = None) -> Results:
+def steady_load(
+    produce_rate_per_s: float,
+    *,
+    control_plane: bool,
+    service_ms: float = 1.0,
+    num_io_threads: int = 8,
+    num_network_threads: int = 3,
+    queued_max_requests: int = 500,
+    connections: int = 1000,
+    duration_ms: float = 1000.0,
+    controller_at_ms: float | None = 500.0,
+    prioritise: bool = False,
+    deterministic: bool = False,
+    network_ms: float = 0.01,
+    controller_ms: float = 1.0,
+    seed: int = 0,
+    metrics_interval_ms: float | None = None,
+) -> Results:
     """Poisson Produce traffic (acks=1) at ``produce_rate_per_s``, and a LeaderAndIsr at ``controller_at_ms``."""
-    props = lab_properties(control_plane, num_io_threads=num_io_threads, num_network_threads=num_network_threads,
-                           queued_max_requests=queued_max_requests)
-    sc = Scenario(props, seed=seed, settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
-                  client_listener="PLAINTEXT")
+    props = lab_properties(
+        control_plane,
+        num_io_threads=num_io_threads,
+        num_network_threads=num_network_threads,
+        queued_max_requests=queued_max_requests,
+    )
+    sc = Scenario(
+        props,
+        seed=seed,
+        settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+        client_listener="PLAINTEXT",
+    )
     sc.producer("producer-1", connections=connections, acks=1).open_loop(produce_rate_per_s)
     if controller_at_ms is not None:
-        sc.controller.send(sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=sc.broker.id + 1)],
-                           at_ms=controller_at_ms)
+        sc.controller.send(
+            sc.broker, "LeaderAndIsr", [sc.leader_and_isr_state(0, leader=sc.broker.id + 1)], at_ms=controller_at_ms
+        )
     return sc.run(duration_ms, metrics_interval_ms or duration_ms / 100)
 
 
@@ -137,26 +210,44 @@ def load_sweep(rates_per_s, *, progress=None, **kw) -> pd.DataFrame:
         r = res.requests
         produce = r[r["api"] == "Produce"]
         lai = r[r["api"] == "LeaderAndIsr"]
-        rows.append({
-            "rate_per_s": float(rate),
-            "handler_utilisation": 1.0 - res.time_average("RequestHandlerAvgIdlePercent"),
-            "mean_requestQueueTime": float(np.nanmean(produce["requestQueueTime"])) if len(produce) else np.nan,
-            "mean_RequestQueueSize": res.time_average("RequestQueueSize"),
-            "leader_and_isr_wait_ms": controller_wait_ms(lai.iloc[0]) if len(lai) and lai.iloc[0]["error"] != "IN_FLIGHT" else np.nan,
-        })
+        rows.append(
+            {
+                "rate_per_s": float(rate),
+                "handler_utilisation": 1.0 - res.time_average("RequestHandlerAvgIdlePercent"),
+                "mean_requestQueueTime": float(np.nanmean(produce["requestQueueTime"])) if len(produce) else np.nan,
+                "mean_RequestQueueSize": res.time_average("RequestQueueSize"),
+                "leader_and_isr_wait_ms": controller_wait_ms(lai.iloc[0])
+                if len(lai) and lai.iloc[0]["error"] != "IN_FLIGHT"
+                else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
-def backlog_table(backlogs, *, queued_max_requests: int = 500, num_io_threads: int = 8,
-                  service_ms: float = 1.0) -> pd.DataFrame:
+
+def backlog_table(
+    backlogs, *, queued_max_requests: int = 500, num_io_threads: int = 8, service_ms: float = 1.0
+) -> pd.DataFrame:
     """The LeaderAndIsr's wait (ms) behind each backlog, for the three designs (deterministic service)."""
     rows = []
     for b in backlogs:
         for label, cp, prio in DESIGNS:
-            row = controller_behind_backlog(int(b), control_plane=cp, prioritise=prio, service_ms=service_ms,
-                                            queued_max_requests=queued_max_requests,
-                                            num_io_threads=num_io_threads).request("LeaderAndIsr")
-            rows.append({"backlog": int(b), "design": label, "wait_ms": controller_wait_ms(row),
-                         "socketWaitTime": row["socketWaitTime"], "requestQueueTime": row["requestQueueTime"]})
+            row = controller_behind_backlog(
+                int(b),
+                control_plane=cp,
+                prioritise=prio,
+                service_ms=service_ms,
+                queued_max_requests=queued_max_requests,
+                num_io_threads=num_io_threads,
+            ).request("LeaderAndIsr")
+            rows.append(
+                {
+                    "backlog": int(b),
+                    "design": label,
+                    "wait_ms": controller_wait_ms(row),
+                    "socketWaitTime": row["socketWaitTime"],
+                    "requestQueueTime": row["requestQueueTime"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -174,8 +265,9 @@ def downstream_table(backlog: int = 200) -> pd.DataFrame:
     """
     rows = {}
     for label, cp in (("no control plane", False), ("control.plane.listener.name=CONTROLLER", True)):
-        purg = controller_behind_backlog(backlog, control_plane=cp, acks=-1, replicas=3, produce_partitions=1,
-                                         until_ms=200.0)
+        purg = controller_behind_backlog(
+            backlog, control_plane=cp, acks=-1, replicas=3, produce_partitions=1, until_ms=200.0
+        )
         lai = purg.request("LeaderAndIsr")
         p = purg.requests[purg.requests["api"] == "Produce"]
         acks1 = controller_behind_backlog(backlog, control_plane=cp, acks=1).requests

@@ -87,8 +87,9 @@ class ReplicaFetcherThread:
         self.leader_id = leader_id
         leader = self.cluster.brokers[leader_id]
         self.client_id = f"broker-{self.broker.id}-fetcher-0"
-        self.connection = leader.connect(leader.config.inter_broker_listener_name, self.client_id,
-                                         client_host=f"10.0.1.{self.broker.id % 250}")
+        self.connection = leader.connect(
+            leader.config.inter_broker_listener_name, self.client_id, client_host=f"10.0.1.{self.broker.id % 250}"
+        )
         self.partitions: dict = {}  # tp -> delayed until (ms)
         self.stopped: set = set()
         self._wake = None
@@ -138,8 +139,14 @@ class ReplicaFetcherThread:
             if not fetches:
                 continue
             done = env.event()
-            req = Request("Fetch", self._correlation, self.client_id, partitions=tuple(fetches),
-                          payload={"replica_id": me, "fetches": fetches}, on_done=done.succeed)
+            req = Request(
+                "Fetch",
+                self._correlation,
+                self.client_id,
+                partitions=tuple(fetches),
+                payload={"replica_id": me, "fetches": fetches},
+                on_done=done.succeed,
+            )
             self._correlation += 1
             self.sent += 1
             self.cluster.log.append(req)
@@ -205,14 +212,21 @@ class AlterIsrManager:
             self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())
             return
         if self.connection is None or self.connection.broker_id != controller.id:
-            self.connection = controller.connect(controller.config.inter_broker_listener_name,
-                                                 f"broker-{self.broker.id}-alter-isr",
-                                                 client_host=f"10.0.1.{self.broker.id % 250}")
+            self.connection = controller.connect(
+                controller.config.inter_broker_listener_name,
+                f"broker-{self.broker.id}-alter-isr",
+                client_host=f"10.0.1.{self.broker.id % 250}",
+            )
         items, self.pending = self.pending, {}
         self.in_flight = True
-        req = Request("AlterIsr", self._correlation, f"broker-{self.broker.id}-alter-isr", partitions=tuple(items),
-                      payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
-                      on_done=self._answered)
+        req = Request(
+            "AlterIsr",
+            self._correlation,
+            f"broker-{self.broker.id}-alter-isr",
+            partitions=tuple(items),
+            payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
+            on_done=self._answered,
+        )
         self._correlation += 1
         self.sent += 1
         self.cluster.log.append(req)

@@ -36,13 +36,26 @@ from .cluster import Cluster, ClusterResults
 from .config import ModelSettings
 from .distributions import Exponential
 
-__all__ = ["purgatory_incident", "truncation_incident", "unavailability_incident", "stale_metadata_incident",
-           "INCIDENT_DEFAULTS"]
+__all__ = [
+    "purgatory_incident",
+    "truncation_incident",
+    "unavailability_incident",
+    "stale_metadata_incident",
+    "INCIDENT_DEFAULTS",
+]
 
 INCIDENT_DEFAULTS = {
-    "producers": 40, "burst": 5, "rate_per_s": 100.0, "records_per_batch": 10, "decision_ms": 2.0,
-    "until_ms": 300.0, "request_timeout_ms": 30000, "min_insync_replicas": 1, "metrics_interval_ms": 1.0,
-    "produce_service_ms": 0.5, "partitions": 20,
+    "producers": 40,
+    "burst": 5,
+    "rate_per_s": 100.0,
+    "records_per_batch": 10,
+    "decision_ms": 2.0,
+    "until_ms": 300.0,
+    "request_timeout_ms": 30000,
+    "min_insync_replicas": 1,
+    "metrics_interval_ms": 1.0,
+    "produce_service_ms": 0.5,
+    "partitions": 20,
 }
 
 TOPIC = "orders"
@@ -55,14 +68,32 @@ def _options(overrides: dict, **fixed) -> dict:
     return {**INCIDENT_DEFAULTS, **fixed, **overrides}
 
 
-def _incident(control_plane, seed: int, *, busy: int, old_leader: int, new_leader: int, acks, opts: dict,
-              metadata_from: int | None = None) -> ClusterResults:
+def _incident(
+    control_plane,
+    seed: int,
+    *,
+    busy: int,
+    old_leader: int,
+    new_leader: int,
+    acks,
+    opts: dict,
+    metadata_from: int | None = None,
+) -> ClusterResults:
     """Three brokers; ``busy`` leads every partition but ``orders-0`` (which ``old_leader`` leads) and takes the load."""
     n = int(opts["partitions"])
-    costs = {**default_costs(), "Produce": CostModel(Exponential(float(opts["produce_service_ms"])),
-                                                     per_partition_ms=0.01, per_record_ms=0.0005)}
-    cluster = Cluster(3, seed=seed, control_plane=control_plane, settings=ModelSettings(costs=costs),
-                      broker_overrides={"min.insync.replicas": int(opts["min_insync_replicas"])})
+    costs = {
+        **default_costs(),
+        "Produce": CostModel(
+            Exponential(float(opts["produce_service_ms"])), per_partition_ms=0.01, per_record_ms=0.0005
+        ),
+    }
+    cluster = Cluster(
+        3,
+        seed=seed,
+        control_plane=control_plane,
+        settings=ModelSettings(costs=costs),
+        broker_overrides={"min.insync.replicas": int(opts["min_insync_replicas"])},
+    )
     others = [b for b in (1, 2, 3) if b != busy]
     assignment = {p: [busy] + others for p in range(1, n)}
     rest = [b for b in (1, 2, 3) if b != old_leader]
@@ -72,10 +103,15 @@ def _incident(control_plane, seed: int, *, busy: int, old_leader: int, new_leade
         cluster.bootstrap = metadata_from
     tps = cluster.partitions_of(TOPIC)
     for i in range(int(opts["producers"])):
-        p = cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=acks, partitions=tps,
-                             records_per_batch=int(opts["records_per_batch"]),
-                             request_timeout_ms=int(opts["request_timeout_ms"]),
-                             delivery_timeout_ms=max(120000, int(opts["request_timeout_ms"])))
+        p = cluster.producer(
+            f"producer-{i + 1}",
+            topic=TOPIC,
+            acks=acks,
+            partitions=tps,
+            records_per_batch=int(opts["records_per_batch"]),
+            request_timeout_ms=int(opts["request_timeout_ms"]),
+            delivery_timeout_ms=max(120000, int(opts["request_timeout_ms"])),
+        )
         if metadata_from is not None:
             p.prefer = metadata_from
         if opts["burst"]:
@@ -107,5 +143,6 @@ def unavailability_incident(*, control_plane, seed: int = 0, **overrides) -> Clu
 def stale_metadata_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
     """Broker 1 serves stale metadata while its UpdateMetadata waits; clients send to a wrong leader (see module)."""
     opts = _options(overrides, acks=1)
-    return _incident(control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts,
-                     metadata_from=1)
+    return _incident(
+        control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, metadata_from=1
+    )

@@ -30,8 +30,24 @@ __all__ = ["ledger_frame", "OUTCOMES", "leader_log_index"]
 
 OUTCOMES = ("committed", "truncated", "failed", "pending")
 
-_COLUMNS = ["batch_id", "client_id", "topic", "partition", "records", "acks", "outcome", "error", "attempts",
-            "created_ms", "done_ms", "latency_ms", "base_offset", "broker_id", "wrong_leader_sends", "duplicates"]
+_COLUMNS = [
+    "batch_id",
+    "client_id",
+    "topic",
+    "partition",
+    "records",
+    "acks",
+    "outcome",
+    "error",
+    "attempts",
+    "created_ms",
+    "done_ms",
+    "latency_ms",
+    "base_offset",
+    "broker_id",
+    "wrong_leader_sends",
+    "duplicates",
+]
 
 
 def leader_log_index(cluster) -> dict:
@@ -53,9 +69,26 @@ def ledger_frame(batches, index: dict) -> pd.DataFrame:
             outcome = "committed" if copies else "truncated"
         else:
             outcome = b.outcome
-        rows.append((b.batch_id, b.client_id, b.topic, b.partition, b.records, b.acks, outcome, b.error, b.attempts,
-                     b.created_ms, b.done_ms, b.done_ms - b.created_ms, b.base_offset, b.broker_id,
-                     b.wrong_leader_sends, max(0, copies - 1)))
+        rows.append(
+            (
+                b.batch_id,
+                b.client_id,
+                b.topic,
+                b.partition,
+                b.records,
+                b.acks,
+                outcome,
+                b.error,
+                b.attempts,
+                b.created_ms,
+                b.done_ms,
+                b.done_ms - b.created_ms,
+                b.base_offset,
+                b.broker_id,
+                b.wrong_leader_sends,
+                max(0, copies - 1),
+            )
+        )
     df = pd.DataFrame(rows, columns=_COLUMNS)
     if df.empty:
         df = df.astype({"records": np.int64, "partition": np.int64})

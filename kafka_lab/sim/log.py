@@ -97,8 +97,9 @@ class Log:
         return found, end
 
     # -- appends ------------------------------------------------------------------------------------
-    def append_as_leader(self, records: int, leader_epoch: int, *, producer_id: int = -1, sequence: int = -1,
-                         batch_id: int = -1) -> Batch:
+    def append_as_leader(
+        self, records: int, leader_epoch: int, *, producer_id: int = -1, sequence: int = -1, batch_id: int = -1
+    ) -> Batch:
         """The leader assigns offsets from its LEO and stamps its epoch (``Log.appendAsLeader``)."""
         if records < 1:
             raise ValueError(f"a batch holds at least one record, got {records}")
@@ -126,7 +127,7 @@ class Log:
         if i < 0:
             i = 0
         out = []
-        for b in self.batches[i:i + max_batches + 1]:
+        for b in self.batches[i : i + max_batches + 1]:
             if b.next_offset <= offset:
                 continue
             if max_offset is not None and b.next_offset > max_offset:

@@ -108,6 +108,7 @@ class Metrics:
 
     def changes(self) -> pd.DataFrame:
         """Every metric's change log (long format: metric, time_ms, value)."""
-        parts = [pd.DataFrame({"metric": name, "time_ms": g.times, "value": g.values})
-                 for name, g in self.gauges.items()]
+        parts = [
+            pd.DataFrame({"metric": name, "time_ms": g.times, "value": g.values}) for name, g in self.gauges.items()
+        ]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["metric", "time_ms", "value"])

@@ -37,11 +37,21 @@ __all__ = ["Connection", "Processor", "Acceptor"]
 class Connection:
     """A client's TCP connection to one listener, owned by one processor."""
 
-    __slots__ = ("connection_id", "listener", "plane", "processor", "client_id", "in_flight", "pending", "broker_id",
-                 "closed")
+    __slots__ = (
+        "connection_id",
+        "listener",
+        "plane",
+        "processor",
+        "client_id",
+        "in_flight",
+        "pending",
+        "broker_id",
+        "closed",
+    )
 
-    def __init__(self, connection_id: str, listener: str, plane: str, processor: Processor, client_id: str,
-                 broker_id: int = 0):
+    def __init__(
+        self, connection_id: str, listener: str, plane: str, processor: Processor, client_id: str, broker_id: int = 0
+    ):
         self.connection_id = connection_id
         self.broker_id = broker_id
         self.closed = False

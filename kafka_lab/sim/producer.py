@@ -44,8 +44,13 @@ from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
 __all__ = ["KafkaProducer", "KafkaConsumer", "ProducerBatch", "PRODUCER_DEFAULTS"]
 
 PRODUCER_DEFAULTS = {
-    "acks": 1, "retries": 2147483647, "retry.backoff.ms": 100, "request.timeout.ms": 30000,
-    "delivery.timeout.ms": 120000, "max.in.flight.requests.per.connection": 5, "metadata.max.age.ms": 300000,
+    "acks": 1,
+    "retries": 2147483647,
+    "retry.backoff.ms": 100,
+    "request.timeout.ms": 30000,
+    "delivery.timeout.ms": 120000,
+    "max.in.flight.requests.per.connection": 5,
+    "metadata.max.age.ms": 300000,
     "linger.ms": 0,
 }
 
@@ -53,9 +58,25 @@ PRODUCER_DEFAULTS = {
 class ProducerBatch:
     """One batch the application handed over, and what became of it (a row of the ledger)."""
 
-    __slots__ = ("batch_id", "client_id", "topic", "partition", "records", "acks", "created_ms", "attempts",
-                 "retry_at", "outcome", "error", "done_ms", "base_offset", "broker_id", "wrong_leader_sends",
-                 "wrong_leader_ms", "in_flight")
+    __slots__ = (
+        "batch_id",
+        "client_id",
+        "topic",
+        "partition",
+        "records",
+        "acks",
+        "created_ms",
+        "attempts",
+        "retry_at",
+        "outcome",
+        "error",
+        "done_ms",
+        "base_offset",
+        "broker_id",
+        "wrong_leader_sends",
+        "wrong_leader_ms",
+        "in_flight",
+    )
 
     def __init__(self, batch_id, client_id, tp, records, acks, now):
         self.batch_id = batch_id
@@ -133,15 +154,27 @@ class _MetadataClient:
                 def fire(_e):
                     self._refresh_timer = False
                     self.maybe_refresh()
+
                 self.env.timeout(due - now).callbacks.append(fire)
             return
         live = sorted(self.cluster.brokers)
-        bid = self.prefer if self.prefer is not None else \
-            min(live, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b))
+        bid = (
+            self.prefer
+            if self.prefer is not None
+            else min(live, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b))
+        )
         tps = self.cluster.partitions_of(self.topic)
         self.metadata_in_flight = True
-        self._send(bid, Request("Metadata", 0, self.client_id, partitions=tuple(tps),
-                               on_done=lambda r, bid=bid: self._metadata_answer(r, bid)))
+        self._send(
+            bid,
+            Request(
+                "Metadata",
+                0,
+                self.client_id,
+                partitions=tuple(tps),
+                on_done=lambda r, bid=bid: self._metadata_answer(r, bid),
+            ),
+        )
 
     def _metadata_answer(self, req, bid) -> None:
         self.in_flight[bid] -= 1
@@ -166,12 +199,24 @@ class _MetadataClient:
 class KafkaProducer(_MetadataClient):
     """A producer of one topic (see the module docstring for what it models)."""
 
-    def __init__(self, cluster, client_id: str, *, topic: str, acks=1, records_per_batch: int = 10,
-                 partitions=None, rng=None, **configs):
+    def __init__(
+        self,
+        cluster,
+        client_id: str,
+        *,
+        topic: str,
+        acks=1,
+        records_per_batch: int = 10,
+        partitions=None,
+        rng=None,
+        **configs,
+    ):
         unknown = set(configs) - {k.replace(".", "_") for k in PRODUCER_DEFAULTS}
         if unknown:
-            raise TypeError(f"unknown producer setting(s) {sorted(unknown)}; known: "
-                            f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')}")
+            raise TypeError(
+                f"unknown producer setting(s) {sorted(unknown)}; known: "
+                f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')}"
+            )
         cfg = {k: configs.get(k.replace(".", "_"), v) for k, v in PRODUCER_DEFAULTS.items()}
         if acks in ("all", "-1"):
             acks = -1
@@ -183,8 +228,13 @@ class KafkaProducer(_MetadataClient):
             raise ValueError("max.in.flight.requests.per.connection must be at least 1")
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
             raise ValueError("delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
-        super().__init__(cluster, client_id, topic=topic, retry_backoff_ms=cfg["retry.backoff.ms"],
-                         metadata_max_age_ms=cfg["metadata.max.age.ms"])
+        super().__init__(
+            cluster,
+            client_id,
+            topic=topic,
+            retry_backoff_ms=cfg["retry.backoff.ms"],
+            metadata_max_age_ms=cfg["metadata.max.age.ms"],
+        )
         self.acks = acks
         self.cfg = cfg
         self.records_per_batch = records_per_batch
@@ -240,15 +290,18 @@ class KafkaProducer(_MetadataClient):
                 if stop_ms is not None and self.env.now > stop_ms:
                     return
                 self.produce()
+
         self.env.process(loop())
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
         """The application hands over ``n`` times at once at ``at_ms``."""
+
         def go():
             if at_ms:
                 yield self.env.timeout(at_ms)
             for _ in range(n):
                 self.produce()
+
         self.env.process(go())
 
     # -- the sender ---------------------------------------------------------------------------------
@@ -290,6 +343,7 @@ class KafkaProducer(_MetadataClient):
             def fire(_e):
                 self._wake_at = None
                 self.drain()
+
             self.env.timeout(next_wake - now).callbacks.append(fire)
 
     def _send_produce(self, bid: int, batches: list) -> None:
@@ -298,15 +352,23 @@ class KafkaProducer(_MetadataClient):
             b.in_flight = True
             b.broker_id = bid
         tps = tuple(b.tp for b in batches)
-        req = Request("Produce", 0, self.client_id, acks=self.acks, partitions=tps,
-                      records=self.records_per_batch, timeout_ms=self.cfg["request.timeout.ms"],
-                      payload={"batches": {b.tp: (b.records, b.batch_id) for b in batches}},
-                      on_done=self._answered)
+        req = Request(
+            "Produce",
+            0,
+            self.client_id,
+            acks=self.acks,
+            partitions=tps,
+            records=self.records_per_batch,
+            timeout_ms=self.cfg["request.timeout.ms"],
+            payload={"batches": {b.tp: (b.records, b.batch_id) for b in batches}},
+            on_done=self._answered,
+        )
         self.requests[id(req)] = (req, bid, batches)
         self._send(bid, req)
         conn = self.connections[bid]
         self.env.timeout(self.cfg["request.timeout.ms"]).callbacks.append(
-            lambda _e, req=req, conn=conn: self._client_timeout(req, conn))
+            lambda _e, req=req, conn=conn: self._client_timeout(req, conn)
+        )
 
     def _answered(self, req) -> None:
         entry = self.requests.pop(id(req), None)
@@ -343,8 +405,11 @@ class KafkaProducer(_MetadataClient):
             return
         if err == "NOT_LEADER_OR_FOLLOWER":
             b.wrong_leader_sends += 1
-        can_retry = (err in RETRIABLE_ERRORS and b.attempts <= self.cfg["retries"]
-                     and now - b.created_ms < self.cfg["delivery.timeout.ms"])
+        can_retry = (
+            err in RETRIABLE_ERRORS
+            and b.attempts <= self.cfg["retries"]
+            and now - b.created_ms < self.cfg["delivery.timeout.ms"]
+        )
         if err in INVALID_METADATA_ERRORS:
             self.request_update()
         if can_retry:
@@ -358,12 +423,21 @@ class KafkaProducer(_MetadataClient):
 class KafkaConsumer(_MetadataClient):
     """Reads every partition of a topic up to its high watermark, polling each leader."""
 
-    def __init__(self, cluster, client_id: str, *, topic: str, poll_interval_ms: float = 50.0,
-                 retry_backoff_ms: float = 100.0, metadata_max_age_ms: float = 300000.0):
+    def __init__(
+        self,
+        cluster,
+        client_id: str,
+        *,
+        topic: str,
+        poll_interval_ms: float = 50.0,
+        retry_backoff_ms: float = 100.0,
+        metadata_max_age_ms: float = 300000.0,
+    ):
         if not poll_interval_ms > 0:
             raise ValueError(f"poll_interval_ms must be > 0, got {poll_interval_ms!r}")
-        super().__init__(cluster, client_id, topic=topic, retry_backoff_ms=retry_backoff_ms,
-                         metadata_max_age_ms=metadata_max_age_ms)
+        super().__init__(
+            cluster, client_id, topic=topic, retry_backoff_ms=retry_backoff_ms, metadata_max_age_ms=metadata_max_age_ms
+        )
         self.poll_interval_ms = poll_interval_ms
         self.positions: dict = {}
         self.consumed = 0
@@ -380,9 +454,14 @@ class KafkaConsumer(_MetadataClient):
             for bid, tps in per_node.items():
                 if self.in_flight.get(bid, 0):
                     continue
-                req = Request("Fetch", 0, self.client_id, partitions=tuple(tps),
-                              payload={"replica_id": -1, "offsets": {tp: self.positions.get(tp, 0) for tp in tps}},
-                              on_done=lambda r, bid=bid: self._answered(r, bid))
+                req = Request(
+                    "Fetch",
+                    0,
+                    self.client_id,
+                    partitions=tuple(tps),
+                    payload={"replica_id": -1, "offsets": {tp: self.positions.get(tp, 0) for tp in tps}},
+                    on_done=lambda r, bid=bid: self._answered(r, bid),
+                )
                 self._send(bid, req)
             if self.update_requested:
                 self.maybe_refresh()

@@ -36,23 +36,61 @@ __all__ = ["Request", "requests_frame", "TIMING_COLUMNS", "IN_FLIGHT"]
 IN_FLIGHT = "IN_FLIGHT"
 NAN = float("nan")
 
-TIMING_COLUMNS = ["socketWaitTime", "requestQueueTime", "localTime", "remoteTime", "throttleTime",
-                  "responseQueueTime", "sendTime", "totalTime"]
+TIMING_COLUMNS = [
+    "socketWaitTime",
+    "requestQueueTime",
+    "localTime",
+    "remoteTime",
+    "throttleTime",
+    "responseQueueTime",
+    "sendTime",
+    "totalTime",
+]
 
 
 class Request:
     """One request and, once answered, its response (a plain object with slots: one per request)."""
 
     __slots__ = (
-        "api", "correlation_id", "client_id", "connection", "acks", "partitions", "records", "timeout_ms",
-        "payload", "error", "partition_errors", "on_done",
-        "sent", "start", "enqueue", "dequeue", "api_local_complete", "response_complete",
-        "response_dequeue", "end", "is_controller", "no_response", "result",
+        "api",
+        "correlation_id",
+        "client_id",
+        "connection",
+        "acks",
+        "partitions",
+        "records",
+        "timeout_ms",
+        "payload",
+        "error",
+        "partition_errors",
+        "on_done",
+        "sent",
+        "start",
+        "enqueue",
+        "dequeue",
+        "api_local_complete",
+        "response_complete",
+        "response_dequeue",
+        "end",
+        "is_controller",
+        "no_response",
+        "result",
     )
 
-    def __init__(self, api: str, correlation_id: int, client_id: str, *, acks: int = 1,
-                 partitions: tuple = (), records: int = 0, timeout_ms: float = 30000.0, payload=None,
-                 is_controller: bool = False, on_done=None):
+    def __init__(
+        self,
+        api: str,
+        correlation_id: int,
+        client_id: str,
+        *,
+        acks: int = 1,
+        partitions: tuple = (),
+        records: int = 0,
+        timeout_ms: float = 30000.0,
+        payload=None,
+        is_controller: bool = False,
+        on_done=None,
+    ):
         self.api = api
         self.correlation_id = correlation_id
         self.client_id = client_id
@@ -72,8 +110,7 @@ class Request:
         self.api_local_complete = self.response_complete = self.response_dequeue = self.end = NAN
 
 
-_RAW = ["sent", "start", "enqueue", "dequeue", "api_local_complete", "response_complete",
-        "response_dequeue", "end"]
+_RAW = ["sent", "start", "enqueue", "dequeue", "api_local_complete", "response_complete", "response_dequeue", "end"]
 
 
 def requests_frame(requests: list[Request]) -> pd.DataFrame:
@@ -94,8 +131,7 @@ def requests_frame(requests: list[Request]) -> pd.DataFrame:
         # the outcome is known once the response has been sent (or, for acks=0, the connection unmuted)
         "error": [r.error if r.end == r.end else IN_FLIGHT for r in requests],
     }
-    raw = {name: np.fromiter((getattr(r, name) for r in requests), dtype=float, count=len(requests))
-           for name in _RAW}
+    raw = {name: np.fromiter((getattr(r, name) for r in requests), dtype=float, count=len(requests)) for name in _RAW}
     for name in _RAW:
         cols[f"{name}_ms"] = raw[name]
     cols["socketWaitTime"] = raw["start"] - raw["sent"]

@@ -53,16 +53,31 @@ from dataclasses import dataclass, field
 
 from .log import Log
 
-__all__ = ["Partition", "RemoteReplica", "ReplicaManager", "MetadataCache", "RETRIABLE_ERRORS",
-           "INVALID_METADATA_ERRORS"]
+__all__ = [
+    "Partition",
+    "RemoteReplica",
+    "ReplicaManager",
+    "MetadataCache",
+    "RETRIABLE_ERRORS",
+    "INVALID_METADATA_ERRORS",
+]
 
 #: errors whose exception is a ``RetriableException`` (producer retries them)
-RETRIABLE_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT", "NOT_ENOUGH_REPLICAS",
-                              "NOT_ENOUGH_REPLICAS_AFTER_APPEND", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
-                              "LEADER_NOT_AVAILABLE"})
+RETRIABLE_ERRORS = frozenset(
+    {
+        "NOT_LEADER_OR_FOLLOWER",
+        "REQUEST_TIMED_OUT",
+        "NOT_ENOUGH_REPLICAS",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "NETWORK_EXCEPTION",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "LEADER_NOT_AVAILABLE",
+    }
+)
 #: ``InvalidMetadataException`` subclasses: the producer also refreshes its metadata
-INVALID_METADATA_ERRORS = frozenset({"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION",
-                                     "LEADER_NOT_AVAILABLE"})
+INVALID_METADATA_ERRORS = frozenset(
+    {"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"}
+)
 
 
 #: "never caught up": Kafka's 0 is the epoch of a wall clock, long ago; the model's clock starts at 0
@@ -114,7 +129,9 @@ class Partition:
 class ReplicaManager:
     """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.replica`."""
 
-    def __init__(self, broker_id: int, env=None, *, replica_lag_time_max_ms: float = 30000.0, min_insync_replicas: int = 1):
+    def __init__(
+        self, broker_id: int, env=None, *, replica_lag_time_max_ms: float = 30000.0, min_insync_replicas: int = 1
+    ):
         self.broker_id = broker_id
         self.env = env
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
@@ -134,16 +151,33 @@ class ReplicaManager:
     def _event(self, kind: str, tp, **detail) -> None:
         self.events.append((self._now(), kind, tp[0], tp[1], detail))
 
-    def add_partition(self, topic: str, partition: int, replicas: list, leader: int, isr: list | None = None,
-                      leader_epoch: int = 0, min_isr: int | None = None) -> Partition:
-        p = Partition(topic, partition, list(replicas), leader, leader_epoch,
-                      isr=list(isr if isr is not None else replicas),
-                      min_isr=self.min_insync_replicas if min_isr is None else min_isr)
+    def add_partition(
+        self,
+        topic: str,
+        partition: int,
+        replicas: list,
+        leader: int,
+        isr: list | None = None,
+        leader_epoch: int = 0,
+        min_isr: int | None = None,
+    ) -> Partition:
+        p = Partition(
+            topic,
+            partition,
+            list(replicas),
+            leader,
+            leader_epoch,
+            isr=list(isr if isr is not None else replicas),
+            min_isr=self.min_insync_replicas if min_isr is None else min_isr,
+        )
         if leader == self.broker_id:
             p.log.assign_epoch(leader_epoch, 0)
             now = self._now()
-            p.remote = {r: RemoteReplica(last_caught_up_ms=now if r in p.isr else NEVER)
-                        for r in p.replicas if r != self.broker_id}
+            p.remote = {
+                r: RemoteReplica(last_caught_up_ms=now if r in p.isr else NEVER)
+                for r in p.replicas
+                if r != self.broker_id
+            }
         self.partitions[p.tp] = p
         return p
 
@@ -207,8 +241,9 @@ class ReplicaManager:
         return None
 
     # -- follower fetch, on the leader ---------------------------------------------------------------
-    def fetch_as_leader(self, replica_id: int, fetches: dict, max_batches: int = 64,
-                        update_follower: bool = True) -> tuple[dict, bool]:
+    def fetch_as_leader(
+        self, replica_id: int, fetches: dict, max_batches: int = 64, update_follower: bool = True
+    ) -> tuple[dict, bool]:
         """Serve a follower's Fetch: per partition ``(error, hw, batches, diverging)``; and whether any data.
 
         ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``.
@@ -275,8 +310,14 @@ class ReplicaManager:
             if p.leader != self.broker_id or p.pending_isr is not None:
                 continue
             leo = p.log.leo
-            out = [rid for rid in p.isr if rid != self.broker_id
-                   and (r := p.remote.get(rid)) is not None and r.leo != leo and now - r.last_caught_up_ms > lag]
+            out = [
+                rid
+                for rid in p.isr
+                if rid != self.broker_id
+                and (r := p.remote.get(rid)) is not None
+                and r.leo != leo
+                and now - r.last_caught_up_ms > lag
+            ]
             if out:
                 self._change_isr(p, [rid for rid in p.isr if rid not in out], "shrink")
 
@@ -371,8 +412,9 @@ class ReplicaManager:
         for rid in p.replicas:
             if rid == self.broker_id:
                 continue
-            r = RemoteReplica(last_caught_up_ms=now if rid in p.isr else NEVER, last_fetch_ms=now,
-                              last_fetch_leader_leo=p.log.leo)
+            r = RemoteReplica(
+                last_caught_up_ms=now if rid in p.isr else NEVER, last_fetch_ms=now, last_fetch_leader_leo=p.log.leo
+            )
             if was_leader and rid in old:  # still the leader: what it knew of the follower stays
                 r.leo = old[rid].leo
             p.remote[rid] = r
@@ -390,8 +432,15 @@ class ReplicaManager:
         p.zk_version = st.get("zk_version", p.zk_version)
         p.pending_isr, p.pending_kind = None, ""
         p.remote = {}
-        self._event("become_follower", p.tp, leader=p.leader, leader_epoch=p.leader_epoch, leo=p.log.leo, hw=p.hw,
-                    was_leader=was_leader)
+        self._event(
+            "become_follower",
+            p.tp,
+            leader=p.leader,
+            leader_epoch=p.leader_epoch,
+            leo=p.log.leo,
+            hw=p.hw,
+            was_leader=was_leader,
+        )
         if self.produce_purgatory is not None:
             self.produce_purgatory.check_and_complete(p.tp)
         if self.fetch_purgatory is not None:
@@ -430,9 +479,16 @@ class ReplicaManager:
         removed = p.log.truncate_to(offset)
         if p.hw > p.log.leo:
             p.hw = p.log.leo
-        self._event("truncated", tp, offset=offset, removed_batches=len(removed),
-                    removed_records=sum(b.records for b in removed), reason=reason, leo=p.log.leo,
-                    batch_ids=[b.batch_id for b in removed])
+        self._event(
+            "truncated",
+            tp,
+            offset=offset,
+            removed_batches=len(removed),
+            removed_records=sum(b.records for b in removed),
+            reason=reason,
+            leo=p.log.leo,
+            batch_ids=[b.batch_id for b in removed],
+        )
         return removed
 
     def append_as_follower(self, tp, batches, leader_hw: int) -> None:
@@ -467,8 +523,14 @@ class MetadataCache:
         st = self.partitions.get(tp)
         return -1 if st is None else st["leader"]
 
-    def load(self, states: list[dict], *, live_brokers=None, controller_id: int | None = None,
-             controller_epoch: int | None = None) -> None:
+    def load(
+        self,
+        states: list[dict],
+        *,
+        live_brokers=None,
+        controller_id: int | None = None,
+        controller_epoch: int | None = None,
+    ) -> None:
         """The state a broker starts the run with (as if its last UpdateMetadata came before t=0)."""
         if live_brokers is not None:
             self.live_brokers = set(live_brokers)
@@ -478,11 +540,23 @@ class MetadataCache:
             self.controller_epoch = controller_epoch
         for st in states:
             self.partitions[(st["topic"], st["partition"])] = {
-                "leader": st["leader"], "leader_epoch": st.get("leader_epoch", 0),
-                "isr": list(st.get("isr", ())), "replicas": list(st.get("replicas", ()))}
+                "leader": st["leader"],
+                "leader_epoch": st.get("leader_epoch", 0),
+                "isr": list(st.get("isr", ())),
+                "replicas": list(st.get("replicas", ())),
+            }
 
-    def update(self, states: list[dict], correlation_id: int, sent_ms: float, now: float, *,
-               live_brokers=None, controller_id: int | None = None, controller_epoch: int | None = None) -> str:
+    def update(
+        self,
+        states: list[dict],
+        correlation_id: int,
+        sent_ms: float,
+        now: float,
+        *,
+        live_brokers=None,
+        controller_id: int | None = None,
+        controller_epoch: int | None = None,
+    ) -> str:
         """Apply an UpdateMetadata; ``STALE_CONTROLLER_EPOCH`` (and nothing applied) from an older controller."""
         if controller_epoch is not None:
             if controller_epoch < self.controller_epoch:
@@ -497,8 +571,12 @@ class MetadataCache:
             if st["leader"] == -2:
                 self.partitions.pop(tp, None)
             else:
-                self.partitions[tp] = {"leader": st["leader"], "leader_epoch": st.get("leader_epoch", 0),
-                                       "isr": list(st.get("isr", ())), "replicas": list(st.get("replicas", ()))}
+                self.partitions[tp] = {
+                    "leader": st["leader"],
+                    "leader_epoch": st.get("leader_epoch", 0),
+                    "isr": list(st.get("isr", ())),
+                    "replicas": list(st.get("replicas", ())),
+                }
             self.applied.append((now, tp[0], tp[1], st["leader"], st.get("leader_epoch", 0)))
         self.updates.append((correlation_id, sent_ms, now))
         return "NONE"

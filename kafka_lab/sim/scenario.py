@@ -38,7 +38,7 @@ def kip291_properties(control_plane: bool = True, **overrides) -> dict:
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
         "listeners": "CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
         "advertised.listeners": "CONTROLLER://broker1.example.com:9091,INTERNAL://broker1.example.com:9092,"
-                                "EXTERNAL://host1.example.com:9093",
+        "EXTERNAL://host1.example.com:9093",
         "inter.broker.listener.name": "INTERNAL",
     }
     if control_plane:
@@ -84,8 +84,17 @@ class Scenario:
     LeaderAndIsr can move leadership to it.
     """
 
-    def __init__(self, props=None, *, seed: int = 0, settings: ModelSettings | None = None,
-                 topic: str = "orders", partitions: int = 20, replicas: int = 1, client_listener: str | None = None):
+    def __init__(
+        self,
+        props=None,
+        *,
+        seed: int = 0,
+        settings: ModelSettings | None = None,
+        topic: str = "orders",
+        partitions: int = 20,
+        replicas: int = 1,
+        client_listener: str | None = None,
+    ):
         if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
             raise ValueError(f"partitions must be a whole number >= 1, got {partitions!r}")
         if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
@@ -97,15 +106,21 @@ class Scenario:
         bid = BrokerConfig.from_properties(props).broker_id
         self.replica_ids = [bid] + [bid + 1 + i for i in range(replicas - 1)]
         brokers = {rid: {**props, "broker.id": str(rid)} for rid in self.replica_ids}
-        self.cluster = Cluster(brokers, seed=seed, settings=settings, controller_id=bid,
-                               external_brokers=[bid + 1] if replicas == 1 else ())
+        self.cluster = Cluster(
+            brokers,
+            seed=seed,
+            settings=settings,
+            controller_id=bid,
+            external_brokers=[bid + 1] if replicas == 1 else (),
+        )
         self.env = self.cluster.env
         self.log = self.cluster.log
         self.seed = seed
         self.broker = self.cluster.brokers[bid]
         self.topic = topic
-        self.cluster.create_topic(topic, partitions, replicas, assignment={p: list(self.replica_ids)
-                                                                           for p in range(partitions)})
+        self.cluster.create_topic(
+            topic, partitions, replicas, assignment={p: list(self.replica_ids) for p in range(partitions)}
+        )
         self.partitions = [(topic, p) for p in range(partitions)]
         self.controller = self.cluster.controller
         self.clients: list = []
@@ -124,25 +139,44 @@ class Scenario:
         return self.cluster.client_listener(self.broker)
 
     # -- processes -----------------------------------------------------------------------------------
-    def producer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
-                 partitions=None, **kw) -> Producer:
-        p = Producer(self, self.broker, client_id or f"producer-{len(self.clients) + 1}",
-                     listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions, **kw)
+    def producer(
+        self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None, partitions=None, **kw
+    ) -> Producer:
+        p = Producer(
+            self,
+            self.broker,
+            client_id or f"producer-{len(self.clients) + 1}",
+            listener=listener or self.client_listener,
+            connections=connections,
+            partitions=self.partitions if partitions is None else partitions,
+            **kw,
+        )
         self.clients.append(p)
         return p
 
-    def consumer(self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None,
-                 partitions=None) -> Consumer:
-        c = Consumer(self, self.broker, client_id or f"consumer-{len(self.clients) + 1}",
-                     listener=listener or self.client_listener, connections=connections,
-                     partitions=self.partitions if partitions is None else partitions)
+    def consumer(
+        self, client_id: str | None = None, *, connections: int = 1, listener: str | None = None, partitions=None
+    ) -> Consumer:
+        c = Consumer(
+            self,
+            self.broker,
+            client_id or f"consumer-{len(self.clients) + 1}",
+            listener=listener or self.client_listener,
+            connections=connections,
+            partitions=self.partitions if partitions is None else partitions,
+        )
         self.clients.append(c)
         return c
 
     def metadata_client(self, client_id: str | None = None, *, connections: int = 1) -> MetadataClient:
-        c = MetadataClient(self, self.broker, client_id or f"admin-{len(self.clients) + 1}",
-                           listener=self.client_listener, connections=connections, partitions=self.partitions)
+        c = MetadataClient(
+            self,
+            self.broker,
+            client_id or f"admin-{len(self.clients) + 1}",
+            listener=self.client_listener,
+            connections=connections,
+            partitions=self.partitions,
+        )
         self.clients.append(c)
         return c
 
@@ -152,8 +186,14 @@ class Scenario:
 
     def leader_and_isr_state(self, partition: int, *, leader: int, leader_epoch: int = 1, isr=None) -> dict:
         """One partition state of a LeaderAndIsr/UpdateMetadata request for this scenario's topic."""
-        return {"topic": self.topic, "partition": partition, "leader": leader, "leader_epoch": leader_epoch,
-                "isr": list(isr) if isr is not None else list(self.replica_ids), "replicas": list(self.replica_ids)}
+        return {
+            "topic": self.topic,
+            "partition": partition,
+            "leader": leader,
+            "leader_epoch": leader_epoch,
+            "isr": list(isr) if isr is not None else list(self.replica_ids),
+            "replicas": list(self.replica_ids),
+        }
 
     # -- run ------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> Results:
@@ -174,5 +214,4 @@ class Scenario:
             for t in self.cluster.brokers[rid].fetchers.threads.values():
                 sent[t.client_id] = t.sent
         mine = [r for r in self.log if r.connection is not None and r.connection.broker_id == self.broker.id]
-        return Results(requests_frame(mine), self.broker.metrics.frame(interval, until_ms), until_ms,
-                       self.broker, sent)
+        return Results(requests_frame(mine), self.broker.metrics.frame(interval, until_ms), until_ms, self.broker, sent)

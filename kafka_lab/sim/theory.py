@@ -56,4 +56,3 @@ def saturation_rate(handlers: int, mean_service_ms: float) -> float:
     if handlers < 1 or mean_service_ms <= 0:
         raise ValueError("need at least one handler and a positive service time")
     return handlers * 1000.0 / mean_service_ms
-

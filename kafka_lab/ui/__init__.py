@@ -19,8 +19,7 @@ PRIMARY_CONTROL = "kl-primary-control"
 PRIMARY_OUTPUT = "kl-primary-output"
 
 #: one qualitative palette for every lab (racks, listeners, planes keep their colour across figures)
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D",
-           "#BAB0AC", "#EECA3B"]
+PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC", "#EECA3B"]
 
 
 def primary(widget: widgets.Widget) -> widgets.Widget:

@@ -31,18 +31,29 @@ from kafka_lab.listeners import (
 
 from . import PALETTE, primary, primary_output
 
-__all__ = ["listener_panel", "render_config", "show_config", "listener_svg", "error_html", "migration_panel", "migration_html",
-           "listeners_html", "show_table"]
+__all__ = [
+    "listener_panel",
+    "render_config",
+    "show_config",
+    "listener_svg",
+    "error_html",
+    "migration_panel",
+    "migration_html",
+    "listeners_html",
+    "show_table",
+]
 
 _CP_COLOUR, _IB_COLOUR, _CLIENT_COLOUR, _IDLE = PALETTE[3], PALETTE[0], PALETTE[2], "#9e9e9e"
 #: the panels' tables: compact and left-aligned. The selectors name the table's class too, so they outrank
 #: JupyterLab's own output-table rules (right-aligned cells, fixed layout, centred table).
-_TABLE_CSS = ("<style>.kl-listeners table.kl-table, .kl-migration table.kl-table "
-              "{table-layout: auto; width: auto; margin-left: 0; margin-right: auto}"
-              ".kl-listeners table.kl-table td, .kl-listeners table.kl-table th, .kl-migration table.kl-table td, "
-              ".kl-migration table.kl-table th {padding: 3px 9px; text-align: left; vertical-align: top; line-height: 1.3}"
-              ".kl-listeners table.kl-table td.kl-nowrap {white-space: nowrap}"
-              ".kl-listeners table.kl-table .kl-means {color: #555; font-size: 90%}</style>")
+_TABLE_CSS = (
+    "<style>.kl-listeners table.kl-table, .kl-migration table.kl-table "
+    "{table-layout: auto; width: auto; margin-left: 0; margin-right: auto}"
+    ".kl-listeners table.kl-table td, .kl-listeners table.kl-table th, .kl-migration table.kl-table td, "
+    ".kl-migration table.kl-table th {padding: 3px 9px; text-align: left; vertical-align: top; line-height: 1.3}"
+    ".kl-listeners table.kl-table td.kl-nowrap {white-space: nowrap}"
+    ".kl-listeners table.kl-table .kl-means {color: #555; font-size: 90%}</style>"
+)
 _HINTS = {
     "listener.security.protocol.map": "each entry is NAME:PROTOCOL, protocols PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.",
     "listeners": "each entry is NAME://host:port, every NAME in listener.security.protocol.map, names and ports distinct.",
@@ -75,39 +86,52 @@ def _role_colour(broker: BrokerListeners, name: str) -> str:
 
 def listener_svg(broker: BrokerListeners, registration: dict) -> str:
     """Three columns: who connects -> the endpoint published in ZooKeeper -> the socket the broker binds."""
-    names = list(dict.fromkeys([e.listener_name for e in broker.listeners] +
-                               [e.listener_name for e in broker.advertised_listeners]))
+    names = list(
+        dict.fromkeys(
+            [e.listener_name for e in broker.listeners] + [e.listener_name for e in broker.advertised_listeners]
+        )
+    )
     published = dict(zip([e.listener_name for e in broker.advertised_listeners], registration["endpoints"]))
     row_h, top, width = 58, 46, 860
     height = top + row_h * len(names) + 10
     esc = html.escape
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-             "style='font-family:sans-serif;font-size:12px'>",
-             "<defs><marker id='kl-arrow' markerWidth='8' markerHeight='8' refX='7' refY='3' orient='auto'>"
-             "<path d='M0,0 L7,3 L0,6 z' fill='#555'/></marker></defs>"]
-    for x, title in ((10, "who connects"), (230, f"published in ZooKeeper (/brokers/ids/{broker.broker_id})"),
-                     (560, "the broker binds (listeners)")):
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        "style='font-family:sans-serif;font-size:12px'>",
+        "<defs><marker id='kl-arrow' markerWidth='8' markerHeight='8' refX='7' refY='3' orient='auto'>"
+        "<path d='M0,0 L7,3 L0,6 z' fill='#555'/></marker></defs>",
+    ]
+    for x, title in (
+        (10, "who connects"),
+        (230, f"published in ZooKeeper (/brokers/ids/{broker.broker_id})"),
+        (560, "the broker binds (listeners)"),
+    ):
         parts.append(f"<text x='{x}' y='20' font-weight='bold'>{esc(title)}</text>")
     for i, name in enumerate(names):
         y = top + i * row_h
         colour = _role_colour(broker, name)
         users = users_of(broker, name)
         who = ", ".join(users) if users else "-"
-        parts.append(f"<rect x='10' y='{y}' width='190' height='40' rx='6' fill='{colour}' fill-opacity='0.15' "
-                     f"stroke='{colour}'/>")
+        parts.append(
+            f"<rect x='10' y='{y}' width='190' height='40' rx='6' fill='{colour}' fill-opacity='0.15' "
+            f"stroke='{colour}'/>"
+        )
         if len(who) <= 28:
             parts.append(f"<text x='18' y='{y + 24}'>{esc(who)}</text>")
-        else:                              # two lines: the first users, then the last one
+        else:  # two lines: the first users, then the last one
             head, _, tail = who.rpartition(", ")
             parts.append(f"<text x='18' y='{y + 17}'>{esc(head)},</text><text x='18' y='{y + 33}'>{esc(tail)}</text>")
         pub = published.get(name)
         if pub:
-            parts.append(f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' "
-                         "marker-end='url(#kl-arrow)'/>")
-            parts.append(f"<rect x='230' y='{y}' width='300' height='40' rx='6' fill='white' stroke='{colour}'/>"
-                         f"<text x='238' y='{y + 17}' font-weight='bold'>{esc(pub)}</text>"
-                         f"<text x='238' y='{y + 33}' fill='#555'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
-                         "</text>")
+            parts.append(
+                f"<line x1='200' y1='{y + 20}' x2='228' y2='{y + 20}' stroke='#555' marker-end='url(#kl-arrow)'/>"
+            )
+            parts.append(
+                f"<rect x='230' y='{y}' width='300' height='40' rx='6' fill='white' stroke='{colour}'/>"
+                f"<text x='238' y='{y + 17}' font-weight='bold'>{esc(pub)}</text>"
+                f"<text x='238' y='{y + 33}' fill='#555'>{esc(broker.listener_security_protocol_map.get(name, ''))}"
+                "</text>"
+            )
         else:
             parts.append(f"<text x='238' y='{y + 24}' fill='#999'>not published</text>")
         bound = broker.listener(name)
@@ -115,12 +139,16 @@ def listener_svg(broker: BrokerListeners, registration: dict) -> str:
             plane = broker.plane(name)
             label = f"{plane} plane" + (" (1 thread, queue of 20)" if plane == "control" else "")
             if pub:
-                parts.append(f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='#555' stroke-dasharray='4 3' "
-                             "marker-end='url(#kl-arrow)'/>")
-            parts.append(f"<rect x='560' y='{y}' width='290' height='40' rx='6' fill='{colour}' fill-opacity='0.08' "
-                         f"stroke='{colour}' stroke-width='{3 if plane == 'control' else 1}'/>"
-                         f"<text x='568' y='{y + 17}' font-weight='bold'>{esc(bound.connection_string)}</text>"
-                         f"<text x='568' y='{y + 33}' fill='#555'>{esc(label)}</text>")
+                parts.append(
+                    f"<line x1='530' y1='{y + 20}' x2='558' y2='{y + 20}' stroke='#555' stroke-dasharray='4 3' "
+                    "marker-end='url(#kl-arrow)'/>"
+                )
+            parts.append(
+                f"<rect x='560' y='{y}' width='290' height='40' rx='6' fill='{colour}' fill-opacity='0.08' "
+                f"stroke='{colour}' stroke-width='{3 if plane == 'control' else 1}'/>"
+                f"<text x='568' y='{y + 17}' font-weight='bold'>{esc(bound.connection_string)}</text>"
+                f"<text x='568' y='{y + 33}' fill='#555'>{esc(label)}</text>"
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -132,16 +160,20 @@ def _cell(value) -> str:
 def listeners_html(table: pd.DataFrame) -> str:
     """:func:`kafka_lab.listeners.listener_table` as a compact table: left-aligned, one line per address,
     and what the bind address means written under it instead of in a column of its own."""
-    head = ("<tr><th>listener</th><th>security protocol</th><th>binds (listeners)<br>"
-            "<span class='kl-means'>which means</span></th><th>publishes (advertised.listeners)</th>"
-            "<th>plane</th><th>used by</th></tr>")
+    head = (
+        "<tr><th>listener</th><th>security protocol</th><th>binds (listeners)<br>"
+        "<span class='kl-means'>which means</span></th><th>publishes (advertised.listeners)</th>"
+        "<th>plane</th><th>used by</th></tr>"
+    )
     rows = []
     for r in table.to_dict("records"):
-        rows.append(f"<tr><td>{_cell(r['listener'])}</td><td>{_cell(r['security protocol'])}</td>"
-                    f"<td class='kl-nowrap'>{_cell(r['binds (listeners)'])}<br>"
-                    f"<span class='kl-means'>{_cell(r['which means'])}</span></td>"
-                    f"<td class='kl-nowrap'>{_cell(r['publishes (advertised.listeners)'])}</td>"
-                    f"<td>{_cell(r['plane'])}</td><td>{_cell(r['used by'])}</td></tr>")
+        rows.append(
+            f"<tr><td>{_cell(r['listener'])}</td><td>{_cell(r['security protocol'])}</td>"
+            f"<td class='kl-nowrap'>{_cell(r['binds (listeners)'])}<br>"
+            f"<span class='kl-means'>{_cell(r['which means'])}</span></td>"
+            f"<td class='kl-nowrap'>{_cell(r['publishes (advertised.listeners)'])}</td>"
+            f"<td>{_cell(r['plane'])}</td><td>{_cell(r['used by'])}</td></tr>"
+        )
     return f"<table class='kl-table'>{head}{''.join(rows)}</table>"
 
 
@@ -164,15 +196,21 @@ def render_config(config, *, canonical_host_name: str = "broker1.example.com") -
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
     table = listeners_html(listener_table(broker))
-    summary = (f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
-               f"({broker.inter_broker_security_protocol}); "
-               + (f"dedicated control plane on <b>{broker.control_plane_listener.connection_string}</b>"
-                  if broker.control_plane_listener else "no control.plane.listener.name: controller requests "
-                                                        "share the data plane")
-               + f"; a controller with this config connects on <b>{broker.controller_to_broker_listener_name}</b>.")
-    return (f"{_TABLE_CSS}<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
-            "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
-            f"<pre>{html.escape(registration_json(reg))}</pre></details></div>")
+    summary = (
+        f"inter-broker listener <b>{broker.inter_broker_listener_name}</b> "
+        f"({broker.inter_broker_security_protocol}); "
+        + (
+            f"dedicated control plane on <b>{broker.control_plane_listener.connection_string}</b>"
+            if broker.control_plane_listener
+            else "no control.plane.listener.name: controller requests share the data plane"
+        )
+        + f"; a controller with this config connects on <b>{broker.controller_to_broker_listener_name}</b>."
+    )
+    return (
+        f"{_TABLE_CSS}<div class='kl-listeners'><p>{summary}</p>{table}{listener_svg(broker, reg)}"
+        "<details><summary>the JSON this broker writes to ZooKeeper</summary>"
+        f"<pre>{html.escape(registration_json(reg))}</pre></details></div>"
+    )
 
 
 def show_config(config) -> HTML:
@@ -183,10 +221,18 @@ def show_config(config) -> HTML:
 def listener_panel(preset: str | None = None) -> widgets.VBox:
     """Preset dropdown (primary control) + properties text area -> the resolved listeners (primary output)."""
     names = list(PRESETS)
-    choose = primary(widgets.Dropdown(options=names, value=preset or names[0], description="preset",
-                                      layout=widgets.Layout(width="640px")))
-    text = widgets.Textarea(value=PRESETS[choose.value], rows=8, continuous_update=False,
-                            layout=widgets.Layout(width="95%"), description="properties")
+    choose = primary(
+        widgets.Dropdown(
+            options=names, value=preset or names[0], description="preset", layout=widgets.Layout(width="640px")
+        )
+    )
+    text = widgets.Textarea(
+        value=PRESETS[choose.value],
+        rows=8,
+        continuous_update=False,
+        layout=widgets.Layout(width="95%"),
+        description="properties",
+    )
     out = primary_output(widgets.HTML())
 
     def on_preset(change):
@@ -211,17 +257,24 @@ def migration_html(step: int, one_round: bool = False) -> str:
     if rows.empty:
         raise ValueError(f"no step {step}; the steps are 0 to {df['step'].max()}")
     first = rows.iloc[0]
-    return (f"{_TABLE_CSS}<div class='kl-migration'><p><b>step {step}</b>: {html.escape(first['action'])}. "
-            f"Controller: <b>broker {first['controller']}</b>.</p>"
-            + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0, classes="kl-table") + "</div>")
+    return (
+        f"{_TABLE_CSS}<div class='kl-migration'><p><b>step {step}</b>: {html.escape(first['action'])}. "
+        f"Controller: <b>broker {first['controller']}</b>.</p>"
+        + rows[_MIGRATION_COLUMNS].fillna("-").to_html(index=False, border=0, classes="kl-table")
+        + "</div>"
+    )
 
 
 def migration_panel() -> widgets.VBox:
     """A step slider and a one-round shortcut checkbox over :func:`kafka_lab.listeners.migration_steps`."""
     last = int(migration_steps()["step"].max())
     step = widgets.IntSlider(value=0, min=0, max=last, description="step", continuous_update=False)
-    shortcut = widgets.Checkbox(value=False, description="skip round 1 (one rolling restart)", indent=False,
-                                layout=widgets.Layout(width="320px"))
+    shortcut = widgets.Checkbox(
+        value=False,
+        description="skip round 1 (one rolling restart)",
+        indent=False,
+        layout=widgets.Layout(width="320px"),
+    )
     out = widgets.HTML()
 
     def redraw(_=None):

@@ -51,8 +51,10 @@ def _broker_label(b) -> str:
 
 def _broker_order(brokers) -> list:
     """Brokers grouped by rack (Kafka's rack order), ids ascending: the picture's rows, top to bottom."""
+
     def key(b):
         return (b.rack is None, asg.java_string_key(b.rack or ""), b.id)
+
     return sorted(brokers, key=key)
 
 
@@ -70,15 +72,28 @@ def _grid_traces(assignment, brokers, failed=frozenset(), showlegend=True):
                     xs.append(p)
                     ys.append(_broker_label(by_id[bid]))
                     alpha.append(0.22 if bid in failed else 1.0)
-                    hover.append(f"partition {p}: {'leader' if i == 0 else f'follower {i}'} on broker {bid}"
-                                 f" ({rack if rack is not None else 'no rack'}); replicas {reps}"
-                                 + (" — broker down" if bid in failed else ""))
+                    hover.append(
+                        f"partition {p}: {'leader' if i == 0 else f'follower {i}'} on broker {bid}"
+                        f" ({rack if rack is not None else 'no rack'}); replicas {reps}"
+                        + (" — broker down" if bid in failed else "")
+                    )
             if xs:
                 name = (rack if rack is not None else "no rack") + (" leader" if role == "leader" else "")
-                traces.append(go.Scatter(
-                    x=xs, y=ys, mode="markers", name=name, legendgroup=str(rack), showlegend=showlegend,
-                    marker=dict(symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color="#333")),
-                    hovertext=hover, hoverinfo="text"))
+                traces.append(
+                    go.Scatter(
+                        x=xs,
+                        y=ys,
+                        mode="markers",
+                        name=name,
+                        legendgroup=str(rack),
+                        showlegend=showlegend,
+                        marker=dict(
+                            symbol=symbol, size=size, color=colour, opacity=alpha, line=dict(width=1, color="#333")
+                        ),
+                        hovertext=hover,
+                        hoverinfo="text",
+                    )
+                )
     return traces
 
 
@@ -91,9 +106,13 @@ def assignment_figure(assignment, brokers, *, title: str = "", failed=()) -> go.
     parts = sorted(assignment)
     fig.update_layout(
         title=title or f"{len(parts)} partitions on {len(brokers)} brokers (★ = leader)",
-        xaxis=dict(title="partition", dtick=1 if len(parts) <= 30 else None, range=[min(parts) - 0.7, max(parts) + 0.7]),
+        xaxis=dict(
+            title="partition", dtick=1 if len(parts) <= 30 else None, range=[min(parts) - 0.7, max(parts) + 0.7]
+        ),
         yaxis=dict(categoryorder="array", categoryarray=rows[::-1], type="category"),
-        height=120 + 34 * len(rows), margin=dict(l=150, r=20, t=60, b=50), template="plotly_white",
+        height=120 + 34 * len(rows),
+        margin=dict(l=150, r=20, t=60, b=50),
+        template="plotly_white",
         legend=dict(orientation="h", y=-0.2),
     )
     return fig
@@ -108,15 +127,31 @@ def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
     bb = bb.loc[order]
     labels = [f"broker {i} ({r if r is not None else 'no rack'})" for i, r in zip(bb.index, bb["rack"])]
     col = [colours[r] for r in bb["rack"]]
-    fig = go.Figure([
-        go.Bar(x=labels, y=bb["replicas"], name="replicas", marker_color=col, opacity=0.45,
-               text=bb["replicas"], textposition="outside"),
-        go.Bar(x=labels, y=bb["leaders"], name="leaders", marker_color=col,
-               text=bb["leaders"], textposition="outside"),
-    ])
-    fig.update_layout(title=title or "Leaders (solid) and replicas (light) per broker, coloured by rack",
-                      barmode="group", height=330, template="plotly_white", margin=dict(l=50, r=20, t=60, b=40),
-                      yaxis=dict(title="count", dtick=1 if bb["replicas"].max() <= 10 else None), showlegend=False)
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=labels,
+                y=bb["replicas"],
+                name="replicas",
+                marker_color=col,
+                opacity=0.45,
+                text=bb["replicas"],
+                textposition="outside",
+            ),
+            go.Bar(
+                x=labels, y=bb["leaders"], name="leaders", marker_color=col, text=bb["leaders"], textposition="outside"
+            ),
+        ]
+    )
+    fig.update_layout(
+        title=title or "Leaders (solid) and replicas (light) per broker, coloured by rack",
+        barmode="group",
+        height=330,
+        template="plotly_white",
+        margin=dict(l=50, r=20, t=60, b=40),
+        yaxis=dict(title="count", dtick=1 if bb["replicas"].max() <= 10 else None),
+        showlegend=False,
+    )
     return fig
 
 
@@ -131,12 +166,17 @@ def _steps_html(brokers) -> str:
     steps = asg.rack_alternated_steps(brokers)
     by_rack = asg.brokers_by_rack(brokers)
     colours = _rack_colours(brokers)
-    head = " ".join(f"<span style='color:{colours[r]}'><b>{html.escape(r) or '&quot;&quot;'}</b>: "
-                    f"{', '.join(map(str, ids))}</span>" for r, ids in by_rack.items())
-    picks = " → ".join(f"<span style='color:{colours[r]}'><b>{b}</b></span>"
-                       for b, r in zip(steps["broker"], steps["rack"]))
-    return (f"<div style='line-height:1.7'>Racks in Java string order, brokers by id: {head}<br>"
-            f"One broker from each rack in turn: {picks}</div>")
+    head = " ".join(
+        f"<span style='color:{colours[r]}'><b>{html.escape(r) or '&quot;&quot;'}</b>: {', '.join(map(str, ids))}</span>"
+        for r, ids in by_rack.items()
+    )
+    picks = " → ".join(
+        f"<span style='color:{colours[r]}'><b>{b}</b></span>" for b, r in zip(steps["broker"], steps["rack"])
+    )
+    return (
+        f"<div style='line-height:1.7'>Racks in Java string order, brokers by id: {head}<br>"
+        f"One broker from each rack in turn: {picks}</div>"
+    )
 
 
 def _summary_html(a, brokers, rf) -> str:
@@ -146,22 +186,28 @@ def _summary_html(a, brokers, rf) -> str:
     lead, rep = bb["leaders"], bb["replicas"]
     spread = pr["racks spanned"].value_counts().sort_index()
     rb = asg.rack_balance(a, brokers)
-    per_rack = "; ".join(f"{html.escape(r) or '&quot;&quot;'}: {int(row.leaders)} leaders, {int(row.replicas)} replicas"
-                         for r, row in rb.iterrows())
-    spread_txt = ", ".join(f"{c} partition{'s' if c != 1 else ''} on {k} rack{'s' if k != 1 else ''}"
-                           for k, c in spread.items())
+    per_rack = "; ".join(
+        f"{html.escape(r) or '&quot;&quot;'}: {int(row.leaders)} leaders, {int(row.replicas)} replicas"
+        for r, row in rb.iterrows()
+    )
+    spread_txt = ", ".join(
+        f"{c} partition{'s' if c != 1 else ''} on {k} rack{'s' if k != 1 else ''}" for k, c in spread.items()
+    )
     return (
         "<div style='font-size:14px;line-height:1.6'>"
         f"Partition 0 → <b>{a[min(a)]}</b> (leader first). "
         f"Leaders per broker: {lead.min()}–{lead.max()}; replicas per broker: <b>{rep.min()}–{rep.max()}</b>"
         f"{' (even)' if rep.min() == rep.max() else ' (uneven)'}.<br>Per rack: {per_rack}.<br>"
-        f"Rack spread ({n_racks} rack{'s' if n_racks != 1 else ''}, RF {rf}): {spread_txt}.</div>")
+        f"Rack spread ({n_racks} rack{'s' if n_racks != 1 else ''}, RF {rf}): {spread_txt}.</div>"
+    )
 
 
 def _error_html(exc: Exception) -> str:
     cls = type(exc).__name__
-    return (f"<div style='color:#b3261e;font-size:14px'>Kafka refuses: <code>{html.escape(cls)}</code>: "
-            f"{html.escape(str(exc))}</div>")
+    return (
+        f"<div style='color:#b3261e;font-size:14px'>Kafka refuses: <code>{html.escape(cls)}</code>: "
+        f"{html.escape(str(exc))}</div>"
+    )
 
 
 def kafka_says(fn, *args, **kwargs):
@@ -172,21 +218,55 @@ def kafka_says(fn, *args, **kwargs):
         return f"{type(exc).__name__}: {exc}"
 
 
-def rack_awareness_panel(racks: dict | None = None, partitions: int = 12, replication_factor: int = 3,
-                         start_index: int = 0, rack_names=("rack1", "rack2", "rack3", "rack4")) -> widgets.VBox:
+def rack_awareness_panel(
+    racks: dict | None = None,
+    partitions: int = 12,
+    replication_factor: int = 3,
+    start_index: int = 0,
+    rack_names=("rack1", "rack2", "rack3", "rack4"),
+) -> widgets.VBox:
     """Put each broker in a rack, then see Kafka's list, assignment and balance (partitions slider first)."""
     racks = dict(KIP36_RACKS if racks is None else racks)
     options = list(dict.fromkeys([*rack_names, *[r for r in racks.values() if r is not None]])) + [NO_RACK]
     style = {"description_width": "150px"}
-    pickers = {bid: widgets.Dropdown(options=options, value=r if r is not None else NO_RACK,
-                                     description=f"broker {bid}", layout=widgets.Layout(width="230px"))
-               for bid, r in racks.items()}
-    p = primary(widgets.IntSlider(value=partitions, min=1, max=48, description="partitions", style=style,
-                                  continuous_update=False, layout=widgets.Layout(width="460px")))
-    rf = widgets.IntSlider(value=replication_factor, min=1, max=len(racks), description="replication factor",
-                           style=style, continuous_update=False, layout=widgets.Layout(width="460px"))
-    si = widgets.IntSlider(value=start_index, min=0, max=len(racks) - 1, style=style, continuous_update=False,
-                           description="fixedStartIndex", layout=widgets.Layout(width="460px"))
+    pickers = {
+        bid: widgets.Dropdown(
+            options=options,
+            value=r if r is not None else NO_RACK,
+            description=f"broker {bid}",
+            layout=widgets.Layout(width="230px"),
+        )
+        for bid, r in racks.items()
+    }
+    p = primary(
+        widgets.IntSlider(
+            value=partitions,
+            min=1,
+            max=48,
+            description="partitions",
+            style=style,
+            continuous_update=False,
+            layout=widgets.Layout(width="460px"),
+        )
+    )
+    rf = widgets.IntSlider(
+        value=replication_factor,
+        min=1,
+        max=len(racks),
+        description="replication factor",
+        style=style,
+        continuous_update=False,
+        layout=widgets.Layout(width="460px"),
+    )
+    si = widgets.IntSlider(
+        value=start_index,
+        min=0,
+        max=len(racks) - 1,
+        style=style,
+        continuous_update=False,
+        description="fixedStartIndex",
+        layout=widgets.Layout(width="460px"),
+    )
     steps = widgets.HTML()
     summary = primary_output(widgets.HTML())
     grid, bars = widgets.Output(), widgets.Output()
@@ -194,8 +274,11 @@ def rack_awareness_panel(racks: dict | None = None, partitions: int = 12, replic
     def redraw(_=None):
         brokers = [asg.BrokerMetadata(b, None if w.value == NO_RACK else w.value) for b, w in pickers.items()]
         try:
-            steps.value = _steps_html(brokers) if all(b.rack is not None for b in brokers) else \
-                "<div>Some broker has no rack: there is no rack-alternated list.</div>"
+            steps.value = (
+                _steps_html(brokers)
+                if all(b.rack is not None for b in brokers)
+                else "<div>Some broker has no rack: there is no rack-alternated list.</div>"
+            )
             a = asg.assign_replicas_to_brokers(brokers, p.value, rf.value, si.value)
         except ValueError as exc:
             summary.value = _error_html(exc)
@@ -212,59 +295,113 @@ def rack_awareness_panel(racks: dict | None = None, partitions: int = 12, replic
         w.observe(redraw, names="value")
     redraw()
     rack_box = widgets.HBox(list(pickers.values()), layout=widgets.Layout(flex_flow="row wrap"))
-    return widgets.VBox([widgets.HTML("<b>Racks</b> (<code>broker.rack</code>)"), rack_box, p, rf, si,
-                         steps, summary, grid, bars])
+    return widgets.VBox(
+        [widgets.HTML("<b>Racks</b> (<code>broker.rack</code>)"), rack_box, p, rf, si, steps, summary, grid, bars]
+    )
 
 
 def _side_by_side(racks, partitions, rf, failed_rack, min_isr, start_index) -> go.Figure:
     brokers = asg.brokers_from_racks(racks)
     failed = {b.id for b in brokers if b.rack == failed_rack}
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("rack-aware (KIP-36)", "rack-unaware (--disable-rack-aware)"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=("rack-aware (KIP-36)", "rack-unaware (--disable-rack-aware)"),
+    )
     assignments = asg.rack_mode_assignments(brokers, partitions, rf, start_index=start_index)
     for col, a in enumerate(assignments.values(), start=1):
         for t in _grid_traces(a, brokers, failed, showlegend=col == 1):
             fig.add_trace(t, row=1, col=col)
-        impact = asg.failure_impact(a, brokers, failed_racks=[failed_rack] if failed_rack else [],
-                                    min_insync_replicas=min_isr)
+        impact = asg.failure_impact(
+            a, brokers, failed_racks=[failed_rack] if failed_rack else [], min_insync_replicas=min_isr
+        )
         for p, row in impact.iterrows():
             if row["offline"] or row["below_min_isr"]:
-                fig.add_vrect(x0=p - 0.5, x1=p + 0.5, row=1, col=col, line_width=0, opacity=0.25,
-                              fillcolor="#E45756" if row["offline"] else "#F58518")
+                fig.add_vrect(
+                    x0=p - 0.5,
+                    x1=p + 0.5,
+                    row=1,
+                    col=col,
+                    line_width=0,
+                    opacity=0.25,
+                    fillcolor="#E45756" if row["offline"] else "#F58518",
+                )
     rows = [_broker_label(b) for b in _broker_order(brokers)]
     fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category")
     fig.update_xaxes(title="partition", dtick=1 if partitions <= 24 else None, range=[-0.7, partitions - 0.3])
-    what = f"rack {failed_rack} down (faded): red = offline, orange = below min.insync.replicas={min_isr}" \
-        if failed_rack else "no rack down"
-    fig.update_layout(title=f"{partitions} partitions, RF {rf}: {what}", height=160 + 34 * len(rows),
-                      template="plotly_white", margin=dict(l=150, r=20, t=80, b=50),
-                      legend=dict(orientation="h", y=-0.2))
+    what = (
+        f"rack {failed_rack} down (faded): red = offline, orange = below min.insync.replicas={min_isr}"
+        if failed_rack
+        else "no rack down"
+    )
+    fig.update_layout(
+        title=f"{partitions} partitions, RF {rf}: {what}",
+        height=160 + 34 * len(rows),
+        template="plotly_white",
+        margin=dict(l=150, r=20, t=80, b=50),
+        legend=dict(orientation="h", y=-0.2),
+    )
     return fig
 
 
-def rack_failure_panel(racks: dict | None = None, partitions: int = 12, replication_factor: int = 2,
-                       failed_rack: str | None = "rack1", min_insync_replicas: int = 1,
-                       start_index: int = 0) -> widgets.VBox:
+def rack_failure_panel(
+    racks: dict | None = None,
+    partitions: int = 12,
+    replication_factor: int = 2,
+    failed_rack: str | None = "rack1",
+    min_insync_replicas: int = 1,
+    start_index: int = 0,
+) -> widgets.VBox:
     """Rack-aware and rack-unaware side by side; choose a rack to fail and see what stays available."""
     racks = dict(KIP36_RACKS if racks is None else racks)
     rack_opts = list(asg.brokers_by_rack(racks))
     style = {"description_width": "150px"}
     lay = widgets.Layout(width="420px")
-    fail = widgets.Dropdown(options=[("none", None)] + [(r, r) for r in rack_opts], value=failed_rack,
-                            description="rack that fails", style=style, layout=lay)
-    rf = widgets.IntSlider(value=replication_factor, min=1, max=len(racks), description="replication factor",
-                           style=style, continuous_update=False, layout=lay)
-    p = widgets.IntSlider(value=partitions, min=1, max=36, description="partitions", style=style,
-                          continuous_update=False, layout=lay)
-    isr = widgets.IntSlider(value=min_insync_replicas, min=1, max=len(racks), description="min.insync.replicas",
-                            style=style, continuous_update=False, layout=lay)
+    fail = widgets.Dropdown(
+        options=[("none", None)] + [(r, r) for r in rack_opts],
+        value=failed_rack,
+        description="rack that fails",
+        style=style,
+        layout=lay,
+    )
+    rf = widgets.IntSlider(
+        value=replication_factor,
+        min=1,
+        max=len(racks),
+        description="replication factor",
+        style=style,
+        continuous_update=False,
+        layout=lay,
+    )
+    p = widgets.IntSlider(
+        value=partitions, min=1, max=36, description="partitions", style=style, continuous_update=False, layout=lay
+    )
+    isr = widgets.IntSlider(
+        value=min_insync_replicas,
+        min=1,
+        max=len(racks),
+        description="min.insync.replicas",
+        style=style,
+        continuous_update=False,
+        layout=lay,
+    )
     table, fig_out = widgets.Output(), widgets.Output()
 
     def redraw(_=None):
         with table:
             table.clear_output(wait=True)
-            display(asg.rack_failure_comparison(racks, p.value, rf.value, failed_rack=fail.value,
-                                                min_insync_replicas=isr.value, start_index=start_index))
+            display(
+                asg.rack_failure_comparison(
+                    racks,
+                    p.value,
+                    rf.value,
+                    failed_rack=fail.value,
+                    min_insync_replicas=isr.value,
+                    start_index=start_index,
+                )
+            )
         show_figure(_side_by_side(racks, p.value, rf.value, fail.value, isr.value, start_index), fig_out)
 
     for w in (fail, rf, p, isr):

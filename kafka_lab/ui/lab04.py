@@ -29,5 +29,9 @@ def purgatory_panel(producers: int = 200, **options) -> widgets.VBox:
         res = next(iter(runs.values()))
         return [purgatory_figure(runs), leadership_figure(runs), ledger_table(res)]
 
-    return incident_panel(controls, draw, note="<b>orders</b> has one partition here; every run is 150 simulated ms "
-                                               "(the same seed: only what you change differs).")
+    return incident_panel(
+        controls,
+        draw,
+        note="<b>orders</b> has one partition here; every run is 150 simulated ms "
+        "(the same seed: only what you change differs).",
+    )

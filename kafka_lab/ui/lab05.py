@@ -36,6 +36,10 @@ def truncation_panel(producers: int = 200, **options) -> widgets.VBox:
         res = next(iter(runs.values()))
         return [outcomes_figure(runs), truncated_acks_figure(runs, x_max=60), ledger_table(res)]
 
-    return incident_panel(controls, draw, note="<b>orders</b> has 5 partitions here (20 in the KIP's example above); "
-                                               "every run is 100 simulated ms, so retries still under way show as "
-                                               "pending.")
+    return incident_panel(
+        controls,
+        draw,
+        note="<b>orders</b> has 5 partitions here (20 in the KIP's example above); "
+        "every run is 100 simulated ms, so retries still under way show as "
+        "pending.",
+    )

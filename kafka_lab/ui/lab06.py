@@ -34,13 +34,17 @@ BUSY_BROKER = {"1, the old leader": stale_metadata_incident, "2, the new leader"
 
 def staleness_panel(producers: int = 200, **options) -> widgets.VBox:
     """The live experiment (``options`` override :data:`PANEL_OPTIONS`, e.g. ``until_ms``)."""
-    controls = IncidentControls(BUSY_BROKER, producers=producers, max_producers=400, acks=1,
-                                **{**PANEL_OPTIONS, **options})
+    controls = IncidentControls(
+        BUSY_BROKER, producers=producers, max_producers=400, acks=1, **{**PANEL_OPTIONS, **options}
+    )
 
     def draw(runs):
         res = next(iter(runs.values()))
-        return [staleness_figure(runs), leadership_figure(runs, x_max=40), wrong_leader_figure(runs),
-                ledger_table(res)]
+        return [staleness_figure(runs), leadership_figure(runs, x_max=40), wrong_leader_figure(runs), ledger_table(res)]
 
-    return incident_panel(controls, draw, note="<b>orders</b> has 5 partitions here (20 above); every run is 70 "
-                                               "simulated ms. With broker 1 busy the producers ask it for metadata.")
+    return incident_panel(
+        controls,
+        draw,
+        note="<b>orders</b> has 5 partitions here (20 above); every run is 70 "
+        "simulated ms. With broker 1 busy the producers ask it for metadata.",
+    )

@@ -38,8 +38,16 @@ REPO = Path(__file__).resolve().parents[2]
 LABS_DIR = Path(os.environ.get("KAFKA_LAB_BROWSER_LABS", REPO / "labs")).resolve()
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = os.environ.get("KAFKA_LAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SERVER_START_TIMEOUT_S = 90
 
 _SERVER_CONFIG = '''\
@@ -59,8 +67,7 @@ c.FileCheckpoints.root_dir = {checkpoints!r}
 _USER_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                         "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 
 
@@ -104,8 +111,9 @@ class JupyterLab:
     startup_s: float
 
     def api(self, method: str, path: str) -> object:
-        req = urllib.request.Request(f"{self.base_url}{path}", method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            f"{self.base_url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             body = r.read()
         return json.loads(body) if body else None
@@ -134,7 +142,7 @@ def _stop(proc: subprocess.Popen) -> None:
     except psutil.NoSuchProcess:
         family = []
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)     # the server shuts its kernels down on SIGTERM
+        os.killpg(proc.pid, signal.SIGTERM)  # the server shuts its kernels down on SIGTERM
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
@@ -162,28 +170,38 @@ def jupyterlab(tmp_path_factory) -> JupyterLab:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(value))
     (tmp / "checkpoints").mkdir()
-    (config_dir / "jupyter_server_config.py").write_text(
-        _SERVER_CONFIG.format(checkpoints=str(tmp / "checkpoints")))
+    (config_dir / "jupyter_server_config.py").write_text(_SERVER_CONFIG.format(checkpoints=str(tmp / "checkpoints")))
 
     exe = Path(sys.prefix) / "bin" / "jupyter-lab"
     if not exe.exists():
         pytest.fail(f"{exe} is missing: run the tests with the project's environment (./run.sh test)")
     port, token = _free_port(), secrets.token_hex(16)
-    cmd = [str(exe), "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={LABS_DIR}", "--ServerApp.open_browser=False"]
+    cmd = [
+        str(exe),
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={LABS_DIR}",
+        "--ServerApp.open_browser=False",
+    ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-               SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"), PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(config_dir),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+        PYTHONUNBUFFERED="1",
+    )
     env.pop("JUPYTERLAB_SETTINGS_DIR", None)
     env.pop("JUPYTERLAB_WORKSPACES_DIR", None)
     log_path = ARTIFACTS / "jupyterlab.log"
     log = open(log_path, "w")  # noqa: SIM115 -- the server writes to it until it stops; closed in the finally below
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=LABS_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=LABS_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     server = JupyterLab(f"http://127.0.0.1:{port}", token, LABS_DIR, log_path, 0.0)
     try:
         while True:
@@ -194,8 +212,9 @@ def jupyterlab(tmp_path_factory) -> JupyterLab:
                 break
             except OSError:
                 if time.monotonic() - t0 > SERVER_START_TIMEOUT_S:
-                    pytest.fail(f"jupyter-lab not ready after {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}",
-                                pytrace=False)
+                    pytest.fail(
+                        f"jupyter-lab not ready after {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}", pytrace=False
+                    )
                 time.sleep(0.25)
         server.startup_s = time.monotonic() - t0
         (ARTIFACTS / "timings.txt").write_text(f"jupyterlab_start_s {server.startup_s:.2f}\n")

@@ -23,7 +23,7 @@ LABS = sorted(LABS_DIR.glob("*.ipynb"))
 SNAPSHOT = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in LABS}
 
 PAGE_LOAD_TIMEOUT_MS = 90_000
-RUN_ALL_TIMEOUT_S = 240          # a lab must run in well under 30 s; the margin is for a busy 2-core box
+RUN_ALL_TIMEOUT_S = 240  # a lab must run in well under 30 s; the margin is for a busy 2-core box
 WIDGET_SETTLE_TIMEOUT_S = 30
 PRIMARY_TIMEOUT_S = 30
 WIDGET_FAILURES = ("Loading widget...", "model not found", "Error displaying widget", "Failed to load model")
@@ -76,8 +76,9 @@ def _wait(predicate, timeout_s: float, what: str, poll_s: float = 0.5, state=Non
         if value:
             return value
         if time.monotonic() - t0 > timeout_s:
-            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}"
-                                 + (f"; {state()}" if state else ""))
+            raise AssertionError(
+                f"timed out after {timeout_s:.0f} s waiting for {what}" + (f"; {state()}" if state else "")
+            )
         time.sleep(poll_s)
 
 
@@ -96,8 +97,11 @@ def _run_all(page) -> None:
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         page.locator("li.lm-Menu-item .lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
         try:
-            _wait(lambda: any(re.search(r"\[(\*|\d+)\]", c["prompt"])
-                              for c in page.evaluate(_CELLS_JS, NB) if c["code"]), 15, "Run All to start")
+            _wait(
+                lambda: any(re.search(r"\[(\*|\d+)\]", c["prompt"]) for c in page.evaluate(_CELLS_JS, NB) if c["code"]),
+                15,
+                "Run All to start",
+            )
             return
         except AssertionError:
             page.keyboard.press("Escape")
@@ -147,43 +151,43 @@ def _move_primary(page) -> str:
     """Move the lab's primary control the way a learner would; return what was done."""
     ctl = page.locator(f"{NB} .kl-primary-control").first
     ctl.scroll_into_view_if_needed()
-    if ctl.locator(".noUi-handle").count():                       # IntSlider, FloatSlider, SelectionSlider
+    if ctl.locator(".noUi-handle").count():  # IntSlider, FloatSlider, SelectionSlider
         h = ctl.locator(".noUi-handle").first
         h.focus()
         before = h.get_attribute("aria-valuenow")
         h.press("ArrowRight")
         page.wait_for_timeout(300)
-        if h.get_attribute("aria-valuenow") == before:            # already at its maximum
+        if h.get_attribute("aria-valuenow") == before:  # already at its maximum
             h.press("ArrowLeft")
         return "slider: arrow key on its handle"
-    if ctl.locator("select").count():                             # Dropdown, Select
+    if ctl.locator("select").count():  # Dropdown, Select
         sel = ctl.locator("select").first
         options = sel.locator("option").evaluate_all("os => os.map(o => [o.value, o.selected])")
         other = next(v for v, selected in options if not selected)
         sel.select_option(value=other)
         return f"select: option {other!r}"
-    if ctl.locator("input[type=checkbox]").count():               # Checkbox
+    if ctl.locator("input[type=checkbox]").count():  # Checkbox
         ctl.locator("input[type=checkbox]").first.click()
         return "checkbox: click"
-    if ctl.locator("input[type=radio]").count():                  # RadioButtons
+    if ctl.locator("input[type=radio]").count():  # RadioButtons
         ctl.locator("input[type=radio]:not(:checked)").first.click()
         return "radio: another option"
-    if ctl.locator("textarea").count():                           # Textarea
+    if ctl.locator("textarea").count():  # Textarea
         ta = ctl.locator("textarea").first
         ta.fill(ta.input_value() + "\n")
         ta.press("Tab")
         return "textarea: edited"
-    if ctl.locator("input[type=text], input[type=number]").count():    # Text, IntText, FloatText
+    if ctl.locator("input[type=text], input[type=number]").count():  # Text, IntText, FloatText
         inp = ctl.locator("input[type=text], input[type=number]").first
         value = inp.input_value()
         inp.fill(str(float(value) + 1) if inp.get_attribute("type") == "number" else value + "x")
         inp.press("Enter")
         return "text input: edited"
     classes = set((ctl.get_attribute("class") or "").split())
-    if "widget-toggle-buttons" in classes:                         # ToggleButtons: another option
+    if "widget-toggle-buttons" in classes:  # ToggleButtons: another option
         ctl.locator("button:not(.mod-active)").first.click()
         return "toggle buttons: another option"
-    if ctl.evaluate("e => e.tagName") == "BUTTON" or "widget-toggle-button" in classes:   # ToggleButton, Button
+    if ctl.evaluate("e => e.tagName") == "BUTTON" or "widget-toggle-button" in classes:  # ToggleButton, Button
         ctl.click()
         return "button: click"
     raise AssertionError(f"do not know how to move the primary control: {ctl.evaluate('e => e.outerHTML')[:300]}")
@@ -209,13 +213,22 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
 
         t_run = time.monotonic()
         _run_all(page)
-        cells = _wait(lambda: _finished(page), RUN_ALL_TIMEOUT_S, f"{lab.name} to run all its cells",
-                      state=lambda: _run_state(page))
+        cells = _wait(
+            lambda: _finished(page),
+            RUN_ALL_TIMEOUT_S,
+            f"{lab.name} to run all its cells",
+            state=lambda: _run_state(page),
+        )
         timings["run_all_s"] = time.monotonic() - t_run
 
         # 1. no cell shows an error
-        errors = [f"{_where(c)}:\n{t.strip()[-1500:]}" for c in cells if c["code"] for t in c["stderr"]
-                  if "Traceback" in t or ERROR_LINE.search(t)]
+        errors = [
+            f"{_where(c)}:\n{t.strip()[-1500:]}"
+            for c in cells
+            if c["code"]
+            for t in c["stderr"]
+            if "Traceback" in t or ERROR_LINE.search(t)
+        ]
         assert not errors, f"{lab.name}: a cell failed\n" + "\n\n".join(errors)
         unrun = [_where(c) for c in cells if c["code"] and not re.search(r"\[\d+\]", c["prompt"])]
         assert not unrun, f"{lab.name}: cells did not run: {unrun}"
@@ -224,30 +237,43 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
         def widgets_settled():
             text = page.locator(NB).inner_text()
             return not any(f in text for f in WIDGET_FAILURES)
+
         try:
             _wait(widgets_settled, WIDGET_SETTLE_TIMEOUT_S, "widgets to render")
         except AssertionError:
             cells = page.evaluate(_CELLS_JS, NB)
-            bad = [f"{_where(c)}: {line.strip()!r}" for c in cells for line in c["out"].splitlines()
-                   if any(f in line for f in WIDGET_FAILURES)]
+            bad = [
+                f"{_where(c)}: {line.strip()!r}"
+                for c in cells
+                for line in c["out"].splitlines()
+                if any(f in line for f in WIDGET_FAILURES)
+            ]
             raise AssertionError(f"{lab.name}: widgets did not render: {bad or 'see the screenshot'}") from None
         cells = page.evaluate(_CELLS_JS, NB)
         empty = [_where(c) for c in cells for v in c["views"] if v["children"] == 0]
         assert not empty, f"{lab.name}: widget outputs with nothing rendered in {empty}"
 
         # 3. every plotly figure draws
-        plots = _wait(lambda: _plots_drawn(page), WIDGET_SETTLE_TIMEOUT_S, "every plotly figure to draw",
-                      state=lambda: f"figures (svg, traces drawn, title): "
-                                    f"{[(p['svg'], p['traces'], p['title']) for p in page.evaluate(_PLOTS_JS, NB)]}")[0]
+        plots = _wait(
+            lambda: _plots_drawn(page),
+            WIDGET_SETTLE_TIMEOUT_S,
+            "every plotly figure to draw",
+            state=lambda: (
+                f"figures (svg, traces drawn, title): "
+                f"{[(p['svg'], p['traces'], p['title']) for p in page.evaluate(_PLOTS_JS, NB)]}"
+            ),
+        )[0]
         for i, p in enumerate(plots):
             assert p["width"] > 100 and p["height"] > 100, f"{lab.name}: figure {i} ({p['title']!r}) is {p}"
         timings["figures"] = len(plots)
 
         # 4. the primary control drives its output
         assert page.locator(f"{NB} .kl-primary-control").count(), (
-            f"{lab.name}: no control marked with kafka_lab.ui.primary(...)")
+            f"{lab.name}: no control marked with kafka_lab.ui.primary(...)"
+        )
         assert page.locator(f"{NB} .kl-primary-output").count(), (
-            f"{lab.name}: no output marked with kafka_lab.ui.primary_output(...)")
+            f"{lab.name}: no output marked with kafka_lab.ui.primary_output(...)"
+        )
         page.locator(f"{NB} .kl-primary-control").first.scroll_into_view_if_needed()
         page.wait_for_timeout(500)
         before = _primary_text(page)
@@ -257,8 +283,10 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
         try:
             _wait(lambda: _primary_text(page) != before, PRIMARY_TIMEOUT_S, "the primary output to change")
         except AssertionError:
-            raise AssertionError(f"{lab.name}: moved the primary control ({how}) but the text of "
-                                 f".kl-primary-output stayed {before[:300]!r}") from None
+            raise AssertionError(
+                f"{lab.name}: moved the primary control ({how}) but the text of "
+                f".kl-primary-output stayed {before[:300]!r}"
+            ) from None
         timings["primary_s"] = time.monotonic() - t_move
         _wait(lambda: _kernel_idle(page), 60, "the kernel to be idle after the move")
         page.wait_for_timeout(1000)
@@ -267,8 +295,11 @@ def test_lab_runs_in_jupyterlab(lab: Path, jupyterlab, browser):
         timings["total_s"] = time.monotonic() - t0
         (ARTIFACTS / f"{lab.stem}.console.txt").write_text("\n".join(console) + "\n")
         with open(ARTIFACTS / "timings.txt", "a") as f:
-            f.write(f"{lab.stem} " + json.dumps({k: round(v, 2) if isinstance(v, float) else v
-                                                  for k, v in timings.items()}) + "\n")
+            f.write(
+                f"{lab.stem} "
+                + json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in timings.items()})
+                + "\n"
+            )
         context.close()
         jupyterlab.shutdown_sessions()
 
