@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import kafka_lab.assignment as asg
-from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
 from kafka_lab.sim import stale_metadata_incident, truncation_incident, unavailability_incident
+from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
 from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, cluster, lab00, lab02, lab03
 
 

@@ -98,8 +98,7 @@ CATALOGUE: list[Lab] = [
     Lab(
         "04_purgatory",
         "04 · produce purgatory",
-        "where does an `acks=all` write wait while leadership moves, and when does the control plane empty "
-        "that wait?",
+        "where does an `acks=all` write wait while leadership moves, and when does the control plane empty that wait?",
         "a three-broker cluster: where an `acks=all` produce waits (purgatory) while the old leader's "
         "`LeaderAndIsr` queues; when the control plane empties that purgatory and when it hardly changes it; "
         "what `min.insync.replicas` cannot do",
