@@ -430,7 +430,7 @@ def test_the_purge_needs_more_than_the_purge_interval_of_completed_operations():
 def test_a_produce_that_can_complete_at_once_is_answered_without_waiting():
     """purgatory-no-first-try. DelayedOperationPurgatory.tryCompleteElseWatch tries the operation before it
     watches it: an acks=all produce whose ISR is the leader alone is answered when appended."""
-    env, reps, pur, answered = purgatory()
+    _env, reps, pur, answered = purgatory()
     reps.hw[TP] = 10
 
     class Req:
@@ -446,7 +446,7 @@ def test_a_produce_that_can_complete_at_once_is_answered_without_waiting():
 def test_operations_expire_timeout_after_they_were_parked_whatever_the_order():
     """DelayedOperationPurgatory's timer: each operation expires timeoutMs after it was watched, a later one
     with a shorter timeout first; a completed one never expires, and the timer keeps no completed request."""
-    env, reps, pur, answered = purgatory()
+    env, reps, pur, _answered = purgatory()
 
     class Req:
         def __init__(self, tp, timeout_ms):
