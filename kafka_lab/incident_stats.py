@@ -16,6 +16,7 @@ No drawing here: ``kafka_lab.ui.cluster`` draws, ``kafka_lab.exercises`` grades.
 - :func:`wrong_leader_answers` -- each Produce a broker refused with ``NOT_LEADER_OR_FOLLOWER``.
 - :func:`truncated_acks` -- each batch acknowledged, then lost (truncated), by when it was acknowledged.
 - :func:`incident_summary` -- the headline numbers of one run, in one flat mapping.
+- :func:`downstream_table` -- lab 03's closing table: what the delay costs the clients, per partition.
 - :func:`cached_run` -- an incident run once per process for the same options (the lab, its checks and its
   panel share runs instead of repeating them).
 """
@@ -48,6 +49,9 @@ __all__ = [
     "cached_run",
     "cached_runs",
     "CACHE_SIZE",
+    "DESIGNS",
+    "DOWNSTREAM_RUNS",
+    "downstream_table",
 ]
 
 #: the controller-to-broker requests of KIP-291's motivation, in the order the controller sends them
@@ -77,7 +81,7 @@ def controller_requests(res: ClusterResults) -> pd.DataFrame:
             "api": r["api"],
             "plane": r["plane"],
             "sent_ms": r["sent_ms"],
-            "waited_ms": r["dequeue_ms"] - r["sent_ms"],  # = controller_wait_ms
+            "waited_ms": r["dequeue_ms"] - r["sent_ms"],  # = wait_for_handler_ms
             "applied_ms": r["api_local_complete_ms"],
         }
     ).reset_index(drop=True)
@@ -133,7 +137,7 @@ def follower_fetches(res: ClusterResults, broker_id: int) -> pd.DataFrame:
         {
             "fetcher": f["client_id"],
             "sent_ms": f["sent_ms"],
-            "waited_ms": f["dequeue_ms"] - f["sent_ms"],  # = controller_wait_ms
+            "waited_ms": f["dequeue_ms"] - f["sent_ms"],  # = wait_for_handler_ms
             "remote_ms": f["remoteTime"],
             "answered_ms": f["end_ms"],
         }
@@ -385,3 +389,45 @@ def cached_run(incident, *, control_plane, **options) -> ClusterResults:
     gc.collect(1)
     gc.freeze()
     return res
+
+
+#: the runs of :func:`downstream_table`, the same as labs 04-06's: 200 producers, ``orders`` with 20 partitions
+DOWNSTREAM_RUNS = {"producers": 200, "burst": 1, "rate_per_s": 20, "partitions": 20}
+
+#: the two designs :func:`downstream_table` compares, by column label
+DESIGNS = {"no control plane": False, "control.plane.listener.name=CONTROLLER": True}
+
+
+def downstream_table() -> pd.DataFrame:
+    """What a delayed LeaderAndIsr / UpdateMetadata costs the clients, per partition, with and without KIP-291.
+
+    The KIP's example in the cluster model: busy broker 1 leads ``orders``' 20 partitions and loses
+    ``orders-0`` to broker 2; each produce request carries all 20. Three incidents, each a run labs 04-06
+    take apart: ``acks=all`` with ``orders`` as one partition (lab 04's first run: purgatory), ``acks=1``
+    (lab 05's: truncation, 300 simulated ms) and stale metadata (lab 06's: 150 ms). Rows name the
+    partitions they count: only ``orders-0`` moves, the other 19 are acknowledged as usual. One column
+    per design; times in ms rounded to 0.1, counts as whole numbers.
+    """
+    from kafka_lab.sim import purgatory_incident, stale_metadata_incident, truncation_incident
+
+    rows = {}
+    for label, cp in DESIGNS.items():
+        one = cached_run(purgatory_incident, control_plane=cp, **{**DOWNSTREAM_RUNS, "partitions": 1})
+        acks_1 = cached_run(truncation_incident, control_plane=cp, **DOWNSTREAM_RUNS)
+        stale = cached_run(stale_metadata_incident, control_plane=cp, until_ms=150, **DOWNSTREAM_RUNS)
+        g = ledger_by_group(acks_1).set_index("partitions")
+        moved, others = g.index
+        s_1, s_stale = incident_summary(acks_1), incident_summary(stale)
+        rows[label] = {
+            "LeaderAndIsr applied on broker 1 at (ms)": round(s_1["lai_applied_ms"][1], 1),
+            f"acks=all, {moved} alone: peak PurgatorySize on broker 1": int(metric_peak(one, "PurgatorySize", 1)),
+            f"acks=1, {moved}: records acknowledged, then truncated": int(g.loc[moved, "truncated"]),
+            f"acks=1, {others}: records truncated": int(g.loc[others, "truncated"]),
+            f"acks=1, {moved}: NOT_LEADER_OR_FOLLOWER answers": int(g.loc[moved, "not_leader_answers"]),
+            f"acks=1, {moved}: mean batch latency (ms)": round(float(g.loc[moved, "mean_latency_ms"]), 1),
+            f"acks=1, {others}: mean batch latency (ms)": round(float(g.loc[others, "mean_latency_ms"]), 1),
+            "UpdateMetadata: broker 1's metadata stale for (ms)": round(s_stale["stale_ms"][1], 1),
+            "Metadata answers from broker 1 naming the old leader": int(s_stale["stale_answers"][1]),
+        }
+    # object columns keep each cell's type: a count shows as 1700, not 1700.0
+    return pd.DataFrame({label: pd.Series(measures, dtype=object) for label, measures in rows.items()})

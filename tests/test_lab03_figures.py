@@ -11,14 +11,16 @@ import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab03 as ex
+from kafka_lab.exercises.lab05 import kip_run
+from kafka_lab.incident_stats import downstream_table, incident_summary, truncated_acks
 from kafka_lab.sim import experiments
 from kafka_lab.sim.experiments import (
     controller_behind_backlog,
-    controller_wait_ms,
     lab_properties,
     load_sweep,
     steady_load,
     sweep_seed,
+    wait_for_handler_ms,
 )
 from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
@@ -26,6 +28,9 @@ from kafka_lab.ui import lab03 as ui
 
 LAB = Path(__file__).resolve().parent.parent / "labs" / "03_control_plane.ipynb"
 SRC = "\n".join("".join(c["source"]) for c in json.loads(LAB.read_text())["cells"])
+LAB04, LAB05, LAB06 = (
+    LAB.with_name(n) for n in ("04_purgatory.ipynb", "05_truncation.ipynb", "06_metadata_staleness.ipynb")
+)
 
 
 def test_the_lab_makes_these_calls():
@@ -37,7 +42,7 @@ def test_the_lab_makes_these_calls():
         "controller_behind_backlog(400, control_plane=False)",
         "controller_behind_backlog(400, control_plane=True)",
         "backlogs = [0, 250, 500, 750, 1000, 1500, 2000]",
-        "downstream_table(backlog=200)",
+        "downstream_table()",
         "request_path_panel(rate=10000)",
         "backlog_panel(backlog=1500)",
         "sweep_figure(table, handlers=8, service_ms=2.0)",
@@ -137,7 +142,7 @@ def test_fifo_backlog_of_400():
     assert row["totalTime"] == pytest.approx(400 / 8 + 1.0 - 0.001)
     assert (row["listener"], row["plane"], row["error"]) == ("PLAINTEXT", "data", "NONE")
     assert row["processor"] == 400 % 3  # the 401st connection on PLAINTEXT's 3 processors, round-robin
-    assert ex.backlog_wait() == pytest.approx(controller_wait_ms(row))
+    assert ex.backlog_wait() == pytest.approx(wait_for_handler_ms(row))
 
 
 def test_control_plane_backlog_of_400():
@@ -170,24 +175,62 @@ def test_step4_prose_fifo_rounds():
     assert t[(250, fifo)] == pytest.approx(31 - 0.001) and t[(1500, fifo)] == pytest.approx(187 - 0.001)
 
 
-def test_downstream_table():
-    t = experiments.downstream_table(backlog=200)
-    # one row per measure, the two designs as columns (it fits a notebook column)
+def test_downstream_table_per_partition():
+    """Step 6's table: the KIP's example in the cluster model, counted per partition."""
+    t = downstream_table()
     assert list(t.columns) == ["no control plane", "control.plane.listener.name=CONTROLLER"]
     no, yes = t["no control plane"], t["control.plane.listener.name=CONTROLLER"]
-    # 200 produces and the followers' 2 first fetches ahead: 202 / 8 → 25 rounds, then 1 ms of work
-    assert no["LeaderAndIsr applied at (ms)"] == pytest.approx(26.0)
-    assert yes["LeaderAndIsr applied at (ms)"] == pytest.approx(0.001 + 1.0)
-    # acks=all: parked from their append (round k ends at k + 1 ms) until 26 ms: about 26 − 13 = 13 ms on average
-    assert no["acks=all: mean remoteTime (ms)"] == pytest.approx(13.0, abs=0.5)
-    assert yes["acks=all: mean remoteTime (ms)"] < 0.01
-    assert no["acks=all: NOT_LEADER_OR_FOLLOWER"] == yes["acks=all: NOT_LEADER_OR_FOLLOWER"] == 200
-    # acks=1: all but the 8 the handlers took at t=0 are acknowledged by the demoted leader; none with the control plane
-    assert no["acks=1: acknowledged after the decision"] == 200 - 8
-    assert yes["acks=1: acknowledged after the decision"] == 0
-    assert no["UpdateMetadata: stale window (ms)"] == pytest.approx(200 / 8 - 0.001 + 0.5)
-    assert yes["UpdateMetadata: stale window (ms)"] == pytest.approx(0.5)
-    assert type(no["acks=1: acknowledged after the decision"]) is int  # a count reads 192, not 192.000
+    # only orders-0 moves: the other 19 partitions lose nothing, with or without the control plane
+    assert (
+        no["acks=1, orders-1 … orders-19: records truncated"]
+        == yes["acks=1, orders-1 … orders-19: records truncated"]
+        == 0
+    )
+    # the ledger's truncated records are whole batches broker 1 acknowledged after the decision (10 records each)
+    lost = truncated_acks(kip_run(False))
+    assert no["acks=1, orders-0: records acknowledged, then truncated"] == 10 * len(lost) == 1700
+    assert yes["acks=1, orders-0: records acknowledged, then truncated"] == 0
+    # without the control plane the LeaderAndIsr is applied later by exactly its wait in broker 1's queue
+    s = incident_summary(kip_run(False))
+    assert no["LeaderAndIsr applied on broker 1 at (ms)"] - yes[
+        "LeaderAndIsr applied on broker 1 at (ms)"
+    ] == pytest.approx(s["lai_wait_ms"][1], abs=0.1)
+    assert (
+        no["acks=all, orders-0 alone: peak PurgatorySize on broker 1"],
+        yes["acks=all, orders-0 alone: peak PurgatorySize on broker 1"],
+    ) == (178, 0)
+    assert type(no["acks=1, orders-0: NOT_LEADER_OR_FOLLOWER answers"]) is int  # a count reads 409, not 409.0
+    # the same runs as labs 04-06, so the same numbers as their prose
+    numbers = {
+        LAB04: ("**178**",),
+        LAB05: ("**571**", "**409**", "**56.2 ms**", "**75.8 ms**", "drops **1700**"),
+        LAB06: ("**28.6 ms**", "**59**", "**31**"),
+    }
+    for lab, texts in numbers.items():
+        src = "\n".join("".join(c["source"]) for c in json.loads(lab.read_text())["cells"])
+        assert all(text in src for text in texts), lab.name
+    rows = [
+        ("LeaderAndIsr applied on broker 1 at (ms)", 21.7, 5.1),
+        ("acks=1, orders-0: NOT_LEADER_OR_FOLLOWER answers", 409, 571),
+        ("acks=1, orders-0: mean batch latency (ms)", 56.2, 75.8),
+        ("UpdateMetadata: broker 1's metadata stale for (ms)", 28.6, 1.6),
+        ("Metadata answers from broker 1 naming the old leader", 59, 31),
+    ]
+    for row, off, on in rows:
+        assert (no[row], yes[row]) == (off, on), row
+    for text in (
+        "**21.7 ms**",
+        "**5.1 ms**",
+        "(up to **178**)",
+        "**1700**",
+        "**571**",
+        "**409**",
+        "**56.2 ms**",
+        "**75.8 ms**",
+        "**28.6 ms**",
+        "**1.6 ms**",
+    ):
+        assert text in SRC, text
 
 
 def test_sweep_figure_draws_theory_beside_the_measurements(lab_sweep):
@@ -252,7 +295,7 @@ def test_backlog_panel_redraws_and_is_not_a_second_primary():
     slider.value = 300
     assert (
         table.value != before
-        and f">{controller_wait_ms(controller_behind_backlog(300, control_plane=False).request('LeaderAndIsr')):.3f}</td>"
+        and f">{wait_for_handler_ms(controller_behind_backlog(300, control_plane=False).request('LeaderAndIsr')):.3f}</td>"
         in table.value
     )
 
@@ -282,10 +325,10 @@ def test_live_panel_default_numbers():
     assert f"mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}" in text
     assert max(res.broker.metrics.gauges["RequestQueueSize"].values) == 500
     lai = res.request("LeaderAndIsr")
-    assert controller_wait_ms(lai) > 500 / 8 and f"waited {controller_wait_ms(lai):.2f} ms" in text
+    assert wait_for_handler_ms(lai) > 500 / 8 and f"waited {wait_for_handler_ms(lai):.2f} ms" in text
     assert lai["socketWaitTime"] > 0  # its processor was blocked on the full queue
     cp = steady_load(10000, control_plane=True, duration_ms=600.0, controller_at_ms=450.0).request("LeaderAndIsr")
-    assert controller_wait_ms(cp) == pytest.approx(0.01)  # just the network read
+    assert wait_for_handler_ms(cp) == pytest.approx(0.01)  # just the network read
     prio = steady_load(10000, control_plane=False, prioritise=True, duration_ms=600.0, controller_at_ms=450.0)
     p = prio.request("LeaderAndIsr")
     assert p["requestQueueTime"] < 1.0 < p["socketWaitTime"]  # jumps the queue, but only once read
@@ -314,11 +357,11 @@ def test_backlog_panel_default_numbers():
         controller_behind_backlog(1500, control_plane=c, prioritise=p).request("LeaderAndIsr")
         for _, c, p in experiments.DESIGNS
     )
-    assert controller_wait_ms(fifo) == pytest.approx(1500 / 8 - 0.5 - 0.001)  # floor(1500 / 8) rounds of 1 ms
-    assert controller_wait_ms(prio) == pytest.approx((1500 - 500) / 8, abs=1.5)
-    assert controller_wait_ms(cp) == 0
+    assert wait_for_handler_ms(fifo) == pytest.approx(1500 / 8 - 0.5 - 0.001)  # floor(1500 / 8) rounds of 1 ms
+    assert wait_for_handler_ms(prio) == pytest.approx((1500 - 500) / 8, abs=1.5)
+    assert wait_for_handler_ms(cp) == 0
     for row in (fifo, prio, cp):
-        assert f">{controller_wait_ms(row):.3f}</td>" in text
+        assert f">{wait_for_handler_ms(row):.3f}</td>" in text
 
 
 @pytest.mark.parametrize(
@@ -372,7 +415,7 @@ def test_live_panel_keeps_up_below_8000_per_second():
     below = steady_load(6000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
     assert max(below.broker.metrics.gauges["RequestQueueSize"].values) < 50
     assert 1 - below.time_average("RequestHandlerAvgIdlePercent") == pytest.approx(6000 / 8000, abs=0.05)
-    assert controller_wait_ms(below.request("LeaderAndIsr")) < 5.0
+    assert wait_for_handler_ms(below.request("LeaderAndIsr")) < 5.0
     above = steady_load(9000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
     q = above.metrics.set_index("time_ms")["RequestQueueSize"]
     # 1000 requests/s more than the handlers take; the queue keeps growing, if slower than that, since a

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms, lab_properties
+from kafka_lab.sim.experiments import controller_behind_backlog, lab_properties, wait_for_handler_ms
 
 EPS = 0.001  # the controller request is sent just after the backlog
 
@@ -27,7 +27,7 @@ def test_without_control_plane_the_controller_request_waits_behind_the_backlog(b
     lai = res.request("LeaderAndIsr")
     assert lai["plane"] == "data" and lai["listener"] == "PLAINTEXT"
     expected = math.floor(backlog / handlers) * service_ms - (EPS if backlog >= handlers else 0)
-    assert controller_wait_ms(lai) == pytest.approx(max(expected, 0.0), abs=1e-9)
+    assert wait_for_handler_ms(lai) == pytest.approx(max(expected, 0.0), abs=1e-9)
     assert lai["socketWaitTime"] == 0  # the queue never filled: all the wait is requestQueueTime
     assert lai["requestQueueTime"] == pytest.approx(max(expected, 0.0), abs=1e-9)
 
@@ -40,7 +40,7 @@ def test_with_control_plane_it_takes_one_service_time_whatever_the_backlog(backl
     )
     lai = res.request("LeaderAndIsr")
     assert (lai["plane"], lai["listener"], lai["processor"]) == ("control", "CONTROLLER", 0)
-    assert controller_wait_ms(lai) == 0.0
+    assert wait_for_handler_ms(lai) == 0.0
     assert lai["totalTime"] == pytest.approx(1.0) and lai["error"] == "NONE"
     assert res.time_average("ControlPlaneRequestQueueSize", 0, 50) == 0.0
 
@@ -51,7 +51,7 @@ def test_a_full_queue_blocks_the_controllers_processor(backlog, queued):
     spent in the socket, behind the processor's blocked put: invisible to requestQueueTime."""
     res = controller_behind_backlog(backlog, control_plane=False, queued_max_requests=queued)
     lai = res.request("LeaderAndIsr")
-    assert controller_wait_ms(lai) == pytest.approx(backlog / 8, rel=0.02)
+    assert wait_for_handler_ms(lai) == pytest.approx(backlog / 8, rel=0.02)
     assert lai["socketWaitTime"] > 0.4 * backlog / 8
     assert lai["requestQueueTime"] == pytest.approx(queued / 8, rel=0.05)
     # the same backlog with a queue big enough: no socket wait at all
@@ -65,7 +65,7 @@ def test_a_full_queue_blocks_the_controllers_processor(backlog, queued):
 def test_rejected_alternative_works_while_the_queue_has_room(backlog):
     lai = controller_behind_backlog(backlog, control_plane=False, prioritise=True).request("LeaderAndIsr")
     assert lai["plane"] == "data"
-    assert controller_wait_ms(lai) <= 1.0  # at most one (deterministic) produce service time
+    assert wait_for_handler_ms(lai) <= 1.0  # at most one (deterministic) produce service time
 
 
 @pytest.mark.parametrize("backlog,queued", [(1000, 500), (2000, 500), (3000, 500)])
@@ -75,8 +75,8 @@ def test_rejected_alternative_fails_when_the_queue_is_full(backlog, queued):
         "LeaderAndIsr"
     )
     assert lai["requestQueueTime"] <= 1.0 + 1e-9  # once read, it does jump the queue...
-    assert controller_wait_ms(lai) == pytest.approx((backlog - queued) / 8, rel=0.03)  # ...but it waited to be read
-    assert controller_wait_ms(lai) > 50
+    assert wait_for_handler_ms(lai) == pytest.approx((backlog - queued) / 8, rel=0.03)  # ...but it waited to be read
+    assert wait_for_handler_ms(lai) > 50
 
 
 @pytest.mark.parametrize("backlog", [200, 400])
@@ -86,7 +86,7 @@ def test_exponential_service_waits_average_backlog_times_service_over_handlers(b
     20 seeded runs: the standard error is under 1.6 % of the mean, the tolerance 5 %."""
     c, s = 8, 1.0
     waits = [
-        controller_wait_ms(
+        wait_for_handler_ms(
             controller_behind_backlog(backlog, control_plane=False, deterministic=False, seed=seed).request(
                 "LeaderAndIsr"
             )
@@ -99,7 +99,7 @@ def test_exponential_service_waits_average_backlog_times_service_over_handlers(b
         controller_behind_backlog(backlog, control_plane=True, deterministic=False, seed=s).request("LeaderAndIsr")
         for s in range(3)
     ]
-    assert all(controller_wait_ms(r) == 0 and r["totalTime"] == pytest.approx(1.0) for r in cp)
+    assert all(wait_for_handler_ms(r) == 0 and r["totalTime"] == pytest.approx(1.0) for r in cp)
 
 
 # -- downstream effects ----------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def test_stop_replica_goes_through_the_control_plane_too():
         300, control_plane=True, controller_api="StopReplica", acks=-1, replicas=3, until_ms=100.0
     )
     sr = res.request("StopReplica")
-    assert sr["plane"] == "control" and controller_wait_ms(sr) == 0.0
+    assert sr["plane"] == "control" and wait_for_handler_ms(sr) == 0.0
     assert ("orders", 0) in res.broker.replica_manager.partitions  # deletePartitions=false keeps the log
     # 2.8's stopPartitions leaves the partition's state alone (it stops fetchers and re-checks purgatory)
     assert res.broker.replica_manager.partitions[("orders", 0)].leader == res.broker.id
@@ -254,10 +254,10 @@ def test_under_sustained_overload_a_full_queue_adds_the_blocked_processor_time(o
     assert max(fifo.broker.metrics.gauges["RequestQueueSize"].values) == 500
     lai = fifo.request("LeaderAndIsr")
     assert lai["socketWaitTime"] > 1.0
-    assert controller_wait_ms(lai) > 500 * 1.0 / 8 + 1.0
+    assert wait_for_handler_ms(lai) > 500 * 1.0 / 8 + 1.0
     assert lai["requestQueueTime"] == pytest.approx(500 / 8, abs=1.5)  # Kafka's own metric sees only the queue
     cp = steady_load(rate, control_plane=True, deterministic=True, duration_ms=600, controller_at_ms=450)
-    assert controller_wait_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)
+    assert wait_for_handler_ms(cp.request("LeaderAndIsr")) == pytest.approx(0.01)
 
 
 @settings(max_examples=25)
@@ -274,9 +274,9 @@ def test_fifo_wait_is_exact_for_any_backlog_that_fits(backlog, handlers, service
     )
     lai = res.request("LeaderAndIsr")
     expected = math.floor(backlog / handlers) * service - (EPS if backlog >= handlers else 0.0)
-    assert controller_wait_ms(lai) == pytest.approx(expected, abs=1e-9)
+    assert wait_for_handler_ms(lai) == pytest.approx(expected, abs=1e-9)
     assert (
-        controller_wait_ms(
+        wait_for_handler_ms(
             controller_behind_backlog(backlog, control_plane=True, num_io_threads=handlers, service_ms=service).request(
                 "LeaderAndIsr"
             )

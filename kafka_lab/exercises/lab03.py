@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import Choices, choice, number
-from kafka_lab.sim.experiments import controller_behind_backlog, controller_wait_ms
+from kafka_lab.sim.experiments import controller_behind_backlog, wait_for_handler_ms
 from kafka_lab.sim.theory import saturation_rate
 
 BACKLOG = 400  # exercise 1: Produce requests ahead of the LeaderAndIsr
@@ -23,7 +23,7 @@ def backlog_wait() -> float:
     row = controller_behind_backlog(
         BACKLOG, control_plane=False, num_io_threads=HANDLERS, service_ms=SERVICE_MS
     ).request("LeaderAndIsr")
-    return controller_wait_ms(row)
+    return wait_for_handler_ms(row)
 
 
 @exercise(
@@ -131,7 +131,7 @@ def priority_full_wait() -> dict:
         service_ms=SERVICE_MS,
     ).request("LeaderAndIsr")
     return {
-        "wait": controller_wait_ms(row),
+        "wait": wait_for_handler_ms(row),
         "socket": float(row["socketWaitTime"]),
         "queue": float(row["requestQueueTime"]),
         "error": row["error"],

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .distributions import Distribution, Exponential, as_distribution
+from .records import IN_FLIGHT
 
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
 
@@ -117,7 +118,7 @@ class KafkaApis:
         getattr(self, "_" + req.api)(req)
 
     def respond(self, req) -> None:
-        if req.error == "IN_FLIGHT":
+        if req.error == IN_FLIGHT:
             req.error = "NONE"
         req.connection.processor.enqueue_response(req)
 

@@ -11,7 +11,6 @@ control plane is switched on the way Kafka switches it: by ``control.plane.liste
 - :func:`steady_load`: Poisson produce traffic at a chosen rate, with a LeaderAndIsr part-way.
 - :func:`load_sweep`: :func:`steady_load` over several rates (where does the data plane saturate?).
 - :func:`backlog_table`: the controller request's wait behind each backlog, for the three :data:`DESIGNS`.
-- :func:`downstream_table`: what that wait costs clients (purgatory, acks=1 after the decision, stale metadata).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import pandas as pd
 from .apis import CostModel
 from .config import ModelSettings
 from .distributions import Deterministic, Exponential
+from .records import IN_FLIGHT
 from .scenario import Results, Scenario
 from .theory import mm_c_wait
 
@@ -35,10 +35,9 @@ __all__ = [
     "load_sweep",
     "sweep_seed",
     "SWEEP_WARMUP_MS",
-    "controller_wait_ms",
+    "wait_for_handler_ms",
     "DESIGNS",
     "backlog_table",
-    "downstream_table",
 ]
 
 #: the three designs the lab compares: (label, control plane?, controller requests prioritised?)
@@ -70,18 +69,16 @@ def lab_properties(
 
 
 def lab_settings(
-    service,
+    produce,
     deterministic: bool = True,
     prioritise: bool = False,
     network_ms: float = 0.0,
     controller_ms: float | None = 1.0,
 ) -> ModelSettings:
-    """The model settings of the lab's experiments: Produce takes ``service`` ms (deterministic or
-    exponential, or a CostModel), controller requests ``controller_ms``, network read/send ``network_ms``."""
-    if isinstance(service, CostModel):
-        produce = service
-    else:
-        produce = CostModel(Deterministic(service) if deterministic else Exponential(service))
+    """The model settings of the lab's experiments: Produce costs ``produce`` (a mean in ms, deterministic or
+    exponential; or a CostModel as it is), controller requests ``controller_ms``, network read/send ``network_ms``."""
+    if not isinstance(produce, CostModel):
+        produce = CostModel(Deterministic(produce) if deterministic else Exponential(produce))
     costs = {"Produce": produce}
     if controller_ms is not None:
         costs.update(
@@ -92,8 +89,23 @@ def lab_settings(
     )
 
 
-def controller_wait_ms(row: pd.Series) -> float:
-    """How long a request waited before a handler took it: in the socket plus in the request queue."""
+def _service_ms(value) -> float:
+    """``service_ms`` as the experiments take it: a mean Produce service time in ms, a number above 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"service_ms must be a number of milliseconds, got {type(value).__name__} {value!r} "
+            "(for another cost model, build a Scenario with lab_settings(CostModel(...)))"
+        )
+    if not value > 0:
+        raise ValueError(f"service_ms must be above 0, got {value!r}")
+    return float(value)
+
+
+def wait_for_handler_ms(row: pd.Series) -> float:
+    """How long a request (of any API) waited before a handler took it: in the socket plus in the request queue.
+
+    Kafka's ``requestQueueTime`` starts when the processor has read the request; this starts when the
+    client sent it, so it also counts the time a blocked processor left it unread in the socket."""
     return float(row["dequeue_ms"] - row["sent_ms"])
 
 
@@ -136,7 +148,7 @@ def controller_behind_backlog(
     sc = Scenario(
         props,
         seed=seed,
-        settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+        settings=lab_settings(_service_ms(service_ms), deterministic, prioritise, network_ms, controller_ms),
         replicas=replicas,
         client_listener="PLAINTEXT",
     )
@@ -156,8 +168,7 @@ def controller_behind_backlog(
     else:
         sc.controller.send(sc.broker, controller_api, [state], at_ms=controller_at_ms)
     if until_ms is None:
-        mean = service_ms.mean_ms(20, 10) if isinstance(service_ms, CostModel) else service_ms
-        until_ms = 2 * (backlog + 10) * mean / num_io_threads + 10 * controller_ms + 50
+        until_ms = 2 * (backlog + 10) * service_ms / num_io_threads + 10 * controller_ms + 50
     return sc.run(until_ms)
 
 
@@ -189,7 +200,7 @@ def steady_load(
     sc = Scenario(
         props,
         seed=seed,
-        settings=lab_settings(service_ms, deterministic, prioritise, network_ms, controller_ms),
+        settings=lab_settings(_service_ms(service_ms), deterministic, prioritise, network_ms, controller_ms),
         client_listener="PLAINTEXT",
     )
     sc.producer("producer-1", connections=connections, acks=1).open_loop(produce_rate_per_s)
@@ -241,8 +252,8 @@ def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = 
                 "mean_requestQueueTime": float(np.nanmean(produce["requestQueueTime"])) if len(produce) else np.nan,
                 "erlang_c_wait_ms": _erlang_c_wait(rate, params),
                 "mean_RequestQueueSize": res.time_average("RequestQueueSize", warmup_ms),
-                "leader_and_isr_wait_ms": controller_wait_ms(lai.iloc[0])
-                if len(lai) and lai.iloc[0]["error"] != "IN_FLIGHT"
+                "leader_and_isr_wait_ms": wait_for_handler_ms(lai.iloc[0])
+                if len(lai) and lai.iloc[0]["error"] != IN_FLIGHT
                 else np.nan,
             }
         )
@@ -256,7 +267,7 @@ def _defaults(fn) -> dict:
 def _erlang_c_wait(rate_per_s: float, params: dict) -> float:
     """Erlang C's mean wait (ms) for :func:`steady_load` with ``params``, or NaN where it does not apply."""
     c, s = params["num_io_threads"], params["service_ms"]
-    if params["deterministic"] or isinstance(s, CostModel) or rate_per_s * s / 1000.0 >= c:
+    if params["deterministic"] or rate_per_s * s / 1000.0 >= c:
         return np.nan
     return mm_c_wait(c, rate_per_s / 1000.0, 1.0 / s)
 
@@ -280,45 +291,9 @@ def backlog_table(
                 {
                     "backlog": int(b),
                     "design": label,
-                    "wait_ms": controller_wait_ms(row),
+                    "wait_ms": wait_for_handler_ms(row),
                     "socketWaitTime": row["socketWaitTime"],
                     "requestQueueTime": row["requestQueueTime"],
                 }
             )
     return pd.DataFrame(rows)
-
-
-def downstream_table(backlog: int = 200) -> pd.DataFrame:
-    """What the LeaderAndIsr's delay does downstream, without and with the control plane (KIP-291's motivation).
-
-    - acks=all produces to the partition being moved wait in purgatory until the LeaderAndIsr is applied
-      (the followers stopped fetching it), then fail NOT_LEADER_OR_FOLLOWER;
-    - acks=1 produces handled after the controller decided are acknowledged by a broker that is no
-      longer the leader (their records will be truncated) instead of failing and being retried;
-    - an UpdateMetadata's delay is how long this broker serves stale metadata.
-
-    One row per measure, one column per design (narrow enough for a notebook column); times in ms,
-    rounded to the microsecond, counts as whole numbers.
-    """
-    rows = {}
-    for label, cp in (("no control plane", False), ("control.plane.listener.name=CONTROLLER", True)):
-        purg = controller_behind_backlog(
-            backlog, control_plane=cp, acks=-1, replicas=3, produce_partitions=1, until_ms=200.0
-        )
-        lai = purg.request("LeaderAndIsr")
-        p = purg.requests[purg.requests["api"] == "Produce"]
-        acks1 = controller_behind_backlog(backlog, control_plane=cp, acks=1).requests
-        decided = float(acks1.loc[acks1["api"] == "LeaderAndIsr", "sent_ms"].iloc[0])
-        late = acks1[(acks1["api"] == "Produce") & (acks1["dequeue_ms"] > decided)]
-        um = controller_behind_backlog(backlog, control_plane=cp, controller_api="UpdateMetadata", controller_ms=0.5)
-        umr = um.request("UpdateMetadata")
-        rows[label] = {
-            "LeaderAndIsr applied at (ms)": round(float(lai["api_local_complete_ms"]), 3),
-            "acks=all: mean remoteTime (ms)": round(float(p["remoteTime"].mean()), 3),
-            "acks=all: NOT_LEADER_OR_FOLLOWER": int((p["error"] == "NOT_LEADER_OR_FOLLOWER").sum()),
-            "acks=1: acknowledged after the decision": int((late["error"] == "NONE").sum()),
-            "UpdateMetadata: stale window (ms)": round(float(umr["api_local_complete_ms"] - umr["sent_ms"]), 3),
-        }
-    # object columns keep each cell's type: a count shows as 200, not 200.000
-    table = pd.DataFrame({label: pd.Series(measures, dtype=object) for label, measures in rows.items()})
-    return table

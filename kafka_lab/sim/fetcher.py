@@ -26,7 +26,7 @@ listener); the answer is applied per partition. A failed request is retried afte
 
 from __future__ import annotations
 
-from .records import Request
+from .records import IN_FLIGHT, Request
 
 __all__ = ["ReplicaFetcherManager", "ReplicaFetcherThread", "AlterIsrManager", "REPLICA_FETCH_BACKOFF_MS"]
 
@@ -235,7 +235,7 @@ class AlterIsrManager:
     def _answered(self, req) -> None:
         self.in_flight = False
         rm = self.broker.replica_manager
-        if req.error not in ("NONE", "IN_FLIGHT") or req.result is None:
+        if req.error not in ("NONE", IN_FLIGHT) or req.result is None:
             for tp, item in req.payload["items"].items():  # retry the whole batch later
                 self.pending.setdefault(tp, item)
             self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())

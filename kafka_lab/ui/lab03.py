@@ -26,11 +26,12 @@ from kafka_lab.listeners import ConfigException, resolve
 from kafka_lab.sim.experiments import (
     DESIGNS,
     controller_behind_backlog,
-    controller_wait_ms,
     lab_properties,
     load_sweep,
     steady_load,
+    wait_for_handler_ms,
 )
+from kafka_lab.sim.records import IN_FLIGHT
 from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
 from . import GREY, INK, MUTED, PALETTE, TEMPLATE, html_table, plural, primary, primary_output, show_figure
@@ -144,14 +145,14 @@ def leader_and_isr_summary(res) -> str:
     if lai.empty:
         return "No LeaderAndIsr in this run."
     row = lai.iloc[0]
-    if row["error"] == "IN_FLIGHT" and np.isnan(row["dequeue_ms"]):
+    if row["error"] == IN_FLIGHT and np.isnan(row["dequeue_ms"]):
         return (
             f"The LeaderAndIsr (sent at {row['sent_ms']:.1f} ms on {row['listener']}, {row['plane']} plane) "
             f"was still waiting when the run ended at {res.duration_ms:.0f} ms."
         )
     return (
         f"LeaderAndIsr on listener {row['listener']} ({row['plane']} plane, processor {row['processor']}): "
-        f"waited {controller_wait_ms(row):.2f} ms before a handler took it "
+        f"waited {wait_for_handler_ms(row):.2f} ms before a handler took it "
         f"(in the socket {row['socketWaitTime']:.2f} ms + requestQueueTime {row['requestQueueTime']:.2f} ms), "
         f"then localTime {row['localTime']:.2f} ms."
     )
@@ -606,7 +607,7 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
             rows.append(
                 [
                     html.escape(label),
-                    f"{controller_wait_ms(row):.3f}",
+                    f"{wait_for_handler_ms(row):.3f}",
                     f"{row['socketWaitTime']:.3f}",
                     f"{row['requestQueueTime']:.3f}",
                 ]
