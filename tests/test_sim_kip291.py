@@ -305,3 +305,9 @@ def test_a_leader_and_isr_that_shrinks_the_isr_to_the_leader_completes_waiting_p
     assert len(p) == 16 and (p["error"] == "NONE").all()
     assert np.allclose(p["response_complete_ms"], applied)  # parked since 1 or 2 ms, all released at 6 ms
     assert res.broker.replica_manager.partitions[("orders", 0)].hw == 16 * 10
+
+
+@pytest.mark.parametrize("bad, error", [("1", TypeError), (True, TypeError), (0, ValueError), (-1.0, ValueError)])
+def test_service_ms_is_a_positive_number_of_ms(bad, error):
+    with pytest.raises(error, match="service_ms"):
+        controller_behind_backlog(10, control_plane=False, service_ms=bad)
