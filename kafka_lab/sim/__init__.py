@@ -33,6 +33,7 @@ from .apis import CostModel, default_costs
 from .broker import Broker
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .config import BrokerConfig, ModelSettings
+from .controller_scale import controlled_shutdown, controller_failover
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .records import TIMING_COLUMNS, Request
@@ -54,6 +55,8 @@ __all__ = [
     "Scenario",
     "TIMING_COLUMNS",
     "cluster_properties",
+    "controlled_shutdown",
+    "controller_failover",
     "default_costs",
     "kip291_properties",
     "purgatory_incident",
