@@ -35,6 +35,7 @@ from .cluster import Cluster, ClusterResults, cluster_properties
 from .config import BrokerConfig, ModelSettings
 from .controller_scale import controlled_shutdown, controller_failover
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
+from .fencing import broker_restart_race, controller_election, zombie_controller
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
@@ -54,7 +55,9 @@ __all__ = [
     "Results",
     "Scenario",
     "TIMING_COLUMNS",
+    "broker_restart_race",
     "cluster_properties",
+    "controller_election",
     "controlled_shutdown",
     "controller_failover",
     "default_costs",
@@ -63,4 +66,5 @@ __all__ = [
     "stale_metadata_incident",
     "truncation_incident",
     "unavailability_incident",
+    "zombie_controller",
 ]
