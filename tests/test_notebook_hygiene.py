@@ -72,6 +72,13 @@ REVEALING_CALLS = {
     "controller_behind_backlog(400, control_plane=False)": ("03.backlog_wait",),
     "backlog_table(": ("03.backlog_wait", "03.priority_full"),
     "backlog_panel(": ("03.backlog_wait", "03.priority_full", "03.why_rejected"),
+    "shutdown_panel(": ("07.shutdown_estimate",),
+    "scale_figure(": ("07.shutdown_estimate",),
+    "calibration_html(": ("07.shutdown_estimate", "07.why_half"),
+    "failover_panel(": ("07.why_half",),
+    "zombie_panel(": ("07.who_rejects",),
+    "zombie_controller(": ("07.who_rejects",),
+    "restart_race_table(": ("07.broker_epoch",),
 }
 
 

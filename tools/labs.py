@@ -95,15 +95,25 @@ CATALOGUE: list[Lab] = [
         "read once the queue is full; KIP-291's control plane serves it in about one service time, whatever "
         "the load.",
     ),
+    Lab(
+        "07_controller",
+        "07 · the controller",
+        "why did a broker's controlled shutdown take minutes on Kafka 1.0 and seconds on 1.1, and what stops a "
+        "controller that wakes from a long GC from undoing its successor's work?",
+        "controller election through ZooKeeper (ephemeral znodes, sessions, watches, conditional writes); "
+        "controlled shutdown and failover, serial (1.0) against pipelined and batched (1.1+), from 100 to 100k "
+        "partitions; fencing with the controller epoch (KAFKA-6082) and the broker epoch (KIP-380)",
+        "lab 03 (what `LeaderAndIsr` and `UpdateMetadata` are); what a partition leader is",
+        35,
+        "the controller pays ZooKeeper round trips for everything it does, so pipelining them (1.1) turned "
+        "minutes into seconds, and because a deposed controller can still act, brokers and ZooKeeper fence it "
+        "by its epoch, and the broker epoch fences requests meant for a broker's previous life.",
+    ),
 ]
 
 PLANNED: list[Planned] = [
     Planned(
         "the cluster", "produce purgatory (`acks=all` waits), log truncation after a leader change, stale metadata"
-    ),
-    Planned(
-        "the controller",
-        "election through ZooKeeper, controlled shutdown, failover, fencing a zombie controller with its epoch",
     ),
     Planned("Spark", "reading a simulated cluster's logs with Spark, at scale"),
 ]
@@ -144,7 +154,7 @@ def map_md() -> str:
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
         f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-        "Each lab says at its start what it needs; 01 → 02 → 03 is the natural order."
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 07 is the natural order."
     )
 
 

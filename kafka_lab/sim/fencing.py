@@ -271,7 +271,10 @@ class _World:
         env = self.env
 
         def watch(path, event):
-            env.process(self._after(b, RTT / 2, lambda: self.elect(b)))
+            if event == "NodeDeleted":  # ControllerChangeHandler.handleDeletion → Reelect
+                env.process(self._after(b, RTT / 2, lambda: self.elect(b)))
+            else:  # handleCreation / handleDataChange → ControllerChange: watch again
+                self.zk.watch(path, watch, b.session)
 
         (_data, err) = yield from b.zk(GetData("/controller", watch=watch))
         if err is None:
@@ -429,8 +432,8 @@ def controller_election(*, brokers: int = 3, crashes: int = 0, seed: int = 0, se
     if isinstance(crashes, bool) or not isinstance(crashes, int) or not 0 <= crashes < brokers:
         raise ValueError(f"crashes must be an int from 0 to brokers - 1 = {brokers - 1}, got {crashes!r}")
     w = _World(range(1, brokers + 1), {}, seed=seed, session_timeout_ms=session_timeout_ms)
-    for b in w.brokers.values():  # start-up order decides the race: each starts a little apart
-        w.env.process(w._after(b, float(w.rng.uniform(0, 1)), lambda b=b: w.elect(b)))
+    for b in w.brokers.values():  # they start within 0.2 ms of each other: the order decides the race
+        w.env.process(w._after(b, float(w.rng.uniform(0, 0.2)), lambda b=b: w.elect(b)))
 
     def crash_loop():
         for _ in range(crashes):
@@ -445,10 +448,13 @@ def controller_election(*, brokers: int = 3, crashes: int = 0, seed: int = 0, se
 
     w.env.process(crash_loop())
     w.env.run(until=1000 + crashes * (session_timeout_ms + 1200) + 1000)
+    zk = pd.DataFrame(w.zk.applied, columns=["time_ms", "session", "op", "path", "result"])
+    owner = {sid: s.owner for sid, s in w.zk.sessions.items()}
+    zk.insert(2, "broker", zk["session"].map(owner))
     return ElectionResult(
         pd.DataFrame(w.elections, columns=["time_ms", "controller", "epoch"]),
         pd.DataFrame(w.events, columns=["time_ms", "broker", "event"]),
-        pd.DataFrame(w.zk.applied, columns=["time_ms", "session", "op", "path", "result"]),
+        zk,
     )
 
 

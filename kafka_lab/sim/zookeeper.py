@@ -135,7 +135,7 @@ class ZooKeeper:
 
     znodes: dict = field(default_factory=dict)
     sessions: dict = field(default_factory=dict)
-    watches: dict = field(default_factory=dict)  # path -> [callback(path, event)]
+    watches: dict = field(default_factory=dict)  # path -> {watcher key: callback(path, event)}
     zxid: int = 0
     applied: list = field(default_factory=list)  # (time, session id, op name, path, result or error code)
 
@@ -165,8 +165,13 @@ class ZooKeeper:
             del self.znodes[path]
             self._fire(path, "NodeDeleted")
 
+    def watch(self, path: str, callback, session: Session | None = None) -> None:
+        """Set a one-shot watch; one per client and path, as ZooKeeper keeps them (a second replaces the first)."""
+        key = session.id if session is not None else id(callback)
+        self.watches.setdefault(path, {})[key] = callback
+
     def _fire(self, path: str, event: str) -> None:
-        for cb in self.watches.pop(path, []):
+        for cb in self.watches.pop(path, {}).values():
             cb(path, event)
 
     # -- operations ----------------------------------------------------------------------------------
@@ -185,6 +190,7 @@ class ZooKeeper:
         return result
 
     def _apply(self, op, session):
+        self._session = session
         if isinstance(op, Multi):
             self._validate(op.ops)
             return [self._do(o, session) for o in op.ops]
@@ -217,8 +223,8 @@ class ZooKeeper:
         if isinstance(op, Check):
             return self.znodes[op.path].version
         if isinstance(op, GetData):
-            if op.watch is not None:
-                self.watches.setdefault(op.path, []).append(op.watch)
+            if op.watch is not None:  # like exists(watch): set whether or not the znode is there
+                self.watch(op.path, op.watch, self._session)
             z = self.znodes.get(op.path)
             if z is None:
                 raise ZkError("NONODE", op.path)

@@ -1,0 +1,236 @@
+"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, why pipelining only halves the
+failover, who rejects the zombie's requests, and what the broker epoch protects against.
+
+Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
+experiments) at the lab's settings and seed, so a check cannot drift from the model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import Choices, choice, number
+from kafka_lab.sim import broker_restart_race, zombie_controller
+from kafka_lab.sim.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
+
+SEED = 1  # the lab's seed for the fencing experiments
+PARTITIONS = 10_000  # the talk's broker
+RTT = CALIBRATION["zk_rtt_ms"].value
+REPLY = CALIBRATION["zk_reply_ms"].value
+COMMIT = CALIBRATION["zk_commit_ms"].value
+WINDOW = int(CALIBRATION["max_in_flight"].value)
+
+
+def _seconds(answer) -> float | None:
+    """A number of seconds; "2.8 s", "2.8 seconds" and "2.8s" too (a trailing "ms" is left for number())."""
+    if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
+        answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
+    return number(answer)
+
+
+@exercise(
+    "07.shutdown_estimate",
+    solution=2.75,
+    wrong=[5.5, 9.7, 0.55, 2750, 390, 1.375],
+    prompt=f"Kafka 1.1 shuts down a broker with {PARTITIONS:,} partitions: one ZooKeeper read and one write per "
+    f"partition. A request's round trip is {RTT} ms, a write's quorum commit adds {COMMIT} ms, the client keeps "
+    f"{WINDOW} requests in flight, and its one event thread spends {REPLY} ms on each reply. About how many "
+    "seconds does the controlled shutdown take?",
+    explanation=f"With {WINDOW} in flight the round trips overlap; the event thread cannot: every reply costs it "
+    f"{REPLY} ms, one after the other. 2 × {PARTITIONS:,} replies × {REPLY} ms = 2.75 s.",
+)
+def _(answer):
+    truth = controlled_shutdown_closed_form(partitions=PARTITIONS, version="1.1")
+    got = _seconds(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of seconds.", hint="answer with a number, like 1.5.")
+    if abs(got - truth) <= 0.15 * truth:
+        return correct(
+            f"the model says {truth:.2f} s (the talk: about 3 s). Pipelining hid the round trips: what is left is "
+            f"the event thread's {REPLY} ms per reply, {2 * PARTITIONS:,} replies in a row."
+        )
+    if abs(got / 1000 - truth) <= 0.15 * truth:
+        return incorrect(
+            f"{got:g} is the right number of milliseconds; the question asks seconds.", hint="1 s = 1000 ms."
+        )
+    serial_no_commit = 2 * PARTITIONS * (RTT + REPLY) / 1000
+    serial = PARTITIONS * (2 * (RTT + REPLY) + COMMIT) / 1000
+    if abs(got - serial) <= 0.1 * serial or abs(got - serial_no_commit) <= 0.1 * serial_no_commit:
+        return incorrect(
+            "that is the time with one request at a time (zookeeper.max.in.flight.requests=1, or 1.0's ZkClient).",
+            hint=f"with {WINDOW} in flight, the round trips overlap; which part cannot overlap?",
+        )
+    if got < 0.8 * truth:
+        return incorrect(
+            "too fast: that divides everything by the window, or leaves out the reads or the writes.",
+            hint=f"the replies are handled by one thread, {REPLY} ms each, and there is a read and a write per partition.",
+        )
+    if got > 100:
+        return incorrect(
+            "that is 1.0's figure (6.5 minutes): one partition at a time, with its own requests and logging.",
+            hint="the question is about 1.1's pipelined client and batched requests.",
+        )
+    return incorrect(
+        f"{got:g} s is not what the model gives.",
+        hint=f"compare what {WINDOW} overlapping round trips allow with what one thread at {REPLY} ms per reply allows.",
+    )
+
+
+WHY_HALF_CHOICES = Choices(
+    {
+        "a": "ZooKeeper lets a client have only 2 requests in flight, whatever zookeeper.max.in.flight.requests says",
+        "b": "each reply still costs the client's one event thread its time, and that part of a serial read "
+        "cannot overlap with anything: it was half of each read",
+        "c": "the new controller must write every partition's state back to ZooKeeper before it can act",
+        "d": "the pipelined client reads each partition twice",
+    }
+)
+
+
+@exercise(
+    "07.why_half",
+    solution="b",
+    wrong=["a", "c", "d", "e"],
+    prompt="The failover's load went from 28 s (1.0, one read at a time) to 14 s (1.1, 10 in flight): why only "
+    "half, and not a tenth? Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in WHY_HALF_CHOICES.items()),
+    explanation="A serial read costs a round trip plus the reply's handling; pipelining overlaps the round trips "
+    "but one event thread still handles every reply in turn.",
+)
+def _(answer):
+    got = choice(answer, WHY_HALF_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    n = 100_000
+    serial = failover_closed_form(partitions=n, version="1.0")
+    piped = failover_closed_form(partitions=n, version="1.1")
+    reads = n + n // 50 + 6
+    bound_by_replies = abs(piped - reads * REPLY / 1000) < 0.01 * piped
+    truth = "b" if bound_by_replies else "a"
+    if got == truth:
+        return correct(
+            f"the model loads in {serial:.1f} s serially and {piped:.1f} s pipelined: {reads:,} replies × {REPLY} ms "
+            "on the one event thread. A faster reply handler, not more requests in flight, would go further."
+        )
+    if got == "a":
+        return incorrect(
+            "ZooKeeper does not limit a client's outstanding requests; Kafka's semaphore does, at 10.",
+            hint="what does a serial read spend its time on, and which part of that can overlap?",
+        )
+    if got == "c":
+        return incorrect(
+            "failover reads the state; it writes only for the partitions whose leader it must change.",
+            hint="the 14 s is the load alone.",
+        )
+    return incorrect("each partition's state znode is read once.", hint="look at what the client does with each reply.")
+
+
+WHO_REJECTS_CHOICES = Choices(
+    {
+        "a": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH) and ZooKeeper rejects the "
+        "write (BADVERSION on /controller_epoch)",
+        "b": "ZooKeeper rejects both: the zombie's session has expired",
+        "c": "the brokers accept the UpdateMetadata, ZooKeeper rejects the write",
+        "d": "nobody: orders-1's state znode still has the zkVersion the zombie cached, so everything goes through",
+    }
+)
+
+
+def zombie_outcome() -> dict:
+    r = zombie_controller(fencing=True, seed=SEED)
+    z = r.requests[r.requests["controller_epoch"] == 1]
+    rejected = sorted(int(b) for b in z[z["error"] == "STALE_CONTROLLER_EPOCH"]["broker"].unique())
+    write_refused = bool(r.events["event"].str.contains("failed: BADVERSION").any())
+    return {"rejected_by": rejected, "write_refused": write_refused, "applied_stale": r.applied_stale}
+
+
+@exercise(
+    "07.who_rejects",
+    solution="a",
+    wrong=["b", "c", "d", "A)x"],
+    prompt="Kafka 2.2+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
+    "broker 2 is now the controller with epoch 2. The zombie sends the UpdateMetadata it had queued to every "
+    "broker, and writes orders-1's new state. Who rejects what? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
+    explanation="Brokers keep the highest controller epoch they have seen and refuse anything older; every "
+    "controller write is multi(check /controller_epoch at the version it set, write) since KAFKA-6082 (2.1).",
+)
+def _(answer):
+    got = choice(answer, WHO_REJECTS_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = zombie_outcome()
+    truth = "a" if t["rejected_by"] == [2, 3] and t["write_refused"] else "?"
+    if got == truth:
+        return correct(
+            f"in the model brokers {t['rejected_by']} answer STALE_CONTROLLER_EPOCH and ZooKeeper refuses the write "
+            "on /controller_epoch's version; the zombie resigns. Nothing from epoch 1 takes effect."
+        )
+    if got == "b":
+        return incorrect(
+            "the ZooKeeper client opens a new session at once; the controller thread, still in its event, writes "
+            "through it. The session alone fences nothing.",
+            hint="what does the write check besides the state znode's zkVersion?",
+        )
+    if got == "c":
+        return incorrect(
+            "brokers 2 and 3 have already heard from controller 2 (epoch 2).",
+            hint="what does a broker do with a request whose controller epoch is lower than the one it knows?",
+        )
+    return incorrect(
+        "that is what happens without KAFKA-6082: the zkVersion check alone lets the zombie's write in.",
+        hint="since 2.1 every controller write carries a second condition.",
+    )
+
+
+BROKER_EPOCH_CHOICES = Choices(
+    {
+        "a": "a zombie controller that wakes up after a long GC",
+        "b": "a request the controller meant for a broker's previous incarnation, reaching it after a quick restart",
+        "c": "two brokers started with the same broker.id",
+        "d": "a LeaderAndIsr with an older leader epoch",
+    }
+)
+
+
+def restart_outcome() -> dict:
+    off = broker_restart_race(broker_epoch=False, seed=SEED, restart_ms=100, backlog_ms=700)
+    on = broker_restart_race(broker_epoch=True, seed=SEED, restart_ms=100, backlog_ms=700)
+    stop_on = on.requests[on.requests["api"] == "StopReplica"]["error"].tolist()
+    return {"off": off.damage["orders-0 on broker 3"], "on": on.damage["orders-0 on broker 3"], "stop_on": stop_on}
+
+
+@exercise(
+    "07.broker_epoch",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="KIP-380 (Kafka 2.2) gives every broker registration an epoch (the czxid of /brokers/ids/<id>), and "
+    "control requests carry it. What does it protect against? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in BROKER_EPOCH_CHOICES.items()),
+    explanation="KIP-380: a broker that bounces during a controlled shutdown could process its previous "
+    "incarnation's StopReplica and leave a replica offline; with the epoch it answers STALE_BROKER_EPOCH.",
+)
+def _(answer):
+    got = choice(answer, BROKER_EPOCH_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = restart_outcome()
+    truth = "b" if t["off"] == "stopped" and t["on"] == "fetching" and t["stop_on"] == ["STALE_BROKER_EPOCH"] else "?"
+    if got == truth:
+        return correct(
+            f"in the model, without it the restarted broker applies the old StopReplica and its replica of orders-0 "
+            f"stays {t['off']}; with it the request is answered {t['stop_on'][0]} and the replica keeps fetching."
+        )
+    if got == "a":
+        return incorrect(
+            "that is the controller epoch's job (and KAFKA-6082's conditional writes).",
+            hint="the broker epoch is about the broker: what changes when it restarts?",
+        )
+    if got == "c":
+        return incorrect(
+            "a second broker with the same id cannot register: /brokers/ids/<id> already exists (NODEEXISTS).",
+            hint="think of one broker, restarted quickly.",
+        )
+    return incorrect(
+        "leader epochs already fence those, per partition.", hint="what could reach a broker that just restarted?"
+    )
