@@ -144,13 +144,13 @@ def shutdown_figure(partitions: int = 10_000, seed: int = 0) -> go.Figure:
             bgcolor="rgba(255,255,255,0.9)",
         )
         fig.update_xaxes(title_text="time since the ControlledShutdown request (s)", row=1, col=col)
-    fig.update_yaxes(title_text="partitions with their new leader acting", row=1, col=1)
+    fig.update_yaxes(title_text="partitions with their new leader acting")
     fig.update_layout(
         title=f"Controlled shutdown of a broker with {partitions:,} partitions (half of them led)",
         template=TEMPLATE,
         height=400,
         margin=dict(l=60, r=20, t=80, b=50),
-        showlegend=False,
+        legend=dict(orientation="h", y=-0.25),
     )
     return fig
 
@@ -215,7 +215,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
             col=col,
         )
     fig.update_xaxes(type="log", title_text="partitions")
-    fig.update_yaxes(type="log", title_text="seconds", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="seconds (log scale)")
     fig.update_layout(
         title="From 100 to 100k partitions: the model against its closed form and the talk",
         template=TEMPLATE,
