@@ -190,7 +190,10 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
                     y=sim,
                     mode="markers",
                     name=f"{v} simulation",
-                    marker=dict(color=c, size=9),
+                    # 2.8 times like 1.1 here: an open marker so that both show
+                    marker=dict(
+                        color=c, size=13 if v == "2.8" else 9, symbol="circle-open" if v == "2.8" else "circle"
+                    ),
                     showlegend=col == 1,
                     legendgroup=v,
                 ),
