@@ -32,6 +32,7 @@ def test_the_lab_makes_these_calls():
         "shutdown_panel(partitions=10_000)",
         "scale_figure().show()",
         "HTML(calibration_html())",
+        "HTML(cluster_shutdown_html())",
         "failover_panel(partitions=100_000)",
         "zombie_panel()",
         "HTML(restart_race_table())",
@@ -85,6 +86,20 @@ def test_the_shutdown_timelines():
     assert max(old.x) == pytest.approx(390, rel=0.25) and max(new.x) < 4
     # 1.0 moves leaders one at a time: its curve climbs the whole way; 1.1's jumps when the batch lands
     assert len(set(old.y)) > 100 and len(set(new.y)) <= 6
+
+
+def test_the_cluster_shutdown_table():
+    """Lab 03's rule, here: on the data plane the LeaderAndIsr waits behind the backlog; on its own plane not."""
+    text = _text(ui.cluster_shutdown_html())
+    m = re.search(
+        r"not set \(the data plane\) ([\d.]+) ([\d.]+) ([\d.]+) CONTROLLER \(its own plane\) ([\d.]+) ([\d.]+) ([\d.]+)",
+        text,
+    )
+    assert m, text
+    reply_off, moved_off, wait_off, reply_on, moved_on, wait_on = map(float, m.groups())
+    assert reply_off == reply_on  # the controller's own work does not depend on the brokers
+    assert wait_on == 0 and wait_off > 5 and moved_off > moved_on + 5
+    assert "the batched `LeaderAndIsr` waits behind the produce backlog" in TEXT
 
 
 def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():

@@ -75,6 +75,7 @@ REVEALING_CALLS = {
     "shutdown_panel(": ("07.shutdown_estimate",),
     "scale_figure(": ("07.shutdown_estimate",),
     "calibration_html(": ("07.shutdown_estimate", "07.why_half"),
+    "cluster_shutdown_html(": ("07.shutdown_estimate",),
     "failover_panel(": ("07.why_half",),
     "zombie_panel(": ("07.who_rejects",),
     "zombie_controller(": ("07.who_rejects",),

@@ -39,6 +39,7 @@ from .fencing import broker_restart_race, controller_election, zombie_controller
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
+from .shutdown_cluster import shutdown_in_cluster
 
 __all__ = [
     "Broker",
@@ -63,6 +64,7 @@ __all__ = [
     "default_costs",
     "kip291_properties",
     "purgatory_incident",
+    "shutdown_in_cluster",
     "stale_metadata_incident",
     "truncation_incident",
     "unavailability_incident",

@@ -50,6 +50,7 @@ __all__ = [
     "controlled_shutdown",
     "controlled_shutdown_closed_form",
     "controller_failover",
+    "shutdown_schedule",
     "failover_closed_form",
 ]
 
@@ -264,60 +265,35 @@ def controlled_shutdown(*, partitions: int, version: str, seed: int = 0, jitter_
     The talk's setup: 5 brokers, replication factor 2 (25,000 single-partition topics put 10,000 replicas
     on each broker). ``duration_s``: the controller receives ControlledShutdown → it replies.
 
-        >>> round(controlled_shutdown(partitions=10_000, version="1.1").duration_s, 1)
-        3.3
+        >>> round(controlled_shutdown(partitions=10_000, version="1.1").duration_s, 2)
+        2.75
     """
     n = _count("partitions", partitions)
     beh = _version(version)
-    cv = _p("zk_jitter_cv") if jitter_cv is None else float(jitter_cv)
     rng = _rng(seed, f"shutdown-{version}-{n}")
     lay = _shutdown_layout(n, rng)
     leads, other = lay["leads"], lay["other"]
-    rtt, reply, commit = _p("zk_rtt_ms"), _p("zk_reply_ms"), _p("zk_commit_ms")
-    read_lat = _latencies(rng, n, rtt, cv)
-    write_lat = _latencies(rng, n, rtt + commit, cv)
-    phases = {}
+    sched = shutdown_schedule(leads, version, rng, jitter_cv)
+    written, sent = sched["written_ms"], sched["sent_ms"]
     if not beh.batched:
-        # one partition at a time: read, conditional write, its own requests, the per-state-change overhead
-        requests = 2 + BROKERS  # led: LeaderAndIsr to both replicas; followed: StopReplica + LeaderAndIsr; + UM to all
-        step_zk = read_lat + reply + write_lat + reply
-        step_cpu = np.full(n, requests * beh.request_build_ms + beh.state_change_overhead_ms)
-        end = np.cumsum(step_zk + step_cpu)
-        written = end - step_cpu
-        sent = end
-        phases = {
-            "zookeeper_s": float(step_zk.sum()) / 1000,
-            "requests_built_s": float(n * requests * beh.request_build_ms) / 1000,
-            "state_change_overhead_s": float(n * beh.state_change_overhead_ms) / 1000,
-        }
         # LeaderAndIsr for one partition to the new leader (led) or to the leader (followed), then UM
         service = _cost("LeaderAndIsr", 1) + _cost("UpdateMetadata", 1)
         moved = _broker_fifo(other, sent, np.full(n, service))
-        duration = float(end[-1])
     else:
-        written = np.empty(n)
         moved = np.empty(n)
-        t = 0.0
-        for role_mask, name in ((leads, "leaders"), (~leads, "followers")):
+        for role_mask in (leads, ~leads):
             idx = np.flatnonzero(role_mask)
-            if idx.size == 0:
-                continue
-            t0 = t
-            r_done = pipeline_completions(read_lat[idx], reply, beh.max_in_flight, t)
-            w_done = pipeline_completions(write_lat[idx], reply, beh.max_in_flight, float(r_done[-1]))
-            written[idx] = w_done
-            t = float(w_done[-1])
-            phases[f"zookeeper_{name}_s"] = (t - t0) / 1000
-            # one LeaderAndIsr per broker with all its partitions, then one UpdateMetadata round
-            per_broker = np.bincount(other[idx], minlength=BROKERS)
-            batch = _cost("LeaderAndIsr", per_broker) + _cost("UpdateMetadata", idx.size)
-            moved[idx] = t + batch[other[idx]]
-        duration = t
+            if idx.size:
+                # one LeaderAndIsr per broker with all its partitions, then one UpdateMetadata round
+                per_broker = np.bincount(other[idx], minlength=BROKERS)
+                batch = _cost("LeaderAndIsr", per_broker) + _cost("UpdateMetadata", idx.size)
+                moved[idx] = sent[idx] + batch[other[idx]]
+    duration, phases = sched["duration_ms"], sched["phases"]
     timeline = pd.DataFrame(
         {
             "partition": np.arange(n),
             "role": np.where(leads, "leader", "follower"),
-            "new_leader": np.where(leads, other, other),
+            "new_leader": other,
             "zk_written_ms": written,
             "leader_moved_ms": moved,
         }
@@ -325,6 +301,49 @@ def controlled_shutdown(*, partitions: int, version: str, seed: int = 0, jitter_
     return ShutdownResult(
         n, version, duration / 1000, timeline, phases, controlled_shutdown_closed_form(partitions=n, version=version)
     )
+
+
+def shutdown_schedule(leads, version: str, rng, jitter_cv: float | None = None) -> dict:
+    """When the controller has written each partition's new state, and when it sends its requests.
+
+    ``leads``: per partition, whether the shutting-down broker leads it (else it follows). 1.0: one
+    partition after another (read, write, its own requests, the per-state-change overhead); 1.1+: the
+    led partitions' reads, then their writes, pipelined, then one batch of requests; then the followed
+    ones. Returns ``written_ms``, ``sent_ms`` (arrays, from the ControlledShutdown request),
+    ``duration_ms`` (to the reply) and ``phases`` (seconds per mechanism).
+    """
+    leads = np.asarray(leads, dtype=bool)
+    n = leads.size
+    beh = _version(version)
+    cv = _p("zk_jitter_cv") if jitter_cv is None else float(jitter_cv)
+    rtt, reply, commit = _p("zk_rtt_ms"), _p("zk_reply_ms"), _p("zk_commit_ms")
+    read_lat = _latencies(rng, n, rtt, cv)
+    write_lat = _latencies(rng, n, rtt + commit, cv)
+    if not beh.batched:
+        requests = 2 + BROKERS  # led: LeaderAndIsr to both replicas; followed: StopReplica + LeaderAndIsr; + UM to all
+        step_zk = read_lat + reply + write_lat + reply
+        step_cpu = np.full(n, requests * beh.request_build_ms + beh.state_change_overhead_ms)
+        end = np.cumsum(step_zk + step_cpu)
+        phases = {
+            "zookeeper_s": float(step_zk.sum()) / 1000,
+            "requests_built_s": float(n * requests * beh.request_build_ms) / 1000,
+            "state_change_overhead_s": float(n * beh.state_change_overhead_ms) / 1000,
+        }
+        return {"written_ms": end - step_cpu, "sent_ms": end, "duration_ms": float(end[-1]), "phases": phases}
+    written, sent = np.empty(n), np.empty(n)
+    t, phases = 0.0, {}
+    for role_mask, name in ((leads, "leaders"), (~leads, "followers")):
+        idx = np.flatnonzero(role_mask)
+        if idx.size == 0:
+            continue
+        t0 = t
+        r_done = pipeline_completions(read_lat[idx], reply, beh.max_in_flight, t)
+        w_done = pipeline_completions(write_lat[idx], reply, beh.max_in_flight, float(r_done[-1]))
+        written[idx] = w_done
+        t = float(w_done[-1])
+        sent[idx] = t
+        phases[f"zookeeper_{name}_s"] = (t - t0) / 1000
+    return {"written_ms": written, "sent_ms": sent, "duration_ms": t, "phases": phases}
 
 
 def controlled_shutdown_closed_form(*, partitions: int, version: str) -> float:

@@ -8,6 +8,7 @@ Every number comes from :mod:`kafka_lab.sim` (:mod:`~kafka_lab.sim.controller_sc
 - :func:`shutdown_figure` -- leadership moving off the broker over time, 1.0 against 1.1.
 - :func:`scale_figure` -- shutdown and failover time against partitions, simulation and closed form.
 - :func:`shutdown_panel` -- the live experiment: partitions on the broker (the lab's primary control).
+- :func:`cluster_shutdown_html` -- the same shutdown in the cluster model, a busy broker, KIP-291 on and off.
 - :func:`calibration_html` -- every parameter and its source, and the talk's figures beside the model's.
 - :func:`failover_figure` / :func:`failover_panel` -- leaderless partitions over time after the controller dies.
 - :func:`zombie_panel` -- the zombie controller with fencing on and off, and what everyone believes.
@@ -33,12 +34,14 @@ from kafka_lab.sim.controller_scale import (
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
+from kafka_lab.sim.shutdown_cluster import shutdown_in_cluster
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
 __all__ = [
     "PARTITION_COUNTS",
     "calibration_html",
+    "cluster_shutdown_html",
     "election_html",
     "election_panel",
     "failover_figure",
@@ -262,6 +265,33 @@ def shutdown_panel(partitions: int = 10_000, seed: int = 0) -> widgets.VBox:
     n.observe(redraw, names="value")
     redraw()
     return widgets.VBox([n, summary, fig])
+
+
+def cluster_shutdown_html(version: str = "1.1", partitions: int = 20, seed: int = 0) -> str:
+    """Broker 3's shutdown in a three-broker cluster while 200 producers keep broker 2 busy, KIP-291 off and on."""
+    rows = []
+    for cp in (False, True):
+        r = shutdown_in_cluster(version=version, control_plane=cp, partitions=partitions, seed=seed)
+        req = r.results.requests
+        lai = req[(req["api"] == "LeaderAndIsr") & (req["broker_id"] == 2)]
+        rows.append(
+            [
+                "CONTROLLER (its own plane)" if cp else "not set (the data plane)",
+                f"{r.reply_ms:.1f}",
+                f"{r.leaders_moved_ms:.1f}",
+                f"{lai['requestQueueTime'].mean():.1f}",
+            ]
+        )
+    return f"<b>Kafka {version}, {partitions} partitions, broker 2 busy</b>" + html_table(
+        [
+            "control.plane.listener.name on the brokers",
+            "controller's reply (ms)",
+            "broker 2 leads all of broker 3's partitions (ms)",
+            "LeaderAndIsr's requestQueueTime at broker 2 (ms)",
+        ],
+        rows,
+        numeric=(1, 2, 3),
+    )
 
 
 def calibration_html(seed: int = 0) -> str:
