@@ -242,3 +242,27 @@ def test_public_functions_at_the_talks_sizes_are_fast(version):
     controlled_shutdown(partitions=100_000, version=version)
     controller_failover(partitions=100_000, version=version)
     assert time.perf_counter() - t0 < 5
+
+
+def test_the_broker_gives_up_after_its_retries_as_kafka_server_does():
+    """KafkaServer.controlledShutdown: request.timeout.ms 30000 per attempt, 5000 ms backoff after each
+    failure, 3 attempts; a retried request is answered when the first event is done."""
+    from kafka_lab.sim.controller_scale import BROKER_SHUTDOWN_DEFAULTS, broker_side
+
+    assert BROKER_SHUTDOWN_DEFAULTS == {
+        "controlled.shutdown.max.retries": 3,
+        "controlled.shutdown.retry.backoff.ms": 5000,
+        "request.timeout.ms": 30000,
+    }
+    assert broker_side(29_999) == {"clean": True, "stopped_ms": 29_999, "attempts": 1}
+    assert broker_side(39_000) == {"clean": True, "stopped_ms": 39_000, "attempts": 2}  # answered 4 s into try 2
+    assert broker_side(66_000) == {"clean": True, "stopped_ms": 70_000, "attempts": 3}  # try 3 starts at 70 s
+    assert broker_side(100_001) == {"clean": False, "stopped_ms": 105_000, "attempts": 3}  # 35 + 35 + 35
+    assert broker_side(390_000, **{"request.timeout.ms": 400_000})["clean"]
+    old = controlled_shutdown(partitions=10_000, version="1.0")
+    assert not old.broker["clean"] and old.broker["stopped_ms"] == 105_000
+    # the leaders not moved by then: the 1.0 controller moves about one every 78 ms (every other step)
+    led_left = old.left_leaderless
+    assert led_left == (old.timeline.query("role == 'leader'")["leader_moved_ms"] > 105_000).sum()
+    assert 0.6 * 5000 < led_left < 0.8 * 5000
+    assert controlled_shutdown(partitions=10_000, version="1.1").broker["clean"]

@@ -76,6 +76,10 @@ def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
     assert PRIMARY_CONTROL in slider._dom_classes and PRIMARY_OUTPUT in summary._dom_classes
     text = _text(summary.value)
     assert "6.5 min" in text and "2.75 s" in text
+    # the broker's side: 1.0 gives up after 3 × (30 s + 5 s); 1.1 stops cleanly on the first attempt
+    assert "unclean shutdown at 105.0 s" in text and f"{old.left_leaderless:,} partitions without a leader" in text
+    assert "stops cleanly after 2.75 s (1 attempt(s))" in text
+    assert "stops after 105 s" in TEXT
     slider.value = 1000
     assert "1,000 partitions" in _text(summary.value)
 

@@ -45,6 +45,8 @@ __all__ = [
     "Parameter",
     "ShutdownResult",
     "TALK_FIGURES",
+    "BROKER_SHUTDOWN_DEFAULTS",
+    "broker_side",
     "VERSIONS",
     "calibration_table",
     "controlled_shutdown",
@@ -182,6 +184,12 @@ TALK_FIGURES = (
     ("failover load, 2k topics x 50 partitions", "1.0", 100_000, 28.0),
     ("failover load, 2k topics x 50 partitions", "1.1", 100_000, 14.0),
 )
+#: the shutting-down broker's side (KafkaServer.controlledShutdown; the same defaults in 1.0 and 2.8)
+BROKER_SHUTDOWN_DEFAULTS = {
+    "controlled.shutdown.max.retries": 3,
+    "controlled.shutdown.retry.backoff.ms": 5000,
+    "request.timeout.ms": 30000,
+}
 BROKERS = 5  # the talk's and the blog's setup: 5 brokers, 5 ZooKeeper nodes
 REPLICATION_FACTOR = 2  # the blog's controlled-shutdown topics (25,000 x 1 partition x 2 replicas)
 
@@ -231,6 +239,27 @@ def _broker_fifo(broker: np.ndarray, arrive: np.ndarray, service: np.ndarray) ->
 
 
 # -- controlled shutdown --------------------------------------------------------------------------------------
+def broker_side(reply_ms: float, **overrides) -> dict:
+    """What the shutting-down broker sees (``KafkaServer.controlledShutdown``): each attempt waits up to
+    ``request.timeout.ms`` for the reply, then sleeps ``controlled.shutdown.retry.backoff.ms``; after
+    ``controlled.shutdown.max.retries`` failures it logs ``Proceeding to do an unclean shutdown as all the
+    controlled shutdown attempts failed`` and stops anyway. A retried request waits in the controller's
+    event queue behind the first, so its reply comes when the first is done (``reply_ms``).
+
+        >>> broker_side(3_000)["clean"], broker_side(390_000)["stopped_ms"]
+        (True, 105000.0)
+    """
+    cfg = {**BROKER_SHUTDOWN_DEFAULTS, **overrides}
+    timeout, backoff = float(cfg["request.timeout.ms"]), float(cfg["controlled.shutdown.retry.backoff.ms"])
+    t = 0.0
+    for attempt in range(1, int(cfg["controlled.shutdown.max.retries"]) + 1):
+        answered = max(float(reply_ms), t)
+        if answered - t <= timeout:
+            return {"clean": True, "stopped_ms": answered, "attempts": attempt}
+        t += timeout + backoff
+    return {"clean": False, "stopped_ms": t, "attempts": int(cfg["controlled.shutdown.max.retries"])}
+
+
 @dataclass
 class ShutdownResult:
     """A controlled shutdown: ``duration_s`` from the ControlledShutdown request to its reply."""
@@ -241,6 +270,13 @@ class ShutdownResult:
     timeline: pd.DataFrame = field(repr=False)  #: per partition: role, new_leader, zk_written_ms, leader_moved_ms
     phases: dict = field(repr=False)  #: seconds spent per mechanism (ZooKeeper reads/writes, 1.0's overheads)
     closed_form_s: float = 0.0
+    broker: dict = field(default_factory=dict)  #: :func:`broker_side`: clean or not, when the broker stopped
+
+    @property
+    def left_leaderless(self) -> int:
+        """Led partitions whose new leader was not acting yet when the broker stopped (an unclean shutdown)."""
+        led = self.timeline[self.timeline["role"] == "leader"]
+        return int((led["leader_moved_ms"] > self.broker["stopped_ms"]).sum())
 
     def moved_over_time(self, points: int = 200) -> pd.DataFrame:
         """How many of the broker's led partitions have a new leader acting, over time (for a figure)."""
@@ -299,7 +335,13 @@ def controlled_shutdown(*, partitions: int, version: str, seed: int = 0, jitter_
         }
     )
     return ShutdownResult(
-        n, version, duration / 1000, timeline, phases, controlled_shutdown_closed_form(partitions=n, version=version)
+        n,
+        version,
+        duration / 1000,
+        timeline,
+        phases,
+        controlled_shutdown_closed_form(partitions=n, version=version),
+        broker_side(duration),
     )
 
 

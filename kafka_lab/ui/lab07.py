@@ -135,6 +135,21 @@ def shutdown_figure(partitions: int = 10_000, seed: int = 0) -> go.Figure:
             col=col,
         )
         fig.add_vline(x=r.duration_s, line=dict(color=INK, dash="dot"), row=1, col=col)
+        if not r.broker["clean"]:
+            stop = r.broker["stopped_ms"] / 1000
+            fig.add_vline(x=stop, line=dict(color=GREY, dash="dash"), row=1, col=col)
+            fig.add_annotation(
+                x=stop,
+                y=1,
+                xref=f"x{col}" if col > 1 else "x",
+                yref="paper",
+                text=f"the broker gives up: unclean shutdown at {_fmt_s(stop)}",
+                xanchor="left",
+                xshift=4,
+                yanchor="top",
+                showarrow=False,
+                bgcolor="rgba(255,255,255,0.9)",
+            )
         fig.add_annotation(
             x=r.duration_s,
             y=0,
@@ -237,9 +252,20 @@ def _shutdown_summary(partitions: int, seed: int = 0) -> str:
     for v in VERSIONS:
         r = controlled_shutdown(partitions=partitions, version=v, seed=seed)
         parts = "; ".join(f"{k.removesuffix('_s').replace('_', ' ')} {_fmt_s(s)}" for k, s in r.phases.items())
-        rows.append([v, _fmt_s(r.duration_s), _fmt_s(r.closed_form_s), html.escape(parts)])
+        b = r.broker
+        if b["clean"]:
+            broker = f"stops cleanly after {_fmt_s(b['stopped_ms'] / 1000)} ({b['attempts']} attempt(s))"
+        else:
+            broker = (
+                f"gives up after {b['attempts']} attempts of request.timeout.ms: unclean shutdown at "
+                f"{_fmt_s(b['stopped_ms'] / 1000)}, {r.left_leaderless:,} partitions without a leader until the "
+                "controller reaches them"
+            )
+        rows.append([v, _fmt_s(r.duration_s), _fmt_s(r.closed_form_s), html.escape(parts), html.escape(broker)])
     return f"<b>{partitions:,} partitions on the broker</b>" + html_table(
-        ["version", "ControlledShutdown → reply", "closed form", "where the time goes"], rows, numeric=(1, 2)
+        ["version", "ControlledShutdown → reply", "closed form", "where the time goes", "the broker"],
+        rows,
+        numeric=(1, 2),
     )
 
 
