@@ -83,6 +83,28 @@ def test_a_session_that_times_out_takes_its_ephemeral_znodes_and_fires_their_wat
     assert s2.alive
 
 
+def test_a_watch_is_one_per_client_and_path_and_fires_once():
+    zk = ZooKeeper()
+    a, b = zk.open_session("a", 6000), zk.open_session("b", 6000)
+    seen = []
+    for who, session in (("a", a), ("a", a), ("a", a), ("b", b)):  # client a watches three times: one watch
+        with pytest.raises(ZkError):  # NONODE, and the watch is set anyway (as exists() does)
+            zk.apply(GetData("/controller", watch=lambda p, ev, who=who: seen.append((who, ev))), session)
+    zk.apply(Create("/controller", 1, ephemeral=True), a)
+    assert sorted(seen) == [("a", "NodeCreated"), ("b", "NodeCreated")]
+    zk.apply(SetData("/controller", 2))
+    assert len(seen) == 2  # one-shot: nobody watches any more
+
+
+def test_the_modules_examples_run():
+    import doctest
+
+    import kafka_lab.sim.controller_scale as cs
+
+    result = doctest.testmod(cs)
+    assert result.attempted >= 3 and result.failed == 0
+
+
 def test_a_new_registration_gets_a_new_czxid():
     """KIP-380's broker epoch is the czxid of /brokers/ids/<id>: new on every registration."""
     zk = ZooKeeper()

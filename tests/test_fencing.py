@@ -41,6 +41,9 @@ def test_election_safety(seed, brokers):
 def test_with_fencing_no_stale_request_or_write_is_ever_applied(seed, pause, reconnect, pause_at):
     r = zombie_controller(fencing=True, seed=seed, pause_ms=pause, reconnect_ms=reconnect, pause_at_ms=pause_at)
     assert r.applied_stale == 0 and r.stale_writes == 0
+    # election safety: every request a broker applied under an epoch came from one controller
+    applied = r.requests[r.requests["error"] == "NONE"]
+    assert (applied.groupby("controller_epoch")["controller_id"].nunique() == 1).all()
     assert r.damage["controller_vs_zookeeper"] == 0 and r.damage["two_leaders_believed"] == 0
     if pause >= TIMEOUT:  # the zombie's requests were refused, by the brokers or by ZooKeeper
         assert (r.requests["error"] == "STALE_CONTROLLER_EPOCH").any() or (
