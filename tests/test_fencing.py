@@ -21,11 +21,21 @@ def test_first_election_gives_epoch_1_and_every_crash_one_more():
     assert (zk[(zk["op"] == "Multi")]["result"] == "OK").sum() == 3  # one winner per round
 
 
+def test_before_2_1_the_epoch_is_bumped_after_the_create():
+    r = controller_election(brokers=3, crashes=1, seed=0, version="1.0")
+    assert list(r.elections["epoch"]) == [1, 2]
+    zk = r.zookeeper
+    assert "Multi" not in set(zk["op"])
+    mine = zk[(zk["broker"] == r.elections["controller"].iloc[0]) & zk["path"].str.startswith("/controller")]
+    assert mine["op"].tolist()[:4] == ["GetData", "Create", "GetData", "SetData"]
+    assert mine["result"].tolist()[:4] == ["NONODE", "OK", "OK", "OK"]
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), brokers=st.integers(2, 6))
-def test_election_safety(seed, brokers):
+@given(seed=st.integers(0, 10_000), brokers=st.integers(2, 6), version=st.sampled_from(["1.0", "2.8"]))
+def test_election_safety(seed, brokers, version):
     """At most one controller per epoch; epochs only grow."""
-    r = controller_election(brokers=brokers, crashes=1, seed=seed, session_timeout_ms=500)
+    r = controller_election(brokers=brokers, crashes=1, seed=seed, session_timeout_ms=500, version=version)
     e = r.elections
     assert e["epoch"].is_unique and e["epoch"].is_monotonic_increasing
     assert list(e["epoch"]) == list(range(1, len(e) + 1))

@@ -56,9 +56,13 @@ def test_the_election_panel():
     text = _text(ui.election_html(3, 2))
     assert "broker" in text and "NODEEXISTS" in text and "Multi" in text
     panel = ui.election_panel(brokers=3)
-    before = panel.children[2].value
-    panel.children[1].children[0].click()
-    assert panel.children[2].value != before and ">2<" in panel.children[2].value.replace(" ", "")
+    before = panel.children[3].value
+    panel.children[2].children[0].click()
+    assert panel.children[3].value != before and ">2<" in panel.children[3].value.replace(" ", "")
+    panel.children[1].value = "1.0"  # before 2.1: the create alone, then the conditional epoch write
+    text = _text(panel.children[3].value)
+    assert "Create /controller NODEEXISTS" in text and "SetData /controller_epoch OK" in text
+    assert "Multi" not in text
 
 
 def test_the_shutdown_panel_at_10k_partitions_is_the_talks():

@@ -192,6 +192,7 @@ class _World:
         self.channels: dict = {}
         self.event_busy_until = 0.0
         self.wakeups: dict = {}
+        self.multi_election = True  # 2.1+ (KAFKA-6082); before, /controller alone, then the epoch
         self.zk.apply(Create("/controller_epoch", "0"))
         for tp, replicas in partitions.items():
             self.zk.apply(
@@ -279,6 +280,9 @@ class _World:
         (_data, err) = yield from b.zk(GetData("/controller", watch=watch))
         if err is None:
             return
+        if not self.multi_election:
+            yield from self._elect_before_2_1(b, watch)
+            return
         read, err = yield from b.zk(GetData("/controller_epoch"))
         if err is not None:
             self.log(b.id, f"cannot read /controller_epoch ({err})")
@@ -298,6 +302,25 @@ class _World:
         self.log(b.id, f"{b.id} successfully elected as the controller. Epoch incremented to {epoch + 1}")
         self.elections.append((env.now, b.id, epoch + 1))
         ctl = b.controller = _Controller(b, epoch + 1, out[1])
+        yield from self.failover(ctl)
+
+    def _elect_before_2_1(self, b: _Broker, watch):
+        """1.0 to 2.0: create ``/controller`` alone (ZKCheckedEphemeral); the winner then reads
+        ``/controller_epoch`` and bumps it conditionally in ``onControllerFailover``."""
+        _czxid, err = yield from b.zk(Create("/controller", {"version": 1, "brokerid": b.id}, ephemeral=True))
+        if err is not None:
+            self.log(b.id, f"lost the election ({err})")
+            yield from b.zk(GetData("/controller", watch=watch))
+            return
+        read, err = yield from b.zk(GetData("/controller_epoch"))
+        epoch, version = int(read[0]), read[1]
+        new_version, err = yield from b.zk(SetData("/controller_epoch", str(epoch + 1), version=version))
+        if err is not None:
+            self.log(b.id, f"Controller moved to another broker ({err} on /controller_epoch)")
+            return
+        self.log(b.id, f"{b.id} successfully elected as the controller. Epoch incremented to {epoch + 1}")
+        self.elections.append((self.env.now, b.id, epoch + 1))
+        ctl = b.controller = _Controller(b, epoch + 1, new_version)
         yield from self.failover(ctl)
 
     def _after(self, b, delay, fn):
@@ -424,14 +447,23 @@ def _result(w: _World, damage: dict) -> FencingResult:
     return FencingResult(stale_req + len(w.stale_writes), w.beliefs(), req, ev, len(w.stale_writes), damage)
 
 
-def controller_election(*, brokers: int = 3, crashes: int = 0, seed: int = 0, session_timeout_ms: float = 18000):
+def controller_election(
+    *, brokers: int = 3, crashes: int = 0, seed: int = 0, session_timeout_ms: float = 18000, version: str = "2.8"
+):
     """Every broker races to create ``/controller``; then ``crashes`` times the controller's broker dies and,
-    once its session times out, the others race again. Returns each round's winner and epoch."""
+    once its session times out, the others race again. Returns each round's winner and epoch.
+
+    ``version`` "2.8" (2.1+): one multi, create ``/controller`` + set ``/controller_epoch``; "1.0" or "1.1":
+    the create alone, then the winner's conditional update of ``/controller_epoch``.
+    """
+    if version not in ("1.0", "1.1", "2.8"):
+        raise ValueError(f"version must be one of ('1.0', '1.1', '2.8'), got {version!r}")
     if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
         raise ValueError(f"brokers must be a positive int, got {brokers!r}")
     if isinstance(crashes, bool) or not isinstance(crashes, int) or not 0 <= crashes < brokers:
         raise ValueError(f"crashes must be an int from 0 to brokers - 1 = {brokers - 1}, got {crashes!r}")
     w = _World(range(1, brokers + 1), {}, seed=seed, session_timeout_ms=session_timeout_ms)
+    w.multi_election = version == "2.8"
     for b in w.brokers.values():  # they start within 0.2 ms of each other: the order decides the race
         w.env.process(w._after(b, float(w.rng.uniform(0, 0.2)), lambda b=b: w.elect(b)))
 

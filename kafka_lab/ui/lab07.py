@@ -67,8 +67,8 @@ def _fmt_s(s: float) -> str:
 
 
 # -- election ---------------------------------------------------------------------------------------------
-def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0) -> str:
-    r = controller_election(brokers=brokers, crashes=crashes, seed=seed)
+def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0, version: str = "2.8") -> str:
+    r = controller_election(brokers=brokers, crashes=crashes, seed=seed, version=version)
     rounds = [
         [f"{t / 1000:.3f}", f"broker {c}", str(e)]
         for t, c, e in r.elections[["time_ms", "controller", "epoch"]].itertuples(index=False)
@@ -83,7 +83,11 @@ def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0) -> str:
         "<b>Who won each round</b> (time in s; the epoch is /controller_epoch after the win)"
         + html_table(["time (s)", "controller", "epoch"], rounds, numeric=(0, 2))
         + "<b>Every ZooKeeper operation on /controller and /controller_epoch</b>, in the order ZooKeeper "
-        "applied them (a Multi is create /controller + set /controller_epoch, all or nothing)"
+        + (
+            "applied them (a Multi is create /controller + set /controller_epoch, all or nothing)"
+            if version == "2.8"
+            else "applied them (before 2.1: the create alone, then the winner bumps the epoch)"
+        )
         + html_table(["time (s)", "from", "operation", "path", "ZooKeeper's answer"], tries, numeric=(0,))
     )
 
@@ -91,6 +95,9 @@ def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0) -> str:
 def election_panel(brokers: int = 3) -> widgets.VBox:
     """Brokers race for ``/controller``; the button crashes the current controller (its session then times out)."""
     n = widgets.IntSlider(value=brokers, min=2, max=6, description="brokers", continuous_update=False)
+    version = widgets.ToggleButtons(
+        options=[("2.8: one multi", "2.8"), ("1.0: create, then the epoch", "1.0")], value="2.8"
+    )
     crash = widgets.Button(description="crash the controller", button_style="warning")
     reset = widgets.Button(description="start again")
     out = widgets.HTML()
@@ -98,7 +105,7 @@ def election_panel(brokers: int = 3) -> widgets.VBox:
 
     def redraw(_=None):
         state["crashes"] = min(state["crashes"], n.value - 1)
-        out.value = election_html(n.value, state["crashes"])
+        out.value = election_html(n.value, state["crashes"], version=version.value)
 
     def on_crash(_):
         if state["crashes"] < n.value - 1:
@@ -112,8 +119,9 @@ def election_panel(brokers: int = 3) -> widgets.VBox:
     crash.on_click(on_crash)
     reset.on_click(on_reset)
     n.observe(redraw, names="value")
+    version.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([n, widgets.HBox([crash, reset]), out])
+    return widgets.VBox([n, version, widgets.HBox([crash, reset]), out])
 
 
 # -- controlled shutdown -----------------------------------------------------------------------------------
