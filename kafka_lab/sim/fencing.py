@@ -64,6 +64,7 @@ class _Broker:
         self.stopped: set = set()  # replicas a StopReplica stopped
         self.metadata: dict = {}  # tp -> leader (its metadata cache)
         self.controller = None  # its Controller object while it is one
+        self.epoch_at_apply = 0
 
     def register(self):
         self.session = self.w.zk.open_session(self.id, self.w.session_timeout_ms, self.w.env.now)
@@ -83,6 +84,7 @@ class _Broker:
             out = (self.w.zk.apply(op, self.session, self.w.env.now), None)
         except ZkError as e:
             out = (None, e.code)
+        self.epoch_at_apply = self.w.newest_epoch()  # the newest controller epoch when ZooKeeper applied it
         yield self.w.env.timeout(RTT / 2 + REPLY)
         return out
 
@@ -102,7 +104,10 @@ class _Broker:
         self.known_epoch = max(self.known_epoch, req["controller_epoch"])
         for tp, st in req["states"].items():
             if req["api"] == "LeaderAndIsr":
-                current = self.leading.get(tp, self.following.get(tp, (None, -1))[1] if tp in self.following else -1)
+                if tp in self.leading:
+                    current = self.leading[tp]
+                else:
+                    current = self.following[tp][1] if tp in self.following else -1
                 if st["leader_epoch"] <= current:
                     continue  # the partition's own fence: an equal or older leader epoch is ignored
                 self.stopped.discard(tp)
@@ -138,11 +143,10 @@ class _Controller:
         op = SetData(_state_path(tp), data, version=st["zk_version"])
         if self.w.fencing:
             op = Multi((Check("/controller_epoch", self.epoch_version), op))
-        newest = self.w.newest_epoch()
         _result, err = yield from self.b.zk(op)
         if err is None:
             st.update(new, zk_version=st["zk_version"] + 1)
-            if self.epoch < newest or self.epoch < self.w.newest_epoch():
+            if self.epoch < self.b.epoch_at_apply:
                 self.w.stale_writes.append((self.w.env.now, self.b.id, self.epoch, tp))
             self.w.log(self.b.id, f"wrote {tp}: leader {new['leader']}, leader epoch {new['leader_epoch']}")
             return True
