@@ -27,6 +27,18 @@ acceptor, one processor, a queue of 20 and one handler thread: the control plane
 Every request becomes one record (:mod:`.records`) with Kafka's request-log timings; metrics are
 sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workloads and incidents
 (:mod:`.scenario`, :mod:`.experiments`); :mod:`.theory` holds the queueing formulas it is tested against.
+
+The controller and ZooKeeper (lab 07): :mod:`.zookeeper` (znodes, versions, sessions, watches,
+conditional writes and ``multi``; serial and pipelined clients), :mod:`.controller_scale`
+(:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
+against 1.1+, with the calibration table), :mod:`.fencing` (:func:`controller_election`,
+:func:`zombie_controller`, :func:`broker_restart_race`) and :mod:`.shutdown_cluster`
+(:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
+
+    >>> from kafka_lab.sim import controlled_shutdown
+    >>> old, new = (controlled_shutdown(partitions=10_000, version=v) for v in ("1.0", "1.1"))
+    >>> round(old.duration_s / 60, 1), round(new.duration_s, 2)
+    (6.5, 2.75)
 """
 
 from .apis import CostModel, default_costs

@@ -136,6 +136,14 @@ CALIBRATION: dict[str, Parameter] = {
             "model",
         ),
         Parameter(
+            "controller_network_ms",
+            0.2,
+            "ms",
+            "model: one way, controller to broker, in the fencing experiments (sim/fencing.py); small "
+            "against the ZooKeeper times and the session timeouts that decide those experiments",
+            "model",
+        ),
+        Parameter(
             "session_timeout_ms_1_x",
             6000,
             "ms",

@@ -44,7 +44,7 @@ __all__ = ["ElectionResult", "FencingResult", "broker_restart_race", "controller
 RTT = CALIBRATION["zk_rtt_ms"].value
 REPLY = CALIBRATION["zk_reply_ms"].value
 COMMIT = CALIBRATION["zk_commit_ms"].value
-NET_MS = 0.2  # controller → broker network, one way (model)
+NET_MS = CALIBRATION["controller_network_ms"].value  # controller → broker, one way
 
 
 def _state_path(tp: str) -> str:

@@ -25,7 +25,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kafka_lab.sim import broker_restart_race, controlled_shutdown, controller_election, controller_failover
+from kafka_lab.sim import (
+    broker_restart_race,
+    controlled_shutdown,
+    controller_election,
+    controller_failover,
+    default_costs,
+    shutdown_in_cluster,
+)
 from kafka_lab.sim import zombie_controller as _zombie
 from kafka_lab.sim.controller_scale import (
     CALIBRATION,
@@ -34,7 +41,6 @@ from kafka_lab.sim.controller_scale import (
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
-from kafka_lab.sim.shutdown_cluster import shutdown_in_cluster
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
@@ -338,6 +344,16 @@ def calibration_html(seed: int = 0) -> str:
         ]
         for p in CALIBRATION.values()
     ]
+    for api in ("LeaderAndIsr", "UpdateMetadata", "StopReplica"):
+        cm = default_costs()[api]
+        params.append(
+            [
+                f"<code>{api}</code> handler time",
+                f"{cm.base.mean_ms:g} ms + {cm.per_partition_ms:g} ms per partition",
+                "model",
+                "the broker model of lab 03 (kafka_lab.sim.apis.default_costs); the receiving broker's work",
+            ]
+        )
     t = calibration_table(seed)
     rows = [
         [
