@@ -96,6 +96,19 @@ def test_a_watch_is_one_per_client_and_path_and_fires_once():
     assert len(seen) == 2  # one-shot: nobody watches any more
 
 
+def test_an_ended_session_takes_its_watches_with_it():
+    """ZooKeeper drops a session's watches when the session ends: its client is told nothing more, even
+    about its own ephemeral znodes going (else a dead controller would run a re-election)."""
+    zk = ZooKeeper()
+    a, b = zk.open_session("a", 6000), zk.open_session("b", 6000)
+    seen = []
+    zk.apply(Create("/controller", 1, ephemeral=True), a)
+    for who, session in (("a", a), ("b", b)):
+        zk.apply(GetData("/controller", watch=lambda p, ev, who=who: seen.append((who, ev))), session)
+    zk.close_session(a, now=5)
+    assert seen == [("b", "NodeDeleted")]
+
+
 def test_the_modules_examples_run():
     import doctest
 

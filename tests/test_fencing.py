@@ -44,21 +44,30 @@ def test_election_safety(seed, brokers, version):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 10_000),
+    cause=st.sampled_from(["gc_pause", "znode_deleted"]),
     pause=st.floats(0.2 * TIMEOUT, 3 * TIMEOUT),
     reconnect=st.floats(0, 200),
     pause_at=st.floats(50, 500),
+    lag=st.floats(0, 200),
 )
-def test_with_fencing_no_stale_request_or_write_is_ever_applied(seed, pause, reconnect, pause_at):
-    r = zombie_controller(fencing=True, seed=seed, pause_ms=pause, reconnect_ms=reconnect, pause_at_ms=pause_at)
+def test_with_fencing_no_stale_request_or_write_is_ever_applied(seed, cause, pause, reconnect, pause_at, lag):
+    r = zombie_controller(
+        fencing=True,
+        seed=seed,
+        cause=cause,
+        pause_ms=pause,
+        reconnect_ms=reconnect,
+        pause_at_ms=pause_at,
+        event_lag_ms=lag,
+    )
     assert r.applied_stale == 0 and r.stale_writes == 0
     # election safety: every request a broker applied under an epoch came from one controller
     applied = r.requests[r.requests["error"] == "NONE"]
     assert (applied.groupby("controller_epoch")["controller_id"].nunique() == 1).all()
     assert r.damage["controller_vs_zookeeper"] == 0 and r.damage["two_leaders_believed"] == 0
-    if pause >= TIMEOUT:  # the zombie's requests were refused, by the brokers or by ZooKeeper
-        assert (r.requests["error"] == "STALE_CONTROLLER_EPOCH").any() or (
-            r.events["event"].str.contains("BADVERSION").any()
-        )
+    if cause == "gc_pause" and pause >= TIMEOUT:  # refused by the brokers and by the expired session
+        assert (r.requests["error"] == "STALE_CONTROLLER_EPOCH").any()
+        assert r.events["event"].str.contains("failed: SESSIONEXPIRED").any()
 
 
 def test_without_fencing_the_zombie_does_damage():
@@ -68,9 +77,51 @@ def test_without_fencing_the_zombie_does_damage():
     assert r.damage["controller_vs_zookeeper"] == 1
     assert r.damage["two_leaders_believed"] >= 1
     assert r.damage["metadata_names_a_non_leader"] >= 1
+    # as 1.0's ZkClient did: a new session, then the write retried on it
+    assert r.events["event"].str.contains("ZkClient reconnected with a new session").any()
+
+
+def test_after_a_gc_pause_the_expired_session_refuses_the_write():
+    """1.1+: the new session is opened only once the Expire event runs (beforeInitializingSession), so the
+    write of the event in progress goes out on the expired session: SESSIONEXPIRED, before any epoch check."""
     on = zombie_controller(fencing=True, seed=1)
     assert on.applied_stale == 0 and (on.requests["error"] == "STALE_CONTROLLER_EPOCH").sum() == 2
-    assert on.events["event"].str.contains("Controller epoch zkVersion check fails").any()
+    ev = on.events["event"]
+    assert ev.str.contains("write of orders-1 failed: SESSIONEXPIRED").any()
+    assert not ev.str.contains("BADVERSION").any()
+    assert ev.str.contains("Expire: resigned").any()
+
+
+def test_a_deleted_controller_znode_is_fenced_by_the_epoch_check_alone():
+    """The talk's second zombie: /controller deleted by hand, the old controller's session alive. Only
+    KAFKA-6082's check on /controller_epoch refuses its write; without it, the write lands."""
+    on = zombie_controller(fencing=True, seed=1, cause="znode_deleted")
+    ev = on.events["event"]
+    assert on.applied_stale == 0 and on.stale_writes == 0
+    assert ev.str.contains("write of orders-1 failed: BADVERSION").any()
+    assert ev.str.contains("Controller epoch zkVersion check fails; resigning").any()
+    assert not ev.str.contains("SESSIONEXPIRED|paused").any()  # its session never ended
+    off = zombie_controller(fencing=False, seed=1, cause="znode_deleted")
+    assert off.stale_writes == 1 and off.events["event"].str.contains("wrote orders-1: leader 3").any()
+    assert off.damage == {"controller_vs_zookeeper": 1, "two_leaders_believed": 1, "metadata_names_a_non_leader": 1}
+    # the write, then its UpdateMetadata to itself (it had heard from epoch 2) and LeaderAndIsr to 2 and 3
+    applied = off.requests[off.requests["applied_stale"]]
+    assert sorted(zip(applied["broker"], applied["api"], strict=True)) == [
+        (1, "UpdateMetadata"),
+        (2, "LeaderAndIsr"),
+        (3, "LeaderAndIsr"),
+    ]
+    assert off.applied_stale == 4
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_old_controller_cannot_win_the_reelection_while_its_event_thread_is_busy(seed):
+    """One event thread: the old controller's Reelect (its watch on /controller fires with the others') waits
+    behind the event it is in, so another broker wins epoch 2; run at once, the old controller could win."""
+    for fencing in (True, False):
+        r = zombie_controller(fencing=fencing, seed=seed, cause="znode_deleted")
+        won = r.events[r.events["event"].str.contains("Epoch incremented to 2")]
+        assert len(won) == 1 and won["broker"].iloc[0] != 1
 
 
 def test_a_pause_shorter_than_the_session_timeout_is_harmless_either_way():
@@ -107,5 +158,9 @@ def test_bad_input():
         zombie_controller(fencing="yes")
     with pytest.raises(TypeError, match="broker_epoch must be True or False"):
         broker_restart_race(broker_epoch=1)
+    with pytest.raises(ValueError, match=r"cause must be one of \('gc_pause', 'znode_deleted'\)"):
+        zombie_controller(fencing=True, cause="gc")
+    with pytest.raises(ValueError, match="event_lag_ms must be >= 0"):
+        zombie_controller(fencing=True, cause="znode_deleted", event_lag_ms=-1)
     with pytest.raises(ValueError, match="crashes must be an int"):
         controller_election(brokers=2, crashes=2)

@@ -160,7 +160,7 @@ def test_the_failover_panel_at_100k_partitions():
 def test_the_zombie_panel():
     on = _text(ui.zombie_html(True, 8000.0, 1))
     off = _text(ui.zombie_html(False, 8000.0, 1))
-    assert "applied_stale = 0" in on and "STALE_CONTROLLER_EPOCH" in on and "BADVERSION" in on
+    assert "applied_stale = 0" in on and "STALE_CONTROLLER_EPOCH" in on and "failed: SESSIONEXPIRED" in on
     assert "applied_stale = 0" not in off and "wrote orders-1" in off
     # the markdown's account of the damage, checked on the same run
     r = zombie_controller(fencing=False, seed=1, pause_ms=8000.0)
@@ -170,6 +170,13 @@ def test_the_zombie_panel():
     assert b["broker 2"].endswith("metadata: 2")
     short = _text(ui.zombie_html(False, 3000.0, 1))  # shorter than the 6000 ms session timeout
     assert "applied_stale = 0" in short
+    # the second cause: /controller deleted, the session alive; only the epoch check refuses the write
+    deleted_on = _text(ui.zombie_html(True, None, 1, cause="znode_deleted"))
+    deleted_off = _text(ui.zombie_html(False, None, 1, cause="znode_deleted"))
+    assert "applied_stale = 0" in deleted_on and "failed: BADVERSION" in deleted_on
+    assert "SESSIONEXPIRED" not in deleted_on
+    assert "applied_stale = 4" in deleted_off and "wrote orders-1: leader 3" in deleted_off
+    assert "(its session alive)" in deleted_on
 
 
 def test_the_restart_race_table():
@@ -181,6 +188,7 @@ def test_the_restart_race_table():
 def test_the_exercises_agree_with_what_the_lab_then_shows():
     assert check("07.shutdown_estimate", controlled_shutdown(partitions=10_000, version="1.1").duration_s).ok
     assert ex.zombie_outcome()["rejected_by"] == [2, 3]
+    assert ex.zombie_outcome()["write_error"] == "SESSIONEXPIRED"
     assert ex.restart_outcome()["off"] == "stopped"
 
 

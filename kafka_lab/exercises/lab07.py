@@ -127,9 +127,10 @@ def _(answer):
 
 WHO_REJECTS_CHOICES = Choices(
     {
-        "a": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH) and ZooKeeper rejects the "
-        "write (BADVERSION on /controller_epoch)",
-        "b": "ZooKeeper rejects both: the zombie's session has expired",
+        "a": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); ZooKeeper rejects the write "
+        "with BADVERSION, on /controller_epoch's version",
+        "b": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); the write fails SESSIONEXPIRED: "
+        "it goes out on the session ZooKeeper ended during the pause",
         "c": "the brokers accept the UpdateMetadata, ZooKeeper rejects the write",
         "d": "nobody: orders-1's state znode still has the zkVersion the zombie cached, so everything goes through",
     }
@@ -140,37 +141,39 @@ def zombie_outcome() -> dict:
     r = zombie_controller(fencing=True, seed=SEED)
     z = r.requests[r.requests["controller_epoch"] == 1]
     rejected = sorted(int(b) for b in z[z["error"] == "STALE_CONTROLLER_EPOCH"]["broker"].unique())
-    write_refused = bool(r.events["event"].str.contains("failed: BADVERSION").any())
-    return {"rejected_by": rejected, "write_refused": write_refused, "applied_stale": r.applied_stale}
+    failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
+    return {"rejected_by": rejected, "write_error": failed[0] if failed else None, "applied_stale": r.applied_stale}
 
 
 @exercise(
     "07.who_rejects",
-    solution="a",
-    wrong=["b", "c", "d", "A)x"],
+    solution="b",
+    wrong=["a", "c", "d", "A)x"],
     prompt="Kafka 2.2+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
     "broker 2 is now the controller with epoch 2. The zombie sends the UpdateMetadata it had queued to every "
     "broker, and writes orders-1's new state. Who rejects what? Answer with a letter: "
     + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
-    explanation="Brokers keep the highest controller epoch they have seen and refuse anything older; every "
-    "controller write is multi(check /controller_epoch at the version it set, write) since KAFKA-6082 (2.1).",
+    explanation="Brokers keep the highest controller epoch they have seen and refuse anything older. Since 1.1 "
+    "the ZooKeeper client opens a new session only once the controller has processed its Expire event "
+    "(beforeInitializingSession), which waits behind the event in progress: that event's write goes out on the "
+    "expired session. The epoch check on /controller_epoch (KAFKA-6082) is for a deposed controller whose "
+    "session is alive.",
 )
 def _(answer):
     got = choice(answer, WHO_REJECTS_CHOICES)
     if got is None:
-        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "b".')
     t = zombie_outcome()
-    truth = "a" if t["rejected_by"] == [2, 3] and t["write_refused"] else "?"
+    truth = "b" if t["rejected_by"] == [2, 3] and t["write_error"] == "SESSIONEXPIRED" else "?"
     if got == truth:
         return correct(
-            f"in the model brokers {t['rejected_by']} answer STALE_CONTROLLER_EPOCH and ZooKeeper refuses the write "
-            "on /controller_epoch's version; the zombie resigns. Nothing from epoch 1 takes effect."
+            f"in the model brokers {t['rejected_by']} answer STALE_CONTROLLER_EPOCH and the write fails "
+            f"{t['write_error']}; then the Expire event makes the zombie resign. Nothing from epoch 1 takes effect."
         )
-    if got == "b":
+    if got == "a":
         return incorrect(
-            "the ZooKeeper client opens a new session at once; the controller thread, still in its event, writes "
-            "through it. The session alone fences nothing.",
-            hint="what does the write check besides the state znode's zkVersion?",
+            "the write would fail on the epoch check if it reached the data tree, but it never gets that far.",
+            hint="which session does the zombie's ZooKeeper client still hold when the write goes out?",
         )
     if got == "c":
         return incorrect(
@@ -178,8 +181,9 @@ def _(answer):
             hint="what does a broker do with a request whose controller epoch is lower than the one it knows?",
         )
     return incorrect(
-        "that is what happens without KAFKA-6082: the zkVersion check alone lets the zombie's write in.",
-        hint="since 2.1 every controller write carries a second condition.",
+        "that is 1.0: its ZkClient reconnected with a new session and retried, and the zkVersion check alone let "
+        "the zombie's write in.",
+        hint="the brokers check one thing in every control request, and the session is another.",
     )
 
 

@@ -5,16 +5,17 @@ A small cluster on a simpy clock, every step a ZooKeeper operation (:mod:`.zooke
 - **election** (``KafkaController.elect``, 2.8): read ``/controller``; if absent, read ``/controller_epoch``
   and send one ``multi``: create ``/controller`` (ephemeral) + setData ``/controller_epoch`` = epoch + 1 at
   the version read. ``NODEEXISTS``/``BADVERSION``: someone else won; watch ``/controller`` again.
-- **the zombie** (:func:`zombie_controller`): the controller stops (a long GC) in the middle of an event,
-  its requests queued and one decision not yet written. Its ZooKeeper session expires after
-  ``zookeeper.session.timeout.ms`` (6000 in 2.2); another broker wins the election (epoch 2) and moves
-  leadership off the paused broker. Then the zombie wakes: it sends what it had queued and writes its
-  decision, until it notices (``reconnect_ms`` later) that its session is gone, resigns and re-registers
-  as a broker.
+- **the zombie** (:func:`zombie_controller`), two ways the talk describes: the controller stops (a long GC)
+  in the middle of an event past ``zookeeper.session.timeout.ms`` (6000 in 2.2), another broker wins the
+  election (epoch 2) and moves leadership off the paused broker, and the zombie wakes, sends what it had
+  queued and tries to write its decision; or someone deletes ``/controller`` while the controller, its
+  session alive, is in an event that writes a moment later.
   With ``fencing`` (2.2): brokers reject a lower controller epoch than they have seen
-  (``STALE_CONTROLLER_EPOCH``), and every controller write is ``multi(check(/controller_epoch), write)``
-  (KAFKA-6082), so ZooKeeper refuses the zombie's. Without: neither check; only the state znode's
-  ``zkVersion`` condition remains (as in 1.0).
+  (``STALE_CONTROLLER_EPOCH``); a write on the expired session fails ``SESSIONEXPIRED`` (1.1+ opens a
+  new session only once the ``Expire`` event has run); a write with the session alive is
+  ``multi(check(/controller_epoch), write)`` (KAFKA-6082) and fails ``BADVERSION``. Without: the
+  brokers apply what comes, the client retries on a new session as 1.0's ZkClient did, and only the
+  state znode's ``zkVersion`` condition remains.
 - **the bounce** (:func:`broker_restart_race`, KIP-380): a broker's controlled shutdown leaves a
   ``StopReplica`` in the controller's channel to it; the broker restarts before that request is delivered.
   With the broker epoch (the ``czxid`` of ``/brokers/ids/<id>``), the controller sees the bounce and the
@@ -37,7 +38,7 @@ import simpy
 
 from .apis import default_costs
 from .controller_scale import CALIBRATION
-from .zookeeper import Check, Create, GetData, Multi, SetData, ZkError, ZooKeeper
+from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, ZooKeeper
 
 __all__ = ["ElectionResult", "FencingResult", "broker_restart_race", "controller_election", "zombie_controller"]
 
@@ -65,6 +66,7 @@ class _Broker:
         self.metadata: dict = {}  # tp -> leader (its metadata cache)
         self.controller = None  # its Controller object while it is one
         self.epoch_at_apply = 0
+        self.busy_until = 0.0  # its controller event thread is in an event until then
 
     def register(self):
         self.session = self.w.zk.open_session(self.id, self.w.session_timeout_ms, self.w.env.now)
@@ -330,6 +332,8 @@ class _World:
     def _after(self, b, delay, fn):
         yield self.env.timeout(delay)
         yield from b.wait_awake()
+        if self.env.now < b.busy_until:  # the event waits behind the one being processed
+            yield self.env.timeout(b.busy_until - self.env.now)
         yield self.env.process(fn())
 
     def failover(self, ctl: _Controller):
@@ -511,30 +515,54 @@ ZOMBIE_PARTITIONS = {
 }
 
 
+ZOMBIE_CAUSES = ("gc_pause", "znode_deleted")
+
+
 def zombie_controller(
     *,
     fencing: bool,
     seed: int = 0,
+    cause: str = "gc_pause",
     pause_ms: float | None = None,
     reconnect_ms: float | None = None,
     pause_at_ms: float | None = None,
+    event_lag_ms: float | None = None,
     session_timeout_ms: float = 6000,
 ):
-    """The controller pauses (GC) past its session timeout, another is elected, the zombie wakes.
+    """A deposed controller that still acts, for one of two causes, with fencing on (2.2) or off.
 
-    ``pause_ms`` (default: 1.05 to 2 session timeouts, drawn from ``seed``), ``reconnect_ms`` (how long
-    the zombie acts before it notices its session expired, default 1 to 30 ms) and ``pause_at_ms`` set the
-    timings. See the module docstring for the steps.
+    - ``cause="gc_pause"``: the controller stops (a GC) mid-event for ``pause_ms`` (default 1.05 to 2
+      session timeouts, drawn from ``seed``); past the session timeout ZooKeeper ends its session and
+      another broker is elected. On waking, its send threads deliver what was queued. With fencing its
+      controller thread's write goes out on the expired session and fails ``SESSIONEXPIRED``: since 1.1
+      a new session is opened only after the ``Expire`` event has cleared the queue
+      (``KafkaController``'s ``beforeInitializingSession``). Without, as 1.0's ZkClient did, the client
+      reconnects with a new session after ``reconnect_ms`` (default 1 to 30 ms) and retries the write,
+      conditioned only on the state znode's zkVersion.
+    - ``cause="znode_deleted"``: someone deletes ``/controller`` while the controller is in an event that
+      will write ``event_lag_ms`` later (default 5 to 50 ms); its session is alive. The others elect a new
+      controller at once. With fencing the write is ``multi(check(/controller_epoch), write)`` (KAFKA-6082,
+      2.1+) and fails ``BADVERSION``; without, it lands.
+
+    In both, brokers with fencing refuse requests of a lower controller epoch than they have seen.
+    ``pause_at_ms`` (default 50 to 100) is when it happens.
     """
     if not isinstance(fencing, bool):
         raise TypeError(f"fencing must be True or False, got {fencing!r}")
+    if cause not in ZOMBIE_CAUSES:
+        raise ValueError(f"cause must be one of {ZOMBIE_CAUSES}, got {cause!r}")
     w = _World([1, 2, 3], ZOMBIE_PARTITIONS, seed=seed, fencing=fencing, session_timeout_ms=session_timeout_ms)
     rng = w.rng
     pause = float(rng.uniform(1.05, 2.0) * session_timeout_ms) if pause_ms is None else float(pause_ms)
     reconnect = float(rng.uniform(1, 30)) if reconnect_ms is None else float(reconnect_ms)
     pause_at = float(rng.uniform(50, 100)) if pause_at_ms is None else float(pause_at_ms)
-    if pause < 0 or reconnect < 0 or pause_at < 50:
-        raise ValueError("pause_ms and reconnect_ms must be >= 0 and pause_at_ms >= 50 (after the first election)")
+    lag = float(rng.uniform(5, 50)) if event_lag_ms is None else float(event_lag_ms)
+    if min(pause, reconnect, lag) < 0 or pause_at < 50:
+        raise ValueError(
+            "pause_ms, reconnect_ms and event_lag_ms must be >= 0 and pause_at_ms >= 50 (after the first election)"
+        )
+    if cause == "znode_deleted":
+        pause = 0.0
     env = w.env
     w.env.process(w._after(w.brokers[1], 0.0, lambda: w.elect(w.brokers[1])))
     for b in (2, 3):
@@ -548,8 +576,20 @@ def zombie_controller(
         target = next(tp for tp, r in ZOMBIE_PARTITIONS.items() if z.id not in r)
         st = zc.state[target]
         move = {"leader": st["replicas"][1], "leader_epoch": st["leader_epoch"] + 1, "isr": list(st["isr"])}
-        zc.publish(list(ZOMBIE_PARTITIONS), leader_and_isr=False)
+        if cause == "znode_deleted":
+            zc.publish(list(ZOMBIE_PARTITIONS), leader_and_isr=False)
+            z.busy_until = env.now + lag + 2 * (RTT + COMMIT + REPLY)  # its Reelect waits behind this event
+            w.zk.apply(Delete("/controller"), None, env.now)
+            w.log("admin", "deleted /controller; the controller's session is alive")
+            yield env.timeout(lag)
+            if (yield from zc.write(target, move)):
+                zc.publish([target])
+            yield env.timeout(RTT + REPLY)  # its Reelect event reads /controller, then resigns
+            zc.active = False
+            w.log(z.id, "processed Reelect: resigned")
+            return
         z.paused_until = pause_at + pause
+        zc.publish(list(ZOMBIE_PARTITIONS), leader_and_isr=False)  # queued; the send threads are paused too
         w.log(z.id, f"paused (GC) for {pause:.0f} ms")
         if pause >= session_timeout_ms:
             yield env.timeout(session_timeout_ms)
@@ -557,26 +597,29 @@ def zombie_controller(
             w.expire()
         yield from z.wait_awake()
         w.log(z.id, "woke up; its send threads deliver what was queued")
-        if not z.session.alive:
-            # the client notices the expiry on reconnecting and opens a new session at once
-            # (ZooKeeperClient.reinitialize); the controller thread is still in its event and writes
-            # through it. Its Expire event, queued behind, makes it resign and re-register as a broker.
+        if z.session.alive:
+            if (yield from zc.write(target, move)):
+                zc.publish([target])
+            return
+        if fencing:
+            # 1.1+: the write goes out on the expired session; the Expire event comes after this one
+            yield from zc.write(target, move)
+            yield env.timeout(reconnect)
+        else:
+            # 1.0's ZkClient: reconnect with a new session and retry the write on it
             yield env.timeout(reconnect)
             z.session = w.zk.open_session(z.id, session_timeout_ms, env.now)
-            w.log(z.id, "new ZooKeeper session; the controller thread carries on with its event")
-        if (yield from zc.write(target, move)):
-            zc.publish([target])
-        if w.newest_epoch() > zc.epoch:
-            # the Expire event, behind this one, resigns: by then each send thread has one request in flight
-            yield env.timeout(RTT + REPLY)
-            zc.active = False
-            z.broker_epoch = w.zk.apply(
-                Create(f"/brokers/ids/{z.id}", {"id": z.id}, ephemeral=True), z.session, env.now
-            )
-            w.log(z.id, f"resigned as controller; re-registered as a broker (broker epoch {z.broker_epoch})")
+            w.log(z.id, "ZkClient reconnected with a new session and retries the write")
+            if (yield from zc.write(target, move)):
+                zc.publish([target])
+            yield env.timeout(RTT + REPLY)  # the Expire event, next: each send thread has one request out
+        zc.active = False
+        z.session = w.zk.open_session(z.id, session_timeout_ms, env.now)
+        z.broker_epoch = w.zk.apply(Create(f"/brokers/ids/{z.id}", {"id": z.id}, ephemeral=True), z.session, env.now)
+        w.log(z.id, f"Expire: resigned; new session, re-registered as a broker (broker epoch {z.broker_epoch})")
 
     env.process(script())
-    env.run(until=pause_at + pause + reconnect + 2000)
+    env.run(until=pause_at + pause + reconnect + lag + 2000)
     b = w.beliefs()
     damage = _damage(w, b)
     return _result(w, damage)

@@ -161,6 +161,8 @@ class ZooKeeper:
 
     def close_session(self, session: Session, now: float) -> None:
         session.alive = False
+        for watchers in self.watches.values():  # its watches go with it: it is told nothing more
+            watchers.pop(session.id, None)
         for path in [p for p, z in self.znodes.items() if z.ephemeral_owner == session.id]:
             del self.znodes[path]
             self._fire(path, "NodeDeleted")

@@ -46,6 +46,7 @@ from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output,
 
 __all__ = [
     "PARTITION_COUNTS",
+    "ZOMBIE_CAUSE_LABELS",
     "calibration_html",
     "cluster_shutdown_html",
     "election_html",
@@ -462,20 +463,29 @@ def _frame_html(df: pd.DataFrame) -> str:
     return html_table(list(df.columns), [[html.escape(str(v)) for v in row] for row in df.itertuples(index=False)])
 
 
-def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1) -> str:
-    r = _zombie(fencing=fencing, seed=seed, pause_ms=pause_ms)
-    req = r.requests[r.requests["controller_epoch"] == 1]
-    late = req[req["time_ms"] > 1000][["time_ms", "broker", "api", "controller_epoch", "error", "applied_stale"]]
+#: the zombie panel's two causes, as the talk tells them
+ZOMBIE_CAUSE_LABELS = {
+    "gc_pause": "a GC pause longer than the session timeout",
+    "znode_deleted": "/controller deleted by hand (its session alive)",
+}
+
+
+def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cause: str = "gc_pause") -> str:
+    r = _zombie(fencing=fencing, seed=seed, pause_ms=pause_ms, cause=cause)
+    start = r.events[r.events["event"].str.contains("paused|deleted /controller")]["time_ms"].iloc[0]
+    req = r.requests[(r.requests["controller_epoch"] == 1) & (r.requests["time_ms"] > start)]
+    late = req[["time_ms", "broker", "api", "controller_epoch", "error", "applied_stale"]]
     late = late.assign(time_ms=late["time_ms"].round(1))
     ev = r.events.assign(time_ms=r.events["time_ms"].round(1))
     dmg = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in r.damage.items())
     colour = GREY if r.applied_stale == 0 else PALETTE[3]
     return (
-        f"<div style='border-left:4px solid {colour};padding:4px 10px'><b>fencing {'on' if fencing else 'off'}: "
-        f"applied_stale = {r.applied_stale}</b> (of which ZooKeeper writes: {r.stale_writes}). {html.escape(dmg)}</div>"
+        f"<div style='border-left:4px solid {colour};padding:4px 10px'><b>{html.escape(ZOMBIE_CAUSE_LABELS[cause])}, "
+        f"fencing {'on' if fencing else 'off'}: applied_stale = {r.applied_stale}</b> (of which ZooKeeper writes: "
+        f"{r.stale_writes}). {html.escape(dmg)}</div>"
         "<b>What everyone believes afterwards</b> (each broker: its own role; its metadata cache's leader)"
         + _frame_html(r.beliefs)
-        + "<b>The zombie's requests after it woke</b>"
+        + "<b>The old controller's requests from then on</b>"
         + _frame_html(late)
         + "<b>What happened</b>"
         + _frame_html(ev)
@@ -483,6 +493,7 @@ def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1) -> 
 
 
 def zombie_panel(seed: int = 1) -> widgets.VBox:
+    cause = widgets.ToggleButtons(options=[(v, k) for k, v in ZOMBIE_CAUSE_LABELS.items()], value="gc_pause")
     fencing = widgets.ToggleButtons(options=[("fencing on (2.2+)", True), ("fencing off", False)], value=True)
     pause = widgets.IntSlider(
         value=8000,
@@ -497,16 +508,18 @@ def zombie_panel(seed: int = 1) -> widgets.VBox:
     out = widgets.HTML()
 
     def redraw(_=None):
-        out.value = zombie_html(fencing.value, float(pause.value), seed)
+        pause.disabled = cause.value != "gc_pause"
+        out.value = zombie_html(fencing.value, float(pause.value), seed, cause.value)
 
-    fencing.observe(redraw, names="value")
-    pause.observe(redraw, names="value")
+    for w in (cause, fencing, pause):
+        w.observe(redraw, names="value")
     redraw()
     return widgets.VBox(
         [
             widgets.HTML(
                 "zookeeper.session.timeout.ms = 6000 (the 2.2 default); a pause shorter than that is harmless."
             ),
+            cause,
             fencing,
             pause,
             out,
