@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 import kafka_lab.assignment as asg
+from kafka_lab.sim import stale_metadata_incident, truncation_incident, unavailability_incident
 from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
-from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, lab00, lab02, lab03, lab07
+from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, cluster, lab00, lab02, lab03, lab07
 
 
 def _figures():
@@ -35,6 +36,25 @@ def _figures():
         "lab07 shutdown": lab07.shutdown_figure(1000),
         "lab07 scale": lab07.scale_figure((100, 1000)),
         "lab07 failover": lab07.failover_figure(1000),
+        **_cluster_figures(),
+    }
+
+
+def _cluster_figures():
+    """Labs 04-06 draw with kafka_lab.ui.cluster: every one of its figures, on short runs."""
+    small = dict(producers=60, burst=1, rate_per_s=20, partitions=3, until_ms=60)
+    trunc = cluster.compare(truncation_incident, **small)
+    stale = cluster.compare(stale_metadata_incident, **small)
+    moves = cluster.compare(unavailability_incident, settings=(False, {1: True}), **small)
+    return {
+        "cluster purgatory": cluster.purgatory_figure(trunc),
+        "cluster metric": cluster.metric_figure(trunc, "RequestQueueSize", 1),
+        "cluster latency": cluster.latency_figure(trunc),
+        "cluster leadership": cluster.leadership_figure(moves),
+        "cluster outcomes": cluster.outcomes_figure(trunc),
+        "cluster truncated acks": cluster.truncated_acks_figure(trunc),
+        "cluster staleness": cluster.staleness_figure(stale),
+        "cluster wrong leader": cluster.wrong_leader_figure(stale),
     }
 
 
