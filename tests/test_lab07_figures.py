@@ -55,6 +55,8 @@ def test_the_election_panel():
     assert ((gaps > 18000) & (gaps < 18000 + 1200)).all()  # the session timeout, then a few round trips
     text = _text(ui.election_html(3, 2))
     assert "broker" in text and "NODEEXISTS" in text and "Multi" in text
+    assert re.search(r"broker [1-3] GetData /controller NONODE", text), text
+    assert not re.search(r"broker \d\.0", text)  # broker ids, not floats
     panel = ui.election_panel(brokers=3)
     before = panel.children[3].value
     panel.children[2].children[0].click()

@@ -490,7 +490,7 @@ def controller_election(
     w.env.run(until=1000 + crashes * (session_timeout_ms + 1200) + 1000)
     zk = pd.DataFrame(w.zk.applied, columns=["time_ms", "session", "op", "path", "result"])
     owner = {sid: s.owner for sid, s in w.zk.sessions.items()}
-    zk.insert(2, "broker", zk["session"].map(owner))
+    zk.insert(2, "broker", zk["session"].map(owner).astype("Int64"))  # the setup's writes have no session
     return ElectionResult(
         pd.DataFrame(w.elections, columns=["time_ms", "controller", "epoch"]),
         pd.DataFrame(w.events, columns=["time_ms", "broker", "event"]),

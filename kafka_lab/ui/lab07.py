@@ -493,8 +493,12 @@ def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cau
 
 
 def zombie_panel(seed: int = 1) -> widgets.VBox:
-    cause = widgets.ToggleButtons(options=[(v, k) for k, v in ZOMBIE_CAUSE_LABELS.items()], value="gc_pause")
-    fencing = widgets.ToggleButtons(options=[("fencing on (2.2+)", True), ("fencing off", False)], value=True)
+    cause = widgets.ToggleButtons(
+        options=[(v, k) for k, v in ZOMBIE_CAUSE_LABELS.items()], value="gc_pause", style={"button_width": "340px"}
+    )
+    fencing = widgets.ToggleButtons(
+        options=[("fencing on (2.2+)", True), ("fencing off", False)], value=True, style={"button_width": "340px"}
+    )
     pause = widgets.IntSlider(
         value=8000,
         min=1000,
