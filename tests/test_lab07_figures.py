@@ -203,3 +203,9 @@ def test_the_closing_note_timings():
             fn(partitions=100_000, version=v)
             assert time.perf_counter() - t0 < 2
     assert "well under a second" in TEXT
+
+
+def test_the_last_lab_leads_back_to_the_map():
+    """Lab 07 is the last lab of the catalogue: its generated footer links back to 00 · start here
+    (tools/labs.py; lab 06's test checks that its footer names lab 07 next)."""
+    assert "00_start_here.ipynb" in "".join(CELLS[-1]["source"])

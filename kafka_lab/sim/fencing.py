@@ -15,7 +15,9 @@ A small cluster on a simpy clock, every step a ZooKeeper operation (:mod:`.zooke
   new session only once the ``Expire`` event has run); a write with the session alive is
   ``multi(check(/controller_epoch), write)`` (KAFKA-6082) and fails ``BADVERSION``. Without: the
   brokers apply what comes, the client retries on a new session as 1.0's ZkClient did, and only the
-  state znode's ``zkVersion`` condition remains.
+  state znode's ``zkVersion`` condition remains ("fencing off" is every 2.2 fence off at once, not one
+  Kafka version). Kafka's controller has one event thread; the model keeps only what that means here:
+  the old controller's own ``Reelect`` waits until the event in progress ends (``busy_until``).
 - **the bounce** (:func:`broker_restart_race`, KIP-380): a broker's controlled shutdown leaves a
   ``StopReplica`` in the controller's channel to it; the broker restarts before that request is delivered.
   With the broker epoch (the ``czxid`` of ``/brokers/ids/<id>``), the controller sees the bounce and the
