@@ -191,6 +191,7 @@ def test_the_exercises_agree_with_what_the_lab_then_shows():
     assert check("07.shutdown_estimate", controlled_shutdown(partitions=10_000, version="1.1").duration_s).ok
     assert ex.zombie_outcome()["rejected_by"] == [2, 3]
     assert ex.zombie_outcome()["write_error"] == "SESSIONEXPIRED"
+    assert ex.deleted_znode_outcome() == {"write_error": "BADVERSION", "resigned": True, "applied_stale": 0}
     assert ex.restart_outcome()["off"] == "stopped"
 
 

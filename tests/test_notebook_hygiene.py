@@ -90,8 +90,8 @@ REVEALING_CALLS = {
     "calibration_html(": ("07.shutdown_estimate", "07.why_half"),
     "cluster_shutdown_html(": ("07.shutdown_estimate",),
     "failover_panel(": ("07.why_half",),
-    "zombie_panel(": ("07.who_rejects",),
-    "zombie_controller(": ("07.who_rejects",),
+    "zombie_panel(": ("07.who_rejects", "07.fence_left"),
+    "zombie_controller(": ("07.who_rejects", "07.fence_left"),
     "restart_race_table(": ("07.broker_epoch",),
 }
 

@@ -1,5 +1,6 @@
 """Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, why pipelining only halves the
-failover, who rejects the zombie's requests, and what the broker epoch protects against.
+failover, who rejects the zombie's requests, which fence is left when /controller is deleted by hand, and
+what the broker epoch protects against.
 
 Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
 experiments) at the lab's settings and seed, so a check cannot drift from the model.
@@ -184,6 +185,68 @@ def _(answer):
         "that is 1.0: its ZkClient reconnected with a new session and retried, and the zkVersion check alone let "
         "the zombie's write in.",
         hint="the brokers check one thing in every control request, and the session is another.",
+    )
+
+
+FENCE_LEFT_CHOICES = Choices(
+    {
+        "a": "the brokers' check of the controller epoch (STALE_CONTROLLER_EPOCH)",
+        "b": "the session: ZooKeeper refuses a write from a session it has ended (SESSIONEXPIRED)",
+        "c": "the check on /controller_epoch's version that goes in the same multi as the write (BADVERSION)",
+        "d": "none: the write lands, and the new controller finds out later",
+    }
+)
+
+
+def deleted_znode_outcome() -> dict:
+    """The talk's second zombie, with fencing on: what refused the old controller's write, and what it did."""
+    r = zombie_controller(fencing=True, seed=SEED, cause="znode_deleted")
+    failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
+    return {
+        "write_error": failed[0] if failed else None,
+        "resigned": bool(r.events["event"].str.contains("Controller epoch zkVersion check fails").any()),
+        "applied_stale": r.applied_stale,
+    }
+
+
+@exercise(
+    "07.fence_left",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="Kafka 2.2+, fencing on. An administrator deletes /controller; the other brokers elect controller 2 "
+    "(epoch 2) at once. Controller 1's session is alive, and it is in an event that writes orders-1's new state a "
+    "few ms later. Which fence stops that write? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in FENCE_LEFT_CHOICES.items()),
+    explanation="With the session alive, ZooKeeper takes the request; since 2.1 (KAFKA-6082) every controller "
+    "write is multi(check /controller_epoch at the version this controller set, write), and controller 2's election "
+    "bumped that version. The talk's second kind of zombie.",
+)
+def _(answer):
+    got = choice(answer, FENCE_LEFT_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = deleted_znode_outcome()
+    truth = "c" if t["write_error"] == "BADVERSION" and t["resigned"] and t["applied_stale"] == 0 else "?"
+    if got == truth:
+        return correct(
+            f"in the model the write fails {t['write_error']} on /controller_epoch's version; controller 1 logs "
+            "'Controller epoch zkVersion check fails' and resigns. Nothing from epoch 1 takes effect."
+        )
+    if got == "a":
+        return incorrect(
+            "the brokers check the requests the controller sends them; a ZooKeeper write never passes through a broker.",
+            hint="which party receives the write?",
+        )
+    if got == "b":
+        return incorrect(
+            "deleting /controller by hand ends no session: controller 1's session is alive, so its write is accepted "
+            "as far as the session goes.",
+            hint="what else does a 2.1+ controller write carry?",
+        )
+    return incorrect(
+        "that is what happens before 2.1, or with fencing off: only the state znode's zkVersion is checked, and it "
+        "still matches.",
+        hint="what did controller 2's election change in ZooKeeper?",
     )
 
 
