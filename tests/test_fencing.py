@@ -81,6 +81,16 @@ def test_without_fencing_the_zombie_does_damage():
     assert r.events["event"].str.contains("ZkClient reconnected with a new session").any()
 
 
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), cause=st.sampled_from(["gc_pause", "znode_deleted"]))
+def test_without_fencing_the_damage_is_reproduced_whatever_the_timings(seed, cause):
+    """Past the session timeout (or with /controller deleted), the deposed controller's write always lands and
+    its requests are applied: the parties disagree afterwards."""
+    r = zombie_controller(fencing=False, seed=seed, cause=cause)
+    assert r.stale_writes == 1 and r.applied_stale > 1
+    assert r.damage["controller_vs_zookeeper"] == 1 and r.damage["two_leaders_believed"] >= 1
+
+
 def test_after_a_gc_pause_the_expired_session_refuses_the_write():
     """1.1+: the new session is opened only once the Expire event runs (beforeInitializingSession), so the
     write of the event in progress goes out on the expired session: SESSIONEXPIRED, before any epoch check."""
