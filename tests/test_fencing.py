@@ -174,3 +174,23 @@ def test_bad_input():
         zombie_controller(fencing=True, cause="znode_deleted", event_lag_ms=-1)
     with pytest.raises(ValueError, match="crashes must be an int"):
         controller_election(brokers=2, crashes=2)
+
+
+def test_a_leader_and_isr_whose_leader_epoch_is_not_newer_is_ignored():
+    """The partition's own fence (ReplicaManager.becomeLeaderOrFollower: requestLeaderEpoch > currentLeaderEpoch),
+    which holds even with the controller's fences off: an equal or older leader epoch changes nothing."""
+    from kafka_lab.sim.fencing import _World
+
+    w = _World([1, 2], {"t-0": [1, 2]}, seed=0, fencing=False, broker_epoch_check=False)
+    b2 = w.brokers[2]
+    assert b2.following == {"t-0": (1, 0)}
+
+    def lai(leader, epoch):
+        states = {"t-0": {"leader": leader, "leader_epoch": epoch, "isr": [1, 2]}}
+        return {"api": "LeaderAndIsr", "controller_id": 1, "controller_epoch": 1, "broker_epoch": -1, "states": states}
+
+    for leader, epoch in ((2, 1), (1, 1), (1, 0)):  # newer: applied; equal, then older: ignored
+        w.env.process(b2.handle(lai(leader, epoch)))
+        w.env.run()
+    assert b2.leading == {"t-0": 1} and "t-0" not in b2.following
+    assert len(w.requests) == 3  # all three were handled
