@@ -1,5 +1,6 @@
-"""Every figure the labs draw follows the same rules: a title, a named legend, axes titled (times in ms,
-fractions as 0..1), and colours only from kafka_lab.ui's one colour-blind-safe palette and its neutrals."""
+"""Every figure the labs draw follows the same rules: a title, a named legend, axes titled (times with their
+unit: ms, or s where lab 07's controller takes seconds to minutes; fractions as 0..1), and colours only from
+kafka_lab.ui's one colour-blind-safe palette and its neutrals."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 import kafka_lab.assignment as asg
 from kafka_lab.sim import stale_metadata_incident, truncation_incident, unavailability_incident
 from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
-from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, cluster, lab00, lab02, lab03
+from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, cluster, lab00, lab02, lab03, lab07
 
 
 def _figures():
@@ -32,6 +33,9 @@ def _figures():
         "lab03 timeline": lab03.timeline_figure(controller_behind_backlog(100, control_plane=False), around=0.0, n=10),
         "lab03 backlog": lab03.backlog_figure(backlog_table([0, 500, 1000])),
         "lab03 sweep": lab03.sweep_figure(sweep, handlers=8, service_ms=2.0),
+        "lab07 shutdown": lab07.shutdown_figure(1000),
+        "lab07 scale": lab07.scale_figure((100, 1000)),
+        "lab07 failover": lab07.failover_figure(1000),
         **_cluster_figures(),
     }
 
@@ -93,7 +97,7 @@ def test_every_figure_has_a_title_a_legend_and_titled_axes(name):
             assert axis.matches, f"{name}: {key} has no title"
         low = title.lower()
         if any(w in low for w in ("time", "wait")):
-            assert "ms" in low, f"{name}: {key} shows a time without its unit: {title!r}"
+            assert "ms" in low or "(s" in low, f"{name}: {key} shows a time without its unit: {title!r}"
 
 
 @pytest.mark.parametrize("name", sorted(FIGURES))

@@ -50,7 +50,7 @@ def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert _first('check("06.half_migrated"') < _first("moves = compare(")
     assert _first('check("06.which_brokers"') < _first("moves = compare(")
     assert _first('check("06.which_brokers"') < _first("staleness_panel(")
-    assert "00_start_here.ipynb" in "".join(CELLS[-1]["source"])
+    assert "07_controller.ipynb" in "".join(CELLS[-1]["source"])
 
 
 def test_step_1_update_metadata_follows_the_leader_and_isr():

@@ -85,6 +85,14 @@ REVEALING_CALLS = {
     "stale_answers_table(": ("06.refresh",),
     "compare(unavailability_incident": ("06.half_migrated", "06.which_brokers"),
     "staleness_panel(": ("06.why_longer", "06.refresh", "06.half_migrated", "06.which_brokers"),
+    "shutdown_panel(": ("07.shutdown_estimate",),
+    "scale_figure(": ("07.shutdown_estimate",),
+    "calibration_html(": ("07.shutdown_estimate", "07.why_half"),
+    "cluster_shutdown_html(": ("07.shutdown_estimate",),
+    "failover_panel(": ("07.why_half",),
+    "zombie_panel(": ("07.who_rejects", "07.fence_left"),
+    "zombie_controller(": ("07.who_rejects", "07.fence_left"),
+    "restart_race_table(": ("07.broker_epoch",),
 }
 
 

@@ -135,13 +135,23 @@ CATALOGUE: list[Lab] = [
         "control plane makes immediate; with the control plane on the old leader alone, the partition is "
         "leaderless longer than with none.",
     ),
+    Lab(
+        "07_controller",
+        "07 · the controller",
+        "why did a broker's controlled shutdown take minutes on Kafka 1.0 and seconds on 1.1, and what stops a "
+        "controller that wakes from a long GC from undoing its successor's work?",
+        "controller election through ZooKeeper (ephemeral znodes, sessions, watches, conditional writes); "
+        "controlled shutdown and failover, serial (1.0) against pipelined and batched (1.1+), from 100 to 100k "
+        "partitions; fencing with the controller epoch (KAFKA-6082) and the broker epoch (KIP-380)",
+        "lab 03 (what `LeaderAndIsr` and `UpdateMetadata` are); what a partition leader is",
+        35,
+        "the controller pays ZooKeeper round trips for everything it does, so pipelining them (1.1) turned "
+        "minutes into seconds, and because a deposed controller can still act, brokers and ZooKeeper fence it "
+        "by its epoch, and the broker epoch fences requests meant for a broker's previous life.",
+    ),
 ]
 
 PLANNED: list[Planned] = [
-    Planned(
-        "the controller",
-        "election through ZooKeeper, controlled shutdown, failover, fencing a zombie controller with its epoch",
-    ),
     Planned("Spark", "reading a simulated cluster's logs with Spark, at scale"),
 ]
 
@@ -181,7 +191,7 @@ def map_md() -> str:
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
         f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 is the natural order."
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 07 is the natural order."
     )
 
 

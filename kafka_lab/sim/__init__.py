@@ -27,16 +27,31 @@ acceptor, one processor, a queue of 20 and one handler thread: the control plane
 Every request becomes one record (:mod:`.records`) with Kafka's request-log timings; metrics are
 sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workloads and incidents
 (:mod:`.scenario`, :mod:`.experiments`); :mod:`.theory` holds the queueing formulas it is tested against.
+
+The controller and ZooKeeper (lab 07): :mod:`.zookeeper` (znodes, versions, sessions, watches,
+conditional writes and ``multi``; serial and pipelined clients), :mod:`.controller_scale`
+(:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
+against 1.1+, with the calibration table), :mod:`.fencing` (:func:`controller_election`,
+:func:`zombie_controller`, :func:`broker_restart_race`) and :mod:`.shutdown_cluster`
+(:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
+
+    >>> from kafka_lab.sim import controlled_shutdown
+    >>> old, new = (controlled_shutdown(partitions=10_000, version=v) for v in ("1.0", "1.1"))
+    >>> round(old.duration_s / 60, 1), round(new.duration_s, 2)
+    (6.5, 2.75)
 """
 
 from .apis import CostModel, default_costs
 from .broker import Broker
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .config import BrokerConfig, ModelSettings
+from .controller_scale import controlled_shutdown, controller_failover
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
+from .fencing import broker_restart_race, controller_election, zombie_controller
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
+from .shutdown_cluster import shutdown_in_cluster
 
 __all__ = [
     "Broker",
@@ -53,11 +68,17 @@ __all__ = [
     "Results",
     "Scenario",
     "TIMING_COLUMNS",
+    "broker_restart_race",
     "cluster_properties",
+    "controller_election",
+    "controlled_shutdown",
+    "controller_failover",
     "default_costs",
     "kip291_properties",
     "purgatory_incident",
+    "shutdown_in_cluster",
     "stale_metadata_incident",
     "truncation_incident",
     "unavailability_incident",
+    "zombie_controller",
 ]

@@ -1,0 +1,303 @@
+"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, why pipelining only halves the
+failover, who rejects the zombie's requests, which fence is left when /controller is deleted by hand, and
+what the broker epoch protects against.
+
+Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
+experiments) at the lab's settings and seed, so a check cannot drift from the model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import Choices, choice, number
+from kafka_lab.sim import broker_restart_race, zombie_controller
+from kafka_lab.sim.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
+
+SEED = 1  # the lab's seed for the fencing experiments
+PARTITIONS = 10_000  # the talk's broker
+RTT = CALIBRATION["zk_rtt_ms"].value
+REPLY = CALIBRATION["zk_reply_ms"].value
+COMMIT = CALIBRATION["zk_commit_ms"].value
+WINDOW = int(CALIBRATION["max_in_flight"].value)
+
+
+def _seconds(answer) -> float | None:
+    """A number of seconds; "2.8 s", "2.8 seconds" and "2.8s" too (a trailing "ms" is left for number())."""
+    if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
+        answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
+    return number(answer)
+
+
+@exercise(
+    "07.shutdown_estimate",
+    solution=2.75,
+    wrong=[5.5, 9.7, 0.55, 2750, 390, 1.375],
+    prompt=f"Kafka 1.1 shuts down a broker with {PARTITIONS:,} partitions: one ZooKeeper read and one write per "
+    f"partition. A request's round trip is {RTT} ms, a write's quorum commit adds {COMMIT} ms, the client keeps "
+    f"{WINDOW} requests in flight, and its one event thread spends {REPLY} ms on each reply. About how many "
+    "seconds does the controlled shutdown take?",
+    explanation=f"With {WINDOW} in flight the round trips overlap; the event thread cannot: every reply costs it "
+    f"{REPLY} ms, one after the other. 2 × {PARTITIONS:,} replies × {REPLY} ms = 2.75 s.",
+)
+def _(answer):
+    truth = controlled_shutdown_closed_form(partitions=PARTITIONS, version="1.1")
+    got = _seconds(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of seconds.", hint="answer with a number, like 1.5.")
+    if abs(got - truth) <= 0.15 * truth:
+        return correct(
+            f"the model says {truth:.2f} s (the talk: about 3 s). Pipelining hid the round trips: what is left is "
+            f"the event thread's {REPLY} ms per reply, {2 * PARTITIONS:,} replies in a row."
+        )
+    if abs(got / 1000 - truth) <= 0.15 * truth:
+        return incorrect(
+            f"{got:g} is the right number of milliseconds; the question asks seconds.", hint="1 s = 1000 ms."
+        )
+    serial_no_commit = 2 * PARTITIONS * (RTT + REPLY) / 1000
+    serial = PARTITIONS * (2 * (RTT + REPLY) + COMMIT) / 1000
+    if abs(got - serial) <= 0.1 * serial or abs(got - serial_no_commit) <= 0.1 * serial_no_commit:
+        return incorrect(
+            "that is the time with one request at a time (zookeeper.max.in.flight.requests=1, or 1.0's ZkClient).",
+            hint=f"with {WINDOW} in flight, the round trips overlap; which part cannot overlap?",
+        )
+    if got < 0.8 * truth:
+        return incorrect(
+            "too fast: that divides everything by the window, or leaves out the reads or the writes.",
+            hint=f"the replies are handled by one thread, {REPLY} ms each, and there is a read and a write per partition.",
+        )
+    if got > 100:
+        return incorrect(
+            "that is 1.0's figure (6.5 minutes): one partition at a time, with its own requests and logging.",
+            hint="the question is about 1.1's pipelined client and batched requests.",
+        )
+    return incorrect(
+        f"{got:g} s is not what the model gives.",
+        hint=f"compare what {WINDOW} overlapping round trips allow with what one thread at {REPLY} ms per reply allows.",
+    )
+
+
+WHY_HALF_CHOICES = Choices(
+    {
+        "a": "ZooKeeper lets a client have only 2 requests in flight, whatever zookeeper.max.in.flight.requests says",
+        "b": "each reply still costs the client's one event thread its time, and that part of a serial read "
+        "cannot overlap with anything: it was half of each read",
+        "c": "the new controller must write every partition's state back to ZooKeeper before it can act",
+        "d": "the pipelined client reads each partition twice",
+    }
+)
+
+
+@exercise(
+    "07.why_half",
+    solution="b",
+    wrong=["a", "c", "d", "e"],
+    prompt="The failover's load went from 28 s (1.0, one read at a time) to 14 s (1.1, 10 in flight): why only "
+    "half, and not a tenth? Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in WHY_HALF_CHOICES.items()),
+    explanation="A serial read costs a round trip plus the reply's handling; pipelining overlaps the round trips "
+    "but one event thread still handles every reply in turn.",
+)
+def _(answer):
+    got = choice(answer, WHY_HALF_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    n = 100_000
+    serial = failover_closed_form(partitions=n, version="1.0")
+    piped = failover_closed_form(partitions=n, version="1.1")
+    reads = n + n // 50 + 6
+    bound_by_replies = abs(piped - reads * REPLY / 1000) < 0.01 * piped
+    truth = "b" if bound_by_replies else "a"
+    if got == truth:
+        return correct(
+            f"the model loads in {serial:.1f} s serially and {piped:.1f} s pipelined: {reads:,} replies × {REPLY} ms "
+            "on the one event thread. A faster reply handler, not more requests in flight, would go further."
+        )
+    if got == "a":
+        return incorrect(
+            "ZooKeeper does not limit a client's outstanding requests; Kafka's semaphore does, at 10.",
+            hint="what does a serial read spend its time on, and which part of that can overlap?",
+        )
+    if got == "c":
+        return incorrect(
+            "failover reads the state; it writes only for the partitions whose leader it must change.",
+            hint="the 14 s is the load alone.",
+        )
+    return incorrect("each partition's state znode is read once.", hint="look at what the client does with each reply.")
+
+
+WHO_REJECTS_CHOICES = Choices(
+    {
+        "a": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); ZooKeeper rejects the write "
+        "with BADVERSION, on /controller_epoch's version",
+        "b": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); the write fails SESSIONEXPIRED: "
+        "it goes out on the session ZooKeeper ended during the pause",
+        "c": "the brokers accept the UpdateMetadata, ZooKeeper rejects the write",
+        "d": "nobody: orders-1's state znode still has the zkVersion the zombie cached, so everything goes through",
+    }
+)
+
+
+def zombie_outcome() -> dict:
+    r = zombie_controller(fencing=True, seed=SEED)
+    z = r.requests[r.requests["controller_epoch"] == 1]
+    rejected = sorted(int(b) for b in z[z["error"] == "STALE_CONTROLLER_EPOCH"]["broker"].unique())
+    failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
+    return {"rejected_by": rejected, "write_error": failed[0] if failed else None, "applied_stale": r.applied_stale}
+
+
+@exercise(
+    "07.who_rejects",
+    solution="b",
+    wrong=["a", "c", "d", "A)x"],
+    prompt="Kafka 2.2+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
+    "broker 2 is now the controller with epoch 2. The zombie sends the UpdateMetadata it had queued to every "
+    "broker, and writes orders-1's new state. Who rejects what? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
+    explanation="Brokers keep the highest controller epoch they have seen and refuse anything older. Since 1.1 "
+    "the ZooKeeper client opens a new session only once the controller has processed its Expire event "
+    "(beforeInitializingSession), which waits behind the event in progress: that event's write goes out on the "
+    "expired session. The epoch check on /controller_epoch (KAFKA-6082) is for a deposed controller whose "
+    "session is alive.",
+)
+def _(answer):
+    got = choice(answer, WHO_REJECTS_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "b".')
+    t = zombie_outcome()
+    truth = "b" if t["rejected_by"] == [2, 3] and t["write_error"] == "SESSIONEXPIRED" else "?"
+    if got == truth:
+        return correct(
+            f"in the model brokers {t['rejected_by']} answer STALE_CONTROLLER_EPOCH and the write fails "
+            f"{t['write_error']}; then the Expire event makes the zombie resign. Nothing from epoch 1 takes effect."
+        )
+    if got == "a":
+        return incorrect(
+            "the write would fail on the epoch check if it reached the data tree, but it never gets that far.",
+            hint="which session does the zombie's ZooKeeper client still hold when the write goes out?",
+        )
+    if got == "c":
+        return incorrect(
+            "brokers 2 and 3 have already heard from controller 2 (epoch 2).",
+            hint="what does a broker do with a request whose controller epoch is lower than the one it knows?",
+        )
+    return incorrect(
+        "that is 1.0: its ZkClient reconnected with a new session and retried, and the zkVersion check alone let "
+        "the zombie's write in.",
+        hint="the brokers check one thing in every control request, and the session is another.",
+    )
+
+
+FENCE_LEFT_CHOICES = Choices(
+    {
+        "a": "the brokers' check of the controller epoch (STALE_CONTROLLER_EPOCH)",
+        "b": "the session: ZooKeeper refuses a write from a session it has ended (SESSIONEXPIRED)",
+        "c": "the check on /controller_epoch's version that goes in the same multi as the write (BADVERSION)",
+        "d": "none: the write lands, and the new controller finds out later",
+    }
+)
+
+
+def deleted_znode_outcome() -> dict:
+    """The talk's second zombie, with fencing on: what refused the old controller's write, and what it did."""
+    r = zombie_controller(fencing=True, seed=SEED, cause="znode_deleted")
+    failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
+    return {
+        "write_error": failed[0] if failed else None,
+        "resigned": bool(r.events["event"].str.contains("Controller epoch zkVersion check fails").any()),
+        "applied_stale": r.applied_stale,
+    }
+
+
+@exercise(
+    "07.fence_left",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="Kafka 2.2+, fencing on. An administrator deletes /controller; the other brokers elect controller 2 "
+    "(epoch 2) at once. Controller 1's session is alive, and it is in an event that writes orders-1's new state a "
+    "few ms later. Which fence stops that write? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in FENCE_LEFT_CHOICES.items()),
+    explanation="With the session alive, ZooKeeper takes the request; since 2.1 (KAFKA-6082) every controller "
+    "write is multi(check /controller_epoch at the version this controller set, write), and controller 2's election "
+    "bumped that version. The talk's second kind of zombie.",
+)
+def _(answer):
+    got = choice(answer, FENCE_LEFT_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = deleted_znode_outcome()
+    truth = "c" if t["write_error"] == "BADVERSION" and t["resigned"] and t["applied_stale"] == 0 else "?"
+    if got == truth:
+        return correct(
+            f"in the model the write fails {t['write_error']} on /controller_epoch's version; controller 1 logs "
+            "'Controller epoch zkVersion check fails' and resigns. Nothing from epoch 1 takes effect."
+        )
+    if got == "a":
+        return incorrect(
+            "the brokers check the requests the controller sends them; a ZooKeeper write never passes through a broker.",
+            hint="which party receives the write?",
+        )
+    if got == "b":
+        return incorrect(
+            "deleting /controller by hand ends no session: controller 1's session is alive, so its write is accepted "
+            "as far as the session goes.",
+            hint="what else does a 2.1+ controller write carry?",
+        )
+    return incorrect(
+        "that is what happens before 2.1, or with fencing off: only the state znode's zkVersion is checked, and it "
+        "still matches.",
+        hint="what did controller 2's election change in ZooKeeper?",
+    )
+
+
+BROKER_EPOCH_CHOICES = Choices(
+    {
+        "a": "a zombie controller that wakes up after a long GC",
+        "b": "a request the controller meant for a broker's previous incarnation, reaching it after a quick restart",
+        "c": "two brokers started with the same broker.id",
+        "d": "a LeaderAndIsr with an older leader epoch",
+    }
+)
+
+
+def restart_outcome() -> dict:
+    off = broker_restart_race(broker_epoch=False, seed=SEED, restart_ms=100, backlog_ms=700)
+    on = broker_restart_race(broker_epoch=True, seed=SEED, restart_ms=100, backlog_ms=700)
+    stop_on = on.requests[on.requests["api"] == "StopReplica"]["error"].tolist()
+    return {"off": off.damage["orders-0 on broker 3"], "on": on.damage["orders-0 on broker 3"], "stop_on": stop_on}
+
+
+@exercise(
+    "07.broker_epoch",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="KIP-380 (Kafka 2.2) gives every broker registration an epoch (the czxid of /brokers/ids/<id>), and "
+    "control requests carry it. What does it protect against? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in BROKER_EPOCH_CHOICES.items()),
+    explanation="KIP-380: a broker that bounces during a controlled shutdown could process its previous "
+    "incarnation's StopReplica and leave a replica offline; with the epoch it answers STALE_BROKER_EPOCH.",
+)
+def _(answer):
+    got = choice(answer, BROKER_EPOCH_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = restart_outcome()
+    truth = "b" if t["off"] == "stopped" and t["on"] == "fetching" and t["stop_on"] == ["STALE_BROKER_EPOCH"] else "?"
+    if got == truth:
+        return correct(
+            f"in the model, without it the restarted broker applies the old StopReplica and its replica of orders-0 "
+            f"stays {t['off']}; with it the request is answered {t['stop_on'][0]} and the replica keeps fetching."
+        )
+    if got == "a":
+        return incorrect(
+            "that is the controller epoch's job (and KAFKA-6082's conditional writes).",
+            hint="the broker epoch is about the broker: what changes when it restarts?",
+        )
+    if got == "c":
+        return incorrect(
+            "a second broker with the same id cannot register: /brokers/ids/<id> already exists (NODEEXISTS).",
+            hint="think of one broker, restarted quickly.",
+        )
+    return incorrect(
+        "leader epochs already fence those, per partition.", hint="what could reach a broker that just restarted?"
+    )

@@ -1,0 +1,142 @@
+"""A controlled shutdown inside the cluster model: the controller's requests go through the brokers'
+request paths, so a busy broker's data plane delays them unless it has KIP-291's control plane.
+
+Three brokers; broker 1 is the controller, broker 3 shuts down, broker 2 takes the produce traffic.
+``orders`` has ``partitions`` partitions, replication factor 2: broker 3 leads the even ones (replicas
+``[3, 2]``) and follows the odd ones (``[2, 3]``), which are the ones the producers write to. The
+controller's ZooKeeper writes happen at the times :func:`~kafka_lab.sim.controller_scale.shutdown_schedule`
+gives for the version (one partition at a time in 1.0; pipelined, then one batch of requests, in 1.1+);
+each request then travels through the cluster: the controller's channel (one in flight per broker),
+the broker's acceptor, processor, request queue and handler threads (lab 03's model).
+
+:func:`shutdown_in_cluster` returns the cluster's results and, per partition broker 3 led, when its
+new leader (broker 2) started acting: the time the whole move takes *in the brokers*, not only in the
+controller.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .apis import CostModel, default_costs
+from .cluster import Cluster, ClusterResults
+from .config import ModelSettings
+from .controller_scale import shutdown_schedule
+from .distributions import Exponential
+
+__all__ = ["ClusterShutdown", "shutdown_in_cluster"]
+
+TOPIC = "orders"
+SHUTTING_DOWN, BUSY, CONTROLLER = 3, 2, 1
+
+
+@dataclass
+class ClusterShutdown:
+    """What the controlled shutdown of broker 3 did in the cluster (times in ms from the request)."""
+
+    version: str
+    control_plane: bool
+    reply_ms: float  #: the controller's reply (its ZooKeeper work done, its requests queued)
+    leaders_moved_ms: float  #: the last of broker 3's led partitions has broker 2 acting as leader
+    moves: pd.DataFrame = field(repr=False)  #: per led partition: written_ms, new_leader_started_ms
+    results: ClusterResults = field(repr=False)
+
+
+def shutdown_in_cluster(
+    *,
+    version: str,
+    control_plane: bool,
+    partitions: int = 20,
+    producers: int = 200,
+    rate_per_s: float = 100.0,
+    seed: int = 0,
+    start_ms: float = 20.0,
+    until_ms: float | None = None,
+) -> ClusterShutdown:
+    """Broker 3's controlled shutdown at ``start_ms`` while ``producers`` clients keep broker 2 busy.
+
+    Each producer (one connection) hands over one batch just before the shutdown and then ``rate_per_s``
+    a second: 200 × 100/s of Produce at about 0.6 ms of a handler each is more than broker 2's 8 handlers
+    can do, so its request queue holds about one request per connection (a broker reads one request per
+    connection at a time), as in lab 03.
+    """
+    if not isinstance(control_plane, bool):
+        raise TypeError(f"control_plane must be True or False, got {control_plane!r}")
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or not 2 <= partitions <= 2000:
+        raise ValueError(f"partitions must be an int from 2 to 2000, got {partitions!r}")
+    costs = {**default_costs(), "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005)}
+    cluster = Cluster(3, seed=seed, control_plane=control_plane, settings=ModelSettings(costs=costs))
+    assignment = {p: ([SHUTTING_DOWN, BUSY] if p % 2 == 0 else [BUSY, SHUTTING_DOWN]) for p in range(partitions)}
+    cluster.create_topic(TOPIC, partitions, 2, assignment=assignment)
+    tps = cluster.partitions_of(TOPIC)
+    busy_tps = [tp for tp in tps if tp[1] % 2 == 1]
+    for i in range(producers):
+        p = cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=1, partitions=busy_tps, records_per_batch=10)
+        p.burst(1, at_ms=start_ms - 1.0)  # every connection has a request waiting when the shutdown starts
+        p.open_loop(rate_per_s, start_ms=start_ms - 1.0)
+    leads = np.array([tp[1] % 2 == 0 for tp in tps])
+    rng = np.random.default_rng([seed, zlib.crc32(f"cluster-shutdown-{version}".encode())])
+    sched = shutdown_schedule(leads, version, rng)
+    ctl = cluster.controller
+
+    def write(tp, led):
+        st = ctl.state[tp]
+        if led:
+            st["leader"] = BUSY
+        st["isr"] = [r for r in st["isr"] if r != SHUTTING_DOWN] or st["isr"][:1]
+        st["leader_epoch"] += 1
+        st["zk_version"] += 1
+        if led:
+            ctl.decisions.append((cluster.env.now, tp[0], tp[1], BUSY, st["leader_epoch"]))
+
+    def send(group):
+        """One round of requests: LeaderAndIsr per broker (batched), UpdateMetadata to all, StopReplica to 3."""
+        per_broker: dict = {}
+        stop = []
+        for tp, led in group:
+            targets = ctl.state[tp]["replicas"] if led else [BUSY]
+            for r in targets:
+                per_broker.setdefault(r, []).append(ctl.partition_state(tp))
+            if not led:
+                stop.append(tp)
+        for bid in sorted(per_broker):
+            ctl.send(cluster.brokers[bid], "LeaderAndIsr", per_broker[bid], at_ms=cluster.env.now)
+        states = [ctl.partition_state(tp) for tp, _ in group]
+        for bid in sorted(cluster.brokers):
+            ctl.send(cluster.brokers[bid], "UpdateMetadata", states, at_ms=cluster.env.now)
+        if stop:
+            ctl.send(cluster.brokers[SHUTTING_DOWN], "StopReplica", partitions=stop, at_ms=cluster.env.now)
+
+    def at(t, fn):
+        ev = cluster.env.timeout(start_ms + t)
+        ev.callbacks.append(lambda _e: fn())
+
+    for i, tp in enumerate(tps):
+        at(float(sched["written_ms"][i]), lambda tp=tp, led=bool(leads[i]): write(tp, led))
+    groups: dict = {}
+    for i, tp in enumerate(tps):
+        groups.setdefault(float(sched["sent_ms"][i]), []).append((tp, bool(leads[i])))
+    for t, group in sorted(groups.items()):
+        at(t + 1e-9, lambda group=group: send(group))
+    horizon = until_ms or start_ms + sched["duration_ms"] + 100.0
+    res = cluster.run(horizon, metrics_interval_ms=max(1.0, horizon / 200))
+    ev = res.events
+    started = ev[(ev["event"] == "become_leader") & (ev["broker_id"] == BUSY) & (ev["time_ms"] >= start_ms)]
+    first = started.groupby("partition")["time_ms"].min()
+    rows = []
+    for i, tp in enumerate(tps):
+        if leads[i]:
+            rows.append((tp[1], float(sched["written_ms"][i]), float(first.get(tp[1], np.nan)) - start_ms))
+    moves = pd.DataFrame(rows, columns=["partition", "written_ms", "new_leader_started_ms"])
+    return ClusterShutdown(
+        version,
+        control_plane,
+        float(sched["duration_ms"]),
+        float(moves["new_leader_started_ms"].max()),
+        moves,
+        res,
+    )

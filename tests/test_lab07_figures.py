@@ -1,0 +1,212 @@
+"""Every number lab 07 shows, from the same package calls and seeds, against the talk's figures, Kafka's
+defaults and rules, or a hand count."""
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from kafka_lab.exercises import check
+from kafka_lab.exercises import lab07 as ex
+from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
+from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
+from kafka_lab.sim.fencing import controller_election
+from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
+from kafka_lab.ui import lab07 as ui
+
+LAB = Path(__file__).resolve().parent.parent / "labs" / "07_controller.ipynb"
+CELLS = json.loads(LAB.read_text())["cells"]
+SRC = "\n".join("".join(c["source"]) for c in CELLS)
+TEXT = " ".join(" ".join("".join(c["source"]).split()) for c in CELLS if c["cell_type"] == "markdown")
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", " ", html, flags=re.S)).split())
+
+
+def test_the_lab_makes_these_calls():
+    for call in (
+        "election_panel(brokers=3)",
+        "shutdown_panel(partitions=10_000)",
+        "scale_figure().show()",
+        "HTML(calibration_html())",
+        "HTML(cluster_shutdown_html())",
+        "failover_panel(partitions=100_000)",
+        "zombie_panel()",
+        "HTML(restart_race_table())",
+    ):
+        assert call in SRC, call
+
+
+def test_the_election_panel():
+    """Reference §6: the first controller of a new cluster gets epoch 1; a crash means a new epoch, after
+    the session timeout (18000 ms in 2.8); every round has exactly one winner and the losers get NODEEXISTS."""
+    first = controller_election(brokers=3, crashes=0, seed=0)
+    assert list(first.elections["epoch"]) == [1]
+    assert first.elections["time_ms"].iloc[0] < 2  # a few ZooKeeper round trips after start-up
+    multis = first.zookeeper[first.zookeeper["op"] == "Multi"]
+    assert (multis["result"] == "OK").sum() == 1 and set(multis["result"]) <= {"OK", "NODEEXISTS"}
+    crashed = controller_election(brokers=3, crashes=2, seed=0)
+    e = crashed.elections
+    assert list(e["epoch"]) == [1, 2, 3]
+    gaps = e["time_ms"].diff().dropna()
+    assert ((gaps > 18000) & (gaps < 18000 + 1200)).all()  # the session timeout, then a few round trips
+    text = _text(ui.election_html(3, 2))
+    assert "broker" in text and "NODEEXISTS" in text and "Multi" in text
+    assert re.search(r"broker [1-3] GetData /controller NONODE", text), text
+    assert not re.search(r"broker \d\.0", text)  # broker ids, not floats
+    panel = ui.election_panel(brokers=3)
+    before = panel.children[3].value
+    panel.children[2].children[0].click()
+    assert panel.children[3].value != before and ">2<" in panel.children[3].value.replace(" ", "")
+    panel.children[1].value = "1.0"  # before 2.1: the create alone, then the conditional epoch write
+    text = _text(panel.children[3].value)
+    assert "Create /controller NODEEXISTS" in text and "SetData /controller_epoch OK" in text
+    assert "Multi" not in text
+
+
+def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
+    """The talk: ~6.5 min on 1.0, ~3 s on 1.1, for a broker with 10k partitions (within 25 %)."""
+    old = controlled_shutdown(partitions=10_000, version="1.0")
+    new = controlled_shutdown(partitions=10_000, version="1.1")
+    assert old.duration_s == pytest.approx(390, rel=0.25)
+    assert new.duration_s == pytest.approx(3, rel=0.25)
+    # half the partitions are led (RF 2 over 5 brokers): 5,000 leaders move, the curve ends there
+    for r in (old, new):
+        curve = r.moved_over_time()
+        assert curve["moved"].iloc[0] == 0 and curve["moved"].iloc[-1] == 5000
+    panel = ui.shutdown_panel(partitions=10_000)
+    slider, summary = panel.children[0], panel.children[1]
+    assert PRIMARY_CONTROL in slider._dom_classes and PRIMARY_OUTPUT in summary._dom_classes
+    text = _text(summary.value)
+    assert "6.5 min" in text and "2.75 s" in text
+    # the broker's side: 1.0 gives up after 3 × (30 s + 5 s); 1.1 stops cleanly on the first attempt
+    assert "unclean shutdown at 105.0 s" in text and f"{old.left_leaderless:,} partitions without a leader" in text
+    assert "stops cleanly after 2.75 s (1 attempt(s))" in text
+    assert "stops after 105 s" in TEXT
+    slider.value = 1000
+    assert "1,000 partitions" in _text(summary.value)
+
+
+def test_the_shutdown_timelines():
+    fig = ui.shutdown_figure(10_000)
+    old, new = fig.data
+    assert max(old.x) == pytest.approx(390, rel=0.25) and max(new.x) < 4
+    # 1.0 moves leaders one at a time: its curve climbs the whole way; 1.1's jumps when the batch lands
+    assert len(set(old.y)) > 100 and len(set(new.y)) <= 6
+
+
+def test_the_cluster_shutdown_table():
+    """Lab 03's rule, here: on the data plane the LeaderAndIsr waits behind the backlog; on its own plane not."""
+    text = _text(ui.cluster_shutdown_html())
+    m = re.search(
+        r"not set \(the data plane\) ([\d.]+) ([\d.]+) ([\d.]+) CONTROLLER \(its own plane\) ([\d.]+) ([\d.]+) ([\d.]+)",
+        text,
+    )
+    assert m, text
+    reply_off, moved_off, wait_off, reply_on, moved_on, wait_on = map(float, m.groups())
+    assert reply_off == reply_on  # the controller's own work does not depend on the brokers
+    assert wait_on == 0 and wait_off > 5 and moved_off > moved_on + 5
+    assert "the batched `LeaderAndIsr` waits behind the produce backlog" in TEXT
+
+
+def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():
+    fig = ui.scale_figure()
+    sims = [t for t in fig.data if t.name and t.name.endswith("simulation")]
+    forms = [t for t in fig.data if t.name and t.name.endswith("closed form")]
+    assert len(sims) == len(forms) == 6
+    for s, f in zip(sims, forms, strict=True):
+        assert list(s.x) == list(ui.PARTITION_COUNTS)
+        for a, b in zip(s.y, f.y, strict=True):
+            assert a == pytest.approx(b, rel=0.05)
+    stars = [t for t in fig.data if t.name == "the talk's figures"]
+    assert sorted(y for t in stars for y in t.y) == sorted(f[3] for f in TALK_FIGURES)
+    # time proportional to partitions: 1000 × more partitions, ~1000 × longer (slope 1 on the log-log axes)
+    for v in ("1.0", "1.1"):
+        r = controlled_shutdown_closed_form(partitions=100_000, version=v) / controlled_shutdown_closed_form(
+            partitions=100, version=v
+        )
+        assert r == pytest.approx(1000, rel=0.05)
+
+
+def test_the_calibration_table_shows_every_source_and_the_talks_figures():
+    text = _text(ui.calibration_html())
+    for name in CALIBRATION:
+        assert name in text
+    errors = [float(x) for x in re.findall(r"([+-]\d+\.\d)%", text)]
+    assert len(errors) == 4 and all(abs(e) <= 25 for e in errors)
+    assert "nothing (a prediction)" in text
+
+
+def test_the_failover_panel_at_100k_partitions():
+    """The talk: 28 s (1.0) and 14 s (1.1) to load 100k partitions; 2.8 waits its 18 s session timeout first."""
+    res = {v: controller_failover(partitions=100_000, version=v) for v in ("1.0", "1.1", "2.8")}
+    assert res["1.0"].load_s == pytest.approx(28, rel=0.25)
+    assert res["1.1"].load_s == pytest.approx(14, rel=0.25)
+    assert res["2.8"].unavailable_s > 18 + res["2.8"].load_s
+    # the lab's words: at 100k on 1.0, electing the dead broker's 20,000 leaders takes far longer than the load
+    ph = res["1.0"].phases
+    assert (ph["leaders_ms"] - ph["loaded_ms"]) / 1000 > 10 * res["1.0"].load_s
+    assert len(res["1.0"].leader_back_ms) == 20_000
+    # at a few thousand partitions the session timeout dominates
+    small = controller_failover(partitions=3000, version="1.1")
+    assert small.phases["session_expired_ms"] / 1000 > 0.5 * small.unavailable_s
+    fig = ui.failover_figure(100_000)
+    assert [t.y[0] for t in fig.data] == [20_000] * 3 and [t.y[-1] for t in fig.data] == [0] * 3
+    table = _text(ui._failover_table(100_000))
+    assert "18.0 s" in table and "6.00 s" in table
+
+
+def test_the_zombie_panel():
+    on = _text(ui.zombie_html(True, 8000.0, 1))
+    off = _text(ui.zombie_html(False, 8000.0, 1))
+    assert "applied_stale = 0" in on and "STALE_CONTROLLER_EPOCH" in on and "failed: SESSIONEXPIRED" in on
+    assert "applied_stale = 0" not in off and "wrote orders-1" in off
+    # the markdown's account of the damage, checked on the same run
+    r = zombie_controller(fencing=False, seed=1, pause_ms=8000.0)
+    b = r.beliefs.set_index("partition").loc["orders-1"]
+    assert b["zookeeper"] == 3 and b["controller 2"] == 2
+    assert b["broker 3"].startswith("leader") and b["broker 2"].startswith("follower")
+    assert b["broker 2"].endswith("metadata: 2")
+    short = _text(ui.zombie_html(False, 3000.0, 1))  # shorter than the 6000 ms session timeout
+    assert "applied_stale = 0" in short
+    # the second cause: /controller deleted, the session alive; only the epoch check refuses the write
+    deleted_on = _text(ui.zombie_html(True, None, 1, cause="znode_deleted"))
+    deleted_off = _text(ui.zombie_html(False, None, 1, cause="znode_deleted"))
+    assert "applied_stale = 0" in deleted_on and "failed: BADVERSION" in deleted_on
+    assert "SESSIONEXPIRED" not in deleted_on
+    assert "applied_stale = 4" in deleted_off and "wrote orders-1: leader 3" in deleted_off
+    assert "(its session alive)" in deleted_on
+
+
+def test_the_restart_race_table():
+    text = _text(ui.restart_race_table())
+    assert re.search(r"without \(before 2\.2\) NONE stopped [1-9]\d* no", text), text
+    assert re.search(r"with the broker epoch \(2\.2\+\) STALE_BROKER_EPOCH fetching 0 yes", text), text
+
+
+def test_the_exercises_agree_with_what_the_lab_then_shows():
+    assert check("07.shutdown_estimate", controlled_shutdown(partitions=10_000, version="1.1").duration_s).ok
+    assert ex.zombie_outcome()["rejected_by"] == [2, 3]
+    assert ex.zombie_outcome()["write_error"] == "SESSIONEXPIRED"
+    assert ex.deleted_znode_outcome() == {"write_error": "BADVERSION", "resigned": True, "applied_stale": 0}
+    assert ex.restart_outcome()["off"] == "stopped"
+
+
+def test_the_closing_note_timings():
+    """The takeaway: at 100k partitions the public functions answer in well under a second (here: < 2 s on a
+    busy shared machine; the issue's bound is 5 s)."""
+    for fn in (controlled_shutdown, controller_failover):
+        for v in ("1.0", "1.1", "2.8"):
+            t0 = time.perf_counter()
+            fn(partitions=100_000, version=v)
+            assert time.perf_counter() - t0 < 2
+    assert "well under a second" in TEXT
+
+
+def test_the_last_lab_leads_back_to_the_map():
+    """Lab 07 is the last lab of the catalogue: its generated footer links back to 00 · start here
+    (tools/labs.py; lab 06's test checks that its footer names lab 07 next)."""
+    assert "00_start_here.ipynb" in "".join(CELLS[-1]["source"])
