@@ -563,3 +563,71 @@ def test_a_consumer_reads_only_below_the_high_watermark():
     reader = c.consumer("reader", topic="t", poll_interval_ms=10)
     c.run(200)
     assert part(c, 1).leo == 50 and part(c, 1).hw == 0 and reader.consumed == 0
+
+
+# -- the fetcher thread's response handling (AbstractFetcherThread.processFetchRequest) ----------------
+
+
+def _leader_answers(c, rewrite):
+    """Broker 1 (the leader) answers follower fetches through ``rewrite(replica_id, out)``."""
+    rm = c.brokers[1].replica_manager
+    serve = rm.fetch_as_leader
+
+    def fetch_as_leader(replica_id, fetches, *args, **kwargs):
+        out, any_data = serve(replica_id, fetches, *args, **kwargs)
+        return rewrite(replica_id, out), any_data
+
+    rm.fetch_as_leader = fetch_as_leader
+
+
+def test_a_high_watermark_from_a_fetch_without_records_is_capped_at_the_followers_log_end():
+    """follower-hw-beyond-leo-empty-fetch. ReplicaFetcherThread.processPartitionData updates the follower's
+    HW with the leader's through Log.updateHighWatermark, capped at its own log end, records or not."""
+    c = make_cluster()
+    # the leader says its HW is 7 beyond what it has, in answers that carry no records
+    _leader_answers(c, lambda rid, out: {tp: (e, hw + 7 if not b else hw, b, d) for tp, (e, hw, b, d) in out.items()})
+    c.brokers[1].replica_manager.append(Produce(10))
+    c.run(1200)  # caught up, the followers' next fetches wait replica.fetch.wait.max.ms (500) and come back empty
+    for follower in (2, 3):
+        p = part(c, follower)
+        assert p.log.leo == 10 and p.hw <= p.log.leo
+
+
+def test_a_fetch_answer_for_a_partition_whose_leader_epoch_changed_in_flight_is_dropped():
+    """fetcher-applies-stale-response. AbstractFetcherThread.processFetchRequest applies a partition's data
+    only if its fetch state's current leader epoch is the one the request was built with."""
+    c = make_cluster()
+    bumped = []
+
+    def new_epoch_in_flight(rid, out):
+        if rid == 2 and not bumped and any(b for _e, _hw, b, _d in out.values()):
+            part(c, 2).leader_epoch += 1  # a LeaderAndIsr reached broker 2 while its fetch was answered
+            bumped.append(c.env.now)
+        return out
+
+    _leader_answers(c, new_epoch_in_flight)
+    c.brokers[1].replica_manager.append(Produce(10))
+    c.run(2)
+    assert bumped and part(c, 2).log.leo == 0  # broker 2 dropped the answer
+    assert part(c, 3).log.leo == 10  # broker 3's epoch did not change: it appended
+
+
+def test_a_deleted_topic_is_gone_from_the_controller_once_the_last_replica_answers():
+    """topic-deleted-before-every-replica. TopicDeletionManager completes a deletion only when every replica
+    has answered StopReplica(delete=true) (``isTopicDeletionSuccessful``), once."""
+
+    class Completions(dict):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __setitem__(self, key, value):
+            self.calls.append((key, value))
+            super().__setitem__(key, value)
+
+    c = make_cluster(partitions=3)
+    c.controller.deleted_topics = done = Completions()
+    c.controller.delete_topic("t", at_ms=1.0)
+    res = c.run(50)
+    deletes = res.requests[res.requests["api"] == "StopReplica"].sort_values("end_ms").tail(3)
+    assert done.calls == [("t", pytest.approx(deletes["end_ms"].max()))]
