@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ARTIFACTS, CHROMIUM, _free_port, _require_browser, _stop
+from conftest import ARTIFACTS, _free_port, _require_browser, _stop
 from test_labs import ERROR_LINE, LABS, _move_primary, _primary_text, _wait
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +59,8 @@ def voila(tmp_path_factory):
         pytest.fail(f"{exe} is missing: run the tests with the project's environment (./run.sh test)")
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [str(exe), str(views), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}", "--Voila.port_retries=0",
-           f"--token={token}", "--theme=light", "--progressive_rendering=True"]  # fmt: skip
+           f"--token={token}", "--theme=light", "--progressive_rendering=True",
+           "--Voila.tornado_settings={'ws_ping_interval': 0}"]  # fmt: skip
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = open(ARTIFACTS / "voila.log", "w")  # noqa: SIM115 -- closed in the finally below
     env = dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"), PYTHONUNBUFFERED="1")
@@ -82,18 +83,6 @@ def voila(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def chromium(voila):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--headless", "--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 def test_the_view_leaves_out_code_exercises_and_prose():
     """What tools/present.py keeps of a lab: title, question, headings, experiments, takeaway."""
     import json
@@ -114,9 +103,9 @@ def test_the_view_leaves_out_code_exercises_and_prose():
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
-def test_presentation_view_in_voila(lab: Path, voila, chromium):
+def test_presentation_view_in_voila(lab: Path, voila, browser):
     number = lab.stem.split("_", 1)[0]
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
         page.goto(voila(lab.name), timeout=90_000, wait_until="commit")
