@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 import kafka_lab.assignment as asg
+from kafka_lab.sim import stale_metadata_incident, truncation_incident, unavailability_incident
 from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, steady_load
-from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, lab00, lab02, lab03
+from kafka_lab.ui import COLOURS, PALETTE, TEMPLATE, cluster, lab00, lab02, lab03
 
 
 def _figures():
@@ -31,6 +32,25 @@ def _figures():
         "lab03 timeline": lab03.timeline_figure(controller_behind_backlog(100, control_plane=False), around=0.0, n=10),
         "lab03 backlog": lab03.backlog_figure(backlog_table([0, 500, 1000])),
         "lab03 sweep": lab03.sweep_figure(sweep, handlers=8, service_ms=2.0),
+        **_cluster_figures(),
+    }
+
+
+def _cluster_figures():
+    """Labs 04-06 draw with kafka_lab.ui.cluster: every one of its figures, on short runs."""
+    small = dict(producers=60, burst=1, rate_per_s=20, partitions=3, until_ms=60)
+    trunc = cluster.compare(truncation_incident, **small)
+    stale = cluster.compare(stale_metadata_incident, **small)
+    moves = cluster.compare(unavailability_incident, settings=(False, {1: True}), **small)
+    return {
+        "cluster purgatory": cluster.purgatory_figure(trunc),
+        "cluster metric": cluster.metric_figure(trunc, "RequestQueueSize", 1),
+        "cluster latency": cluster.latency_figure(trunc),
+        "cluster leadership": cluster.leadership_figure(moves),
+        "cluster outcomes": cluster.outcomes_figure(trunc),
+        "cluster truncated acks": cluster.truncated_acks_figure(trunc),
+        "cluster staleness": cluster.staleness_figure(stale),
+        "cluster wrong leader": cluster.wrong_leader_figure(stale),
     }
 
 

@@ -72,6 +72,19 @@ REVEALING_CALLS = {
     "controller_behind_backlog(400, control_plane=False)": ("03.backlog_wait",),
     "backlog_table(": ("03.backlog_wait", "03.priority_full"),
     "backlog_panel(": ("03.backlog_wait", "03.priority_full", "03.why_rejected"),
+    "compare(purgatory_incident": ("04.what_ends_the_wait", "04.lai_wait"),
+    "purgatory_figure(runs20": ("04.twenty_partitions",),
+    "strict = purgatory_incident(": ("04.min_insync",),
+    "purgatory_panel(": ("04.what_ends_the_wait", "04.lai_wait", "04.twenty_partitions", "04.min_insync"),
+    "compare(truncation_incident": ("05.which_records", "05.how_many"),
+    "latency_figure(": ("05.price",),
+    "acks_all = purgatory_incident(": ("05.acks_all",),
+    "strict = truncation_incident(": ("05.min_insync",),
+    "truncation_panel(": ("05.which_records", "05.how_many", "05.price", "05.acks_all", "05.min_insync"),
+    "compare(stale_metadata_incident": ("06.why_longer",),
+    "stale_answers_table(": ("06.refresh",),
+    "compare(unavailability_incident": ("06.half_migrated", "06.which_brokers"),
+    "staleness_panel(": ("06.why_longer", "06.refresh", "06.half_migrated", "06.which_brokers"),
 }
 
 

@@ -95,12 +95,49 @@ CATALOGUE: list[Lab] = [
         "read once the queue is full; KIP-291's control plane serves it in about one service time, whatever "
         "the load.",
     ),
+    Lab(
+        "04_purgatory",
+        "04 · produce purgatory",
+        "where does an `acks=all` write wait while leadership moves, and when does the control plane empty that wait?",
+        "a three-broker cluster: where an `acks=all` produce waits (purgatory) while the old leader's "
+        "`LeaderAndIsr` queues; when the control plane empties that purgatory and when it hardly changes it; "
+        "what `min.insync.replicas` cannot do",
+        "lab 03 (the request path, the control plane)",
+        25,
+        "an `acks=all` produce waits in purgatory until the high watermark passes it or its partition is no "
+        "longer led there; the control plane shortens the second, not the followers' fetches that queue behind "
+        "the same backlog.",
+    ),
+    Lab(
+        "05_truncation",
+        "05 · truncation",
+        "which `acks=1` records does an old leader acknowledge and then lose, and what does the control plane "
+        "trade for them?",
+        "`acks=1` records the old leader acknowledges, then truncates; the control plane's trade (an error, a "
+        "retry, latency) for no loss; why `acks=all` loses no acknowledged record; the ledger that accounts "
+        "for every record",
+        "lab 04 (the incident, the cluster's figures)",
+        25,
+        "an old leader acknowledges `acks=1` records until its own `LeaderAndIsr` is applied and truncates them "
+        "when it follows; the control plane closes that window and turns the loss into an error and a retry.",
+    ),
+    Lab(
+        "06_metadata_staleness",
+        "06 · metadata staleness",
+        "how long does each broker tell clients the old leader, and what does a half-migrated cluster do to a "
+        "partition's availability?",
+        "how long each broker's metadata names the old leader and which clients that misleads; a busy *new* "
+        "leader leaves the partition without one; the control plane per broker, and why half a migration can "
+        "be worse than none",
+        "labs 04 and 05",
+        25,
+        "a busy broker's metadata cache names the old leader until its `UpdateMetadata` is read, which the "
+        "control plane makes immediate; with the control plane on the old leader alone, the partition is "
+        "leaderless longer than with none.",
+    ),
 ]
 
 PLANNED: list[Planned] = [
-    Planned(
-        "the cluster", "produce purgatory (`acks=all` waits), log truncation after a leader change, stale metadata"
-    ),
     Planned(
         "the controller",
         "election through ZooKeeper, controlled shutdown, failover, fencing a zombie controller with its epoch",
@@ -144,7 +181,7 @@ def map_md() -> str:
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
         f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-        "Each lab says at its start what it needs; 01 → 02 → 03 is the natural order."
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 is the natural order."
     )
 
 

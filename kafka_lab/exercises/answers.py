@@ -22,7 +22,21 @@ __all__ = ["Choices", "choice", "number", "whole_number", "whole_numbers"]
 _WHOLE_TEXT = re.compile(r"[+-]?[0-9]+(\.0*)?")
 _SEPARATORS = re.compile(r"[\s,;()\[\]{}]+")
 #: units a number may carry, longest first (they are stripped, not converted)
-UNITS = ("requests per second", "requests/s", "req/s", "per second", "/s", "rps", "ms")
+UNITS = (
+    "requests per second",
+    "milliseconds",
+    "requests/s",
+    "req/s",
+    "per second",
+    "requests",
+    "records",
+    "entries",
+    "answers",
+    "sends",
+    "/s",
+    "rps",
+    "ms",
+)
 
 
 def whole_number(answer) -> int | None:

@@ -1,0 +1,177 @@
+"""Every number lab 05 teaches, from the same package calls and seeds as the notebook, against the ledger's
+conservation, the brokers' truncation events and the producers' answers."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_lab.exercises import check
+from kafka_lab.exercises import lab05 as ex
+from kafka_lab.incident_stats import incident_summary, truncated_acks, truncated_records
+from kafka_lab.sim import purgatory_incident, truncation_incident
+from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT, lab05
+from kafka_lab.ui import cluster as ui
+
+LAB = Path(__file__).resolve().parent.parent / "labs" / "05_truncation.ipynb"
+CELLS = json.loads(LAB.read_text())["cells"]
+SRC = "\n".join("".join(c["source"]) for c in CELLS)
+OFF, ON = "no control plane", "control plane on every broker"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return ui.compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20)
+
+
+def _first(text):
+    return next(i for i, c in enumerate(CELLS) if text in "".join(c["source"]))
+
+
+def test_the_lab_makes_these_calls(runs):
+    for call in (
+        "compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20)",
+        "purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
+        "                              until_ms=150)",
+        "truncation_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20,\n"
+        "                             until_ms=150, min_insync_replicas=2)",
+        "truncation_panel(producers=200)",
+        "truncated_acks_figure(runs, x_max=40)",
+    ):
+        assert call in SRC, call
+    assert ex.kip_run(False) is runs[OFF] and ex.kip_run(True) is runs[ON]
+
+
+def test_every_exercise_is_asked_before_the_cells_that_answer_it():
+    assert _first('check("05.which_records"') < _first("outcomes_figure(runs)")
+    assert _first('check("05.how_many"') < _first("outcomes_figure(runs)")
+    assert _first('check("05.price"') < _first("latency_figure(runs)")
+    assert _first('check("05.acks_all"') < _first("acks_all = purgatory_incident(")
+    assert _first('check("05.min_insync"') < _first("strict = truncation_incident(")
+    assert _first('check("05.min_insync"') < _first("truncation_panel(")
+    assert "06_metadata_staleness.ipynb" in "".join(CELLS[-1]["source"])
+
+
+def test_step_1_what_is_lost(runs):
+    off, on = runs[OFF], runs[ON]
+    assert truncated_records(off) == truncated_records(off, 0) == 1700 and truncated_records(on) == 0
+    acks = truncated_acks(off)
+    assert len(acks) == 170 and set(acks["partition"]) == {0} and set(acks["broker_id"]) == {1}
+    assert (f"{acks['done_ms'].min():.1f}", f"{acks['done_ms'].max():.1f}") == ("5.4", "21.7")
+    # the lost records were acknowledged after the followers stopped fetching, before broker 1 applied its LeaderAndIsr
+    s = incident_summary(off)
+    assert acks["done_ms"].min() > s["lai_applied_ms"][2] and acks["done_ms"].max() <= s["lai_applied_ms"][1]
+    ev = ui.events_table(runs).reset_index()
+    cut = ev[(ev["event"] == "truncated") & (ev["run"] == OFF)].iloc[0]
+    assert (cut["broker"], cut["truncated to offset"], cut["records removed"], cut["why"]) == (
+        1,
+        0,
+        1700,
+        "diverging epoch",
+    )
+    raw = runs[OFF].events[runs[OFF].events["event"] == "truncated"]
+    assert f"{raw['time_ms'].iloc[0]:.1f}" == "21.8"
+    became = ev[(ev["event"] == "become_leader") & (ev["run"] == OFF)].iloc[0]
+    assert (became["broker"], became["time (ms)"], became["log end offset"]) == (2, 5.06, 0)
+    # with the control plane broker 1 follows at 5.06 ms with an empty orders-0 log: nothing to truncate, and
+    # Log.truncateTo at the log end offset has no effect (no truncation event)
+    assert ev[(ev["event"] == "truncated") & (ev["run"] == ON)].empty
+    follows = on.events[(on.events["event"] == "become_follower") & (on.events["broker_id"] == 1)].iloc[0]
+    assert (follows["time_ms"], follows["detail"]["leo"]) == (5.06, 0)
+    for text in (
+        "**1700** records of `orders-0` (170 batches)",
+        "With the control plane: **0**",
+        "**5.4 ms**",
+        "**21.7 ms**",
+        "**21.8 ms**",
+        "to offset **0**",
+        "**1700** records removed",
+    ):
+        assert text in SRC, text
+    # every other partition is committed in full (nothing pending at 300 ms but orders-0's last retries)
+    per = ui.ledger_table(off, each=True)
+    assert (per.drop(index="orders-0")[["truncated", "failed"]] == 0).all().all()
+
+
+def test_exercise_2_window_is_the_model_window(runs):
+    w = ex.acks_window(runs[OFF])
+    assert (f"{w['start_ms']:.1f}", f"{w['end_ms']:.1f}", f"{w['mean_local_ms']:.2f}") == ("5.1", "21.7", "0.76")
+    assert w["requests"] == 170  # one orders-0 batch of 10 records each: the 1700 lost
+    estimate = (w["end_ms"] - w["start_ms"]) * 8 / w["mean_local_ms"] * 10
+    assert estimate == pytest.approx(1700, rel=0.05)
+    assert "about **0.76 ms**" in SRC
+    assert check("05.how_many", round(estimate)).ok and not check("05.how_many", 170).ok
+
+
+def test_step_2_the_price(runs):
+    off, on = incident_summary(runs[OFF]), incident_summary(runs[ON])
+    assert (on["not_leader_answers"], off["not_leader_answers"]) == (617, 413)
+    assert (f"{off['mean_latency_ms']:.1f}", f"{on['mean_latency_ms']:.1f}") == ("56.6", "81.6")
+    assert off["other_mean_latency_ms"] == pytest.approx(5, abs=0.6) and on["other_mean_latency_ms"] == pytest.approx(
+        5, abs=0.6
+    )
+    assert runs[ON].outcomes()["pending"].sum() == 0 and truncated_records(runs[ON]) == 0
+    for text in ("**617**", "**413**", "**56.6 ms**", "**81.6 ms**", "**0** truncated"):
+        assert text in SRC, text
+    assert check("05.price", "b").ok
+
+
+def test_step_3_acks_all_loses_no_acknowledged_record():
+    res = purgatory_incident(control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150)
+    assert res is not ex.acks_all_run() and res.ledger.equals(ex.acks_all_run().ledger)
+    cut = ui.events_table({"x": res}).query("event == 'truncated'").iloc[0]
+    assert cut["records removed"] == 1700 and truncated_records(res) == 0
+    assert "drops **1700**" in SRC and "counts **0** records" in SRC
+    assert check("05.acks_all", 0).ok and not check("05.acks_all", 1700).ok
+
+
+def test_step_3_min_insync_replicas_does_not_protect_acks_1():
+    res = truncation_incident(
+        control_plane=False, producers=200, burst=1, rate_per_s=20, partitions=20, until_ms=150, min_insync_replicas=2
+    )
+    assert truncated_records(res) == 1700 and "Still **1700**" in SRC
+    assert check("05.min_insync", 1700).ok
+
+
+def test_what_the_live_panel_text_promises():
+    o = lab05.PANEL_OPTIONS
+    lost = {n: truncated_records(truncation_incident(control_plane=False, producers=n, **o)) for n in (50, 200, 300)}
+    assert lost == {50: 120, 200: 1730, 300: 1730}
+    assert "**120** records at 50" in SRC and "**1730** at 200" in SRC and "stays at **1730**" in SRC
+    assert truncated_records(truncation_incident(control_plane={1: True, 2: False, 3: False}, producers=200, **o)) == 0
+    assert (
+        truncated_records(truncation_incident(control_plane={1: False, 2: True, 3: True}, producers=200, **o)) == 1730
+    )
+
+
+def _find(widget, cls):
+    if cls in getattr(widget, "_dom_classes", ()):
+        return widget
+    for child in getattr(widget, "children", ()):
+        hit = _find(child, cls)
+        if hit is not None:
+            return hit
+    return None
+
+
+def test_primary_control_changes_the_primary_output():
+    panel = lab05.truncation_panel(producers=200)
+    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    before = output.value
+    assert "<b>1730</b> records acknowledged then truncated" in before
+    control.value = 50
+    assert output.value != before and "<b>120</b> records" in output.value
+
+
+def test_outcome_figures(runs):
+    fig = ui.outcomes_figure(runs)
+    assert [a.text for a in fig.layout.annotations] == [OFF, ON]
+    assert fig.layout.yaxis.title.text == "records" and fig.layout.xaxis.title.text == "partition of orders"
+    bars = {(t.name, t.xaxis): t for t in fig.data}
+    assert list(bars[("truncated", "x")].y[:2]) == [1700, 0] and bars[("truncated", "x2")].y.sum() == 0
+    # every record of the ledger is in one bar
+    total = sum(t.y.sum() for t in fig.data if t.xaxis == "x")
+    assert total == runs[OFF].ledger["records"].sum()
+    acks = ui.truncated_acks_figure(runs)
+    assert acks.data[0].y[-1] == 1700 and acks.layout.yaxis.title.text == "records (cumulative)"
+    assert "broker 1 truncates orders-0 (no control plane): 1700 records" in [t.name for t in acks.data]
