@@ -293,11 +293,12 @@ def generate(
     roll: bool = True,
     event_every_s: int = EVENT_EVERY_S,
     progress=None,
+    gzip: bool = False,
 ) -> dict:
     """Write the cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth.
 
     ``event_every_s``: seconds between leader moves (each with a load spike on the broker that loses
-    leadership). ``progress``: called with the number of windows written since the last call (a tqdm's ``update``).
+    leadership). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the number of windows written since the last call (a tqdm's ``update``).
     """
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
@@ -314,7 +315,7 @@ def generate(
     dmg = Damage(damage, seed=seed)
     bases: dict = {}  # client -> next correlation id
     copies: dict = dict.fromkeys(windows, 0)
-    with LogWriter(out_dir, sorted(sample.brokers), roll=roll) as w:
+    with LogWriter(out_dir, sorted(sample.brokers), roll=roll, gzip=gzip) as w:
         for b in sorted(sample.brokers):
             for lmm in _startup_server(sample, b):
                 text = _fmt(lmm)

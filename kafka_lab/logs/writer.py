@@ -6,6 +6,9 @@ One directory per broker (``broker-<id>/``), in it the files of Kafka 2.8's ``co
 the current file is renamed ``<file>.<yyyy-MM-dd-HH of the hour it holds>`` and a new one started, so
 a directory holds ``server.log.2024-03-04-12``, ``server.log.2024-03-04-13``, ... and ``server.log``
 (the current hour). :class:`LogWriter` does the same (``roll=False`` keeps one file each).
+``gzip=True`` compresses each file as logrotate's ``compress`` would (``server.log.gz``,
+``server.log.2024-03-04-12.gz``; no time stamp in the gzip header, so the same seed gives the same
+bytes): Spark reads them as text, and the committed sample stays small.
 
 Lines must come in time order per file; the writer keeps one open file per broker and log, buffered,
 and counts what it wrote (lines, records, continuation lines, rejected lines), so that the ground
@@ -15,6 +18,8 @@ truth of :mod:`.scenario` never re-reads the output.
 from __future__ import annotations
 
 import datetime as _dt
+import gzip as _gzip
+import io
 import os
 from pathlib import Path
 
@@ -48,9 +53,11 @@ class _Out:
 class LogWriter:
     """Per broker and file, one open, hourly-rolled, buffered log file; counts every line it writes."""
 
-    def __init__(self, out_dir, brokers, *, roll: bool = True, buffer_bytes: int = 1 << 20):
+    def __init__(self, out_dir, brokers, *, roll: bool = True, buffer_bytes: int = 1 << 20, gzip: bool = False):
         self.out = Path(out_dir)
         self.roll = roll
+        self.gzip = gzip
+        self.suffix = ".gz" if gzip else ""
         self.buffer_bytes = buffer_bytes
         self.fmt = TimestampFormatter()
         self.files: dict = {}
@@ -58,23 +65,38 @@ class LogWriter:
             d = self.out / broker_dir(b)
             d.mkdir(parents=True, exist_ok=True)
             for f in range(len(FILES)):
-                self.files[(b, f)] = _Out(d / log_file_name(f))
+                self.files[(b, f)] = _Out(d / (log_file_name(f) + self.suffix))
         self.lines = 0
         self.records = 0
         self.continuations = 0
         self.rejected = 0
         self.bytes = 0
 
+    def _open(self, path: Path):
+        if self.gzip:
+            file = open(path, "wb")  # noqa: SIM115
+            raw = _gzip.GzipFile(filename="", mode="wb", fileobj=file, mtime=0)
+            fh = io.TextIOWrapper(io.BufferedWriter(raw, self.buffer_bytes), encoding="utf-8", newline="\n")
+            fh.kafka_lab_file = file
+            return fh
+        return open(path, "w", encoding="utf-8", buffering=self.buffer_bytes)
+
+    def _close(self, fh) -> None:
+        fh.close()  # closes the gzip stream, not the file under it
+        if self.gzip:
+            fh.kafka_lab_file.close()
+
     def _handle(self, out: _Out, epoch_ms: int):
         hour = epoch_ms // _HOUR_MS
         if out.fh is None:
-            out.fh = open(out.path, "w", encoding="utf-8", buffering=self.buffer_bytes)  # noqa: SIM115
+            out.fh = self._open(out.path)
             out.hour = hour
         elif self.roll and hour != out.hour:
-            out.fh.close()
+            self._close(out.fh)
             stamp = (_EPOCH + _dt.timedelta(hours=out.hour)).strftime("%Y-%m-%d-%H")
-            os.replace(out.path, out.path.with_name(f"{out.path.name}.{stamp}"))
-            out.fh = open(out.path, "w", encoding="utf-8", buffering=self.buffer_bytes)  # noqa: SIM115
+            name = out.path.name.removesuffix(self.suffix)
+            os.replace(out.path, out.path.with_name(f"{name}.{stamp}{self.suffix}"))
+            out.fh = self._open(out.path)
             out.hour = hour
         return out.fh
 
@@ -113,13 +135,14 @@ class LogWriter:
     def close(self) -> dict:
         """Close every file (empty logs are still created, as log4j does); ``{path: lines}`` of the current files."""
         counts = {}
-        for (b, f), out in self.files.items():
+        for (b, _f), out in self.files.items():
             if out.fh is None:
-                out.path.touch()
+                if not out.path.exists():  # an empty (and for gzip, valid) file
+                    self._close(self._open(out.path))
             else:
-                out.fh.close()
+                self._close(out.fh)
                 out.fh = None
-            counts[str(Path(broker_dir(b)) / log_file_name(f))] = out.lines
+            counts[str(Path(broker_dir(b)) / out.path.name)] = out.lines
         return counts
 
     def __enter__(self):
