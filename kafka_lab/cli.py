@@ -3,7 +3,9 @@
 - ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION]``: a simulated
   cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
 - ``kafka-lab analyze LOGDIR --out DIR [--master URL]``: the Spark pipeline (:mod:`kafka_lab.spark`):
-  Parquet tables and ``summary.json``.
+  Parquet tables and ``summary.json``;
+- ``kafka-lab sweep [--backlog 100,200,400] [--control-plane both] [--replications R] [--seed S] [--master URL
+  | --no-spark] [--out FILE.csv]``: many seeded simulations as Spark tasks (:mod:`kafka_lab.spark.sweep`).
 
 Errors in the arguments or the input exit with status 2 and one line on stderr saying what is wrong.
 """
@@ -37,6 +39,7 @@ def _generate(args) -> int:
             roll=not args.no_roll,
             event_every_s=args.event_every,
             progress=bar.update,
+            gzip=args.gzip,
         )
     dt = time.perf_counter() - t0
     n = truth["lines"]["lines_read"]
@@ -61,6 +64,44 @@ def _analyze(args) -> int:
     return 0
 
 
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole numbers separated by commas, like 100,200,400; got {text!r}"
+        ) from None
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected whole numbers of at least 0, like 100,200,400; got {text!r}")
+    return values
+
+
+def _sweep(args) -> int:
+    from kafka_lab.spark import sweep
+
+    planes = {"both": [False, True], "on": [True], "off": [False]}[args.control_plane]
+    grid = {"backlog": args.backlog, "control_plane": planes}
+    t0 = time.perf_counter()
+    if args.no_spark:
+        results = sweep.run(grid, args.replications, args.seed)
+        where = "a local loop"
+    else:
+        from kafka_lab.spark import session
+
+        spark = session.get_session(master=args.master)
+        results = sweep.run(grid, args.replications, args.seed, spark=spark)
+        where = f"Spark ({spark.sparkContext.master})"
+    dt = time.perf_counter() - t0
+    if args.out:
+        results.to_csv(args.out, index=False)
+    print(sweep.summarise(results).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(
+        f"{len(results)} simulations on {where} in {dt:.1f} s" + (f"; every run in {args.out}" if args.out else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-lab", description="kafka-lab: Kafka 2.8 broker and controller internals")
     sub = p.add_subparsers(dest="command", required=True)
@@ -76,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
         "--request-format", choices=("json", "text"), default="json", help="2.8's JSON request log or 2.7's text"
     )
     g.add_argument("--no-roll", action="store_true", help="one file per log instead of hourly rolled files")
+    g.add_argument("--gzip", action="store_true", help="gzip each file (server.log.gz), as logrotate's compress")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(func=_generate)
     a = sub.add_parser("analyze", help="parse a log directory with Spark into Parquet tables and summary.json")
@@ -83,6 +125,15 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--out", required=True, help="where to write the tables and summary.json")
     a.add_argument("--master", default=None, help="Spark master URL (default: $SPARK_MASTER or local[*])")
     a.set_defaults(func=_analyze)
+    w = sub.add_parser("sweep", help="run many seeded simulations (a grid x replications) as Spark tasks")
+    w.add_argument("--backlog", type=_ints, default=[100, 200, 400], help="Produce backlogs, comma-separated")
+    w.add_argument("--control-plane", choices=("both", "on", "off"), default="both", help="KIP-291 control plane")
+    w.add_argument("--replications", type=int, default=3, help="seeded replications per grid point (default 3)")
+    w.add_argument("--seed", type=int, default=0, help="the sweep's seed (same seed, same table)")
+    w.add_argument("--master", default=None, help="Spark master URL (default: $SPARK_MASTER or local[*])")
+    w.add_argument("--no-spark", action="store_true", help="run the same tasks in a plain loop, without Spark")
+    w.add_argument("--out", default=None, help="write one row per simulation to this CSV file")
+    w.set_defaults(func=_sweep)
     return p
 
 

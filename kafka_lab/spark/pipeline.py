@@ -438,6 +438,7 @@ def analyze(spark, logdir, out) -> dict:
     counts = tables.counts()
     if counts["lines_read"] == 0:
         raise ValueError(f"no Kafka log lines (files named *.log*) under {str(logdir)!r}")
+    tables.records.cache()  # every derived table reads the records: parse them once
     out_s = str(out)
     summary = dict(counts)
     summary["tables"] = {}
@@ -453,5 +454,6 @@ def analyze(spark, logdir, out) -> dict:
         spark.createDataFrame([(json.dumps(summary),)], "value string").coalesce(1).write.mode("overwrite").text(
             f"{out_s.rstrip('/')}/summary.json"
         )
+    tables.records.unpersist()
     tables.lines.unpersist()
     return summary

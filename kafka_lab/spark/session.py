@@ -1,16 +1,18 @@
 """The SparkSession factory: a quiet ``local[*]`` by default, any cluster when asked.
 
 :func:`get_session` returns, in this order: the ``spark`` session given; the active session, when
-there is one and no master is asked for; else a new session on ``master``, ``$SPARK_MASTER`` or
-``local[*]``. A new session is quiet (docs/recipes.md): loopback only (``SPARK_LOCAL_IP``), no web UI,
+there is one and no master is asked for; else a new session on ``master``, ``$SPARK_MASTER``, the
+master ``spark-submit --master`` set (when it launched this program), or ``local[*]``. A new session is quiet (docs/recipes.md): loopback only (``SPARK_LOCAL_IP``), no web UI,
 no console progress bars, errors only in the driver's log (``log4j2.properties`` beside this module),
-``spark.sql.shuffle.partitions`` small, and UTC as the session time zone, so that log4j's dates, which
+``spark.sql.shuffle.partitions`` small, Python tasks in this interpreter (``PYSPARK_PYTHON``) when
+local, and UTC as the session time zone, so that log4j's dates, which
 carry no zone, read the same on every machine (the generator writes UTC).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["get_session", "LOG4J2", "DEFAULT_MASTER"]
@@ -28,11 +30,16 @@ def get_session(master: str | None = None, *, spark=None, app_name: str = "kafka
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # under spark-submit, which has set the master
+    master = master or os.environ.get("SPARK_MASTER") or (None if submitted else DEFAULT_MASTER)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if master is not None and master.startswith("local"):
+        # Python tasks (kafka-lab sweep) run in this interpreter's environment, not whatever python3 is on PATH;
+        # on a cluster, PYSPARK_PYTHON names the workers' interpreter
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
     builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
+        builder.appName(app_name)
         .config("spark.driver.memory", driver_memory)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
