@@ -85,6 +85,13 @@ REVEALING_CALLS = {
     "stale_answers_table(": ("06.refresh",),
     "compare(unavailability_incident": ("06.half_migrated", "06.which_brokers"),
     "staleness_panel(": ("06.why_longer", "06.refresh", "06.half_migrated", "06.which_brokers"),
+    "lines_table(": ("08.count_lines",),
+    "analyses.control_plane(": ("08.no_control_plane",),
+    "spark.sql(": ("08.no_control_plane",),
+    "controller_request_waits(": ("08.lai_p99",),
+    "queue_figure(": ("08.lai_p99",),
+    "truncated_records(": ("08.truncated",),
+    "latency_panel(": ("08.no_control_plane", "08.lai_p99"),
 }
 
 

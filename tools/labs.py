@@ -135,6 +135,20 @@ CATALOGUE: list[Lab] = [
         "control plane makes immediate; with the control plane on the old leader alone, the partition is "
         "leaderless longer than with none.",
     ),
+    Lab(
+        "08_spark_logs",
+        "08 · a cluster's logs, with Spark",
+        "from a cluster's log files alone, which brokers lack the control plane, how long did their "
+        "`LeaderAndIsr` wait, and which acknowledged records were lost?",
+        "Kafka 2.8's log files and their layout; parsing them with PySpark's native functions into tables, "
+        "accounting for every line; finding the control plane, `LeaderAndIsr` queue times and `acks=1` "
+        "truncations in the logs; the same code on a Spark cluster, and the model's replications as Spark tasks",
+        "labs 03 to 06 (the request path, truncation, staleness); no Spark experience needed",
+        25,
+        "a broker's logs answer KIP-291's questions (the listener a `LeaderAndIsr` arrives on, its "
+        "`requestQueueTimeMs`, the truncations after it), and Spark reads them the same way on a laptop "
+        "or a cluster.",
+    ),
 ]
 
 PLANNED: list[Planned] = [
@@ -142,7 +156,6 @@ PLANNED: list[Planned] = [
         "the controller",
         "election through ZooKeeper, controlled shutdown, failover, fencing a zombie controller with its epoch",
     ),
-    Planned("Spark", "reading a simulated cluster's logs with Spark, at scale"),
 ]
 
 
@@ -181,7 +194,7 @@ def map_md() -> str:
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
         f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 is the natural order."
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 08 is the natural order (07, the controller, is planned)."
     )
 
 
