@@ -181,3 +181,15 @@ def test_bad_quantiles_and_phases(spark_tables):
         analyses.request_percentiles(spark_tables.requests, quantiles=(99,))
     with pytest.raises(ValueError, match="unknown phase"):
         analyses.request_percentiles(spark_tables.requests, phases=("latency",))
+
+
+def test_analyze_cli_corrupt_gzip(spark, tmp_path, capsys):
+    """A file Spark cannot read (a .gz that is not gzip) is a message and exit status 2, not a Java trace."""
+    from kafka_lab.cli import main
+
+    d = tmp_path / "logs" / "broker-1"
+    d.mkdir(parents=True)
+    (d / "server.log.gz").write_bytes(b"this is not gzip\n" * 10)
+    assert main(["analyze", str(tmp_path / "logs"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kafka-lab analyze: cannot read the Kafka logs under ") and "\tat " not in err

@@ -432,10 +432,27 @@ def _truncations(records, state_changes):
     )
 
 
+def _read_or_explain(action, logdir):
+    """Run a Spark action; a file Spark cannot read (a corrupt .gz, a vanished file) becomes a ValueError
+    that names the directory and Spark's first line of explanation, not a Java stack trace."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        return action()
+    except (Py4JJavaError, PySparkException) as e:
+        text = str(getattr(e, "java_exception", None) or e)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+        causes = [ln for ln in lines if "Exception:" in ln or "Error:" in ln]
+        raise ValueError(
+            f"cannot read the Kafka logs under {str(logdir)!r}: {(causes or lines or ['?'])[-1]}"
+        ) from None
+
+
 def analyze(spark, logdir, out) -> dict:
     """Parse ``logdir``, write each table as Parquet under ``out`` and ``summary.json``; return the summary."""
     tables = parse(spark, logdir)
-    counts = tables.counts()
+    counts = _read_or_explain(tables.counts, logdir)
     if counts["lines_read"] == 0:
         raise ValueError(f"no Kafka log lines (files named *.log*) under {str(logdir)!r}")
     tables.records.cache()  # every derived table reads the records: parse them once
