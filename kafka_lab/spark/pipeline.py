@@ -79,6 +79,9 @@ def request_schema():
     return T.StructType(fields)
 
 
+#: separates the groups :func:`parse` extracts in one regex evaluation (a character no Kafka log line holds)
+_SEP = "\u241f"
+
 REQUEST_SCHEMA = None  # built on first use (pyspark is imported lazily)
 
 
@@ -198,14 +201,21 @@ def parse(spark, logdir) -> Tables:
     R, H, TL = layout.RECORD, layout.HEAD, layout.LOGGER_TAIL
     is_rec = F.col("kind") == "record"
 
-    def g(i, j=None):  # group i of RECORD, or group j of HEAD for a head line
-        return _blank_to_null(F.when(is_rec, F.regexp_extract(text, R, i)).otherwise(F.regexp_extract(text, H, j or i)))
+    def all_groups(pattern: str, n: int):
+        # every group of a whole-line pattern from ONE regex evaluation (regexp_replace with $1<sep>$2...,
+        # then split): a regexp_extract per group costs a full match each, on lines of a kilobyte and more
+        return F.split(F.regexp_replace(text, pattern, _SEP.join(f"${i}" for i in range(1, n + 1))), _SEP, -1)
+
+    heads = heads.withColumn("_g", F.when(is_rec, all_groups(R, 9)).otherwise(all_groups(H, 6)))
+
+    def g(i):  # group i (1-based) of RECORD, or of HEAD for a head line (the first 6 are the same groups)
+        return _blank_to_null(F.col("_g")[i - 1])
 
     records = heads.join(conts, ["uri", "group"], "left").select(
         F.to_timestamp(F.coalesce(g(3), g(4)), "yyyy-MM-dd HH:mm:ss,SSS").alias("timestamp"),
         g(5).alias("level"),
-        F.when(is_rec, F.regexp_extract(text, R, 7)).otherwise(F.col("tail.tail_logger")).alias("logger"),
-        F.when(is_rec, F.regexp_extract(text, R, 6)).otherwise(F.regexp_extract(text, H, 6)).alias("message"),
+        F.when(is_rec, F.col("_g")[6]).otherwise(F.col("tail.tail_logger")).alias("logger"),
+        F.col("_g")[5].alias("message"),
         "file",
         _blank_to_null(F.regexp_extract("file", r"broker-(\d+)/", 1)).cast("int").alias("broker"),
         F.regexp_extract("file", r"([A-Za-z\-]+)\.log[^/]*$", 1).alias("log"),
@@ -214,12 +224,12 @@ def parse(spark, logdir) -> Tables:
         F.array_join(F.col("_conts"), "\n").alias("continuation"),
         g(1).alias("container"),
         g(2).alias("container_time"),
-        _blank_to_null(
-            F.when(is_rec, F.regexp_extract(text, R, 8)).otherwise(F.regexp_extract(F.col("tail.text"), TL, 3))
-        ).alias("source_line"),
-        _blank_to_null(
-            F.when(is_rec, F.regexp_extract(text, R, 9)).otherwise(F.regexp_extract(F.col("tail.text"), TL, 4))
-        ).alias("thread"),
+        _blank_to_null(F.when(is_rec, F.col("_g")[7]).otherwise(F.regexp_extract(F.col("tail.text"), TL, 3))).alias(
+            "source_line"
+        ),
+        _blank_to_null(F.when(is_rec, F.col("_g")[8]).otherwise(F.regexp_extract(F.col("tail.text"), TL, 4))).alias(
+            "thread"
+        ),
     )
     rejects = lines.where(F.col("status") == "rejected").select("file", "line", "text")
     return Tables(
