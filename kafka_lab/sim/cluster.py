@@ -41,7 +41,7 @@ from .config import ModelSettings
 from .controller import Controller
 from .ledger import leader_log_index, ledger_frame
 from .producer import KafkaConsumer, KafkaProducer
-from .records import requests_frame
+from .records import RequestLog, requests_frame
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
@@ -143,7 +143,7 @@ class Cluster:
             }
         self.seed = seed
         self.env = simpy.Environment()
-        self.log: list = []
+        self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (records.py)
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
         for bid, props in brokers.items():

@@ -145,7 +145,7 @@ class ReplicaFetcherThread:
                 self.client_id,
                 partitions=tuple(fetches),
                 payload={"replica_id": me, "fetches": fetches},
-                on_done=done.succeed,
+                on_done=lambda _r, done=done: done.succeed(),  # not done.succeed: req <-> event, a cycle
             )
             self._correlation += 1
             self.sent += 1

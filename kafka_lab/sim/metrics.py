@@ -22,6 +22,8 @@ a full queue is *busy*. Here the window is exact rather than weighted or windowe
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import pandas as pd
 
@@ -31,30 +33,41 @@ __all__ = ["Gauge", "Metrics"]
 class Gauge:
     """A piecewise-constant quantity of simulated time, recorded at each change."""
 
-    __slots__ = ("name", "env", "times", "values", "value", "threads")
+    __slots__ = ("name", "env", "_times", "_values", "value", "threads")
 
     def __init__(self, env, name: str, threads: int = 0):
         self.env = env
         self.name = name
-        self.times = [0.0]
-        self.values = [0]
+        # the change log as typed arrays (16 bytes a change, not a float object and two list slots)
+        self._times = array("d", [0.0])
+        self._values = array("q", [0])
         self.value = 0
         self.threads = threads  # > 0: a busy-thread count of a pool of that size (an idle-percent metric)
+
+    @property
+    def times(self) -> list:
+        """The times of the changes (ms), the first at 0."""
+        return self._times.tolist()
+
+    @property
+    def values(self) -> list:
+        """The value after each change."""
+        return self._values.tolist()
 
     def add(self, delta: int) -> None:
         v = self.value + delta
         self.value = v
         t = self.env.now
-        if self.times[-1] == t:
-            self.values[-1] = v
+        if self._times[-1] == t:
+            self._values[-1] = v
         else:
-            self.times.append(t)
-            self.values.append(v)
+            self._times.append(t)
+            self._values.append(v)
 
     def integral(self, t) -> np.ndarray:
         """∫₀ᵗ value dt for each t in ``t`` (exact)."""
-        times = np.asarray(self.times, dtype=float)
-        values = np.asarray(self.values, dtype=float)
+        times = np.array(self._times, dtype=float)
+        values = np.array(self._values, dtype=float)
         cum = np.concatenate(([0.0], np.cumsum(values[:-1] * np.diff(times))))
         t = np.asarray(t, dtype=float)
         i = np.searchsorted(times, t, side="right") - 1
@@ -62,9 +75,9 @@ class Gauge:
 
     def at(self, t) -> np.ndarray:
         """The value in force at each time in ``t`` (after every change at that time)."""
-        times = np.asarray(self.times, dtype=float)
+        times = np.array(self._times, dtype=float)
         i = np.searchsorted(times, np.asarray(t, dtype=float), side="right") - 1
-        return np.asarray(self.values, dtype=float)[i]
+        return np.array(self._values, dtype=float)[i]
 
     def time_average(self, t0: float, t1: float) -> float:
         """The exact time average over [t0, t1]."""

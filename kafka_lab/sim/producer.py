@@ -134,9 +134,10 @@ class _MetadataClient:
         req.correlation_id = self._correlation
         self._correlation += 1
         self.sent += 1
-        self.in_flight[bid] = self.in_flight.get(bid, 0) + 1
+        conn = self.connection(bid)  # first: a new connection starts with nothing in flight
+        self.in_flight[bid] += 1
         self.cluster.log.append(req)
-        self.connection(bid).send(req)
+        conn.send(req)
 
     def request_update(self) -> None:
         self.update_requested = True
@@ -245,6 +246,7 @@ class KafkaProducer(_MetadataClient):
         self.requests: dict = {}  # id(req) -> (req, broker id, batches)
         self._sticky = None
         self._wake_at = None
+        self._timeout_armed = False
         self.maybe_refresh()
 
     # -- the application ---------------------------------------------------------------------------
@@ -365,10 +367,27 @@ class KafkaProducer(_MetadataClient):
         )
         self.requests[id(req)] = (req, bid, batches)
         self._send(bid, req)
-        conn = self.connections[bid]
-        self.env.timeout(self.cfg["request.timeout.ms"]).callbacks.append(
-            lambda _e, req=req, conn=conn: self._client_timeout(req, conn)
-        )
+        self._arm_timeout()
+
+    def _arm_timeout(self) -> None:
+        """One timer at the oldest request's deadline (``NetworkClient.poll`` checks the in-flight requests)."""
+        if self._timeout_armed or not self.requests:
+            return
+        self._timeout_armed = True
+        oldest = next(iter(self.requests.values()))[0]
+        delay = max(0.0, oldest.sent + self.cfg["request.timeout.ms"] - self.env.now)
+        self.env.timeout(delay).callbacks.append(self._timeouts)
+
+    def _timeouts(self, _e=None) -> None:
+        """``handleTimedOutRequests``: every request older than ``request.timeout.ms`` times out, oldest first."""
+        self._timeout_armed = False
+        now, timeout = self.env.now, self.cfg["request.timeout.ms"]
+        while self.requests:
+            req = next(iter(self.requests.values()))[0]  # in the order sent: the oldest first
+            if req.sent + timeout > now:
+                break
+            self._client_timeout(req, req.connection)
+        self._arm_timeout()
 
     def _answered(self, req) -> None:
         entry = self.requests.pop(id(req), None)

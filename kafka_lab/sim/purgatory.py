@@ -29,6 +29,9 @@ Simplification: an operation expires exactly ``timeoutMs`` after it was parked; 
 
 from __future__ import annotations
 
+import heapq
+from itertools import count
+
 __all__ = ["DelayedProduce", "ProducePurgatory", "FetchPurgatory", "PURGE_INTERVAL_REQUESTS", "REAPER_INTERVAL_MS"]
 
 #: ``producer.purgatory.purge.interval.requests`` (2.8 default)
@@ -62,6 +65,10 @@ class ProducePurgatory:
         self.watchers: dict = {}  # tp -> list of DelayedProduce (completed ones until removed)
         self.estimated_total = 0
         self._reaper = None
+        # the timer: (deadline, seq, op) of every watched operation, one simpy timeout armed at the earliest
+        self._expiry: list = []
+        self._seq = count()
+        self._timer_at = None
 
     def try_complete_else_watch(self, req, pending: dict, errors: dict, keys=None) -> None:
         op = DelayedProduce(req, pending)
@@ -74,7 +81,7 @@ class ProducePurgatory:
         self.size.add(len(keys))
         self.estimated_total += 1
         self.num_delayed.add(1)
-        self.env.timeout(req.timeout_ms).callbacks.append(lambda _e, op=op: self._expire(op))
+        self._add_timer(op, self.env.now + req.timeout_ms)
         if self._reaper is None:
             self._reaper = self.env.process(self._reap())
 
@@ -118,6 +125,31 @@ class ProducePurgatory:
             del self.watchers[tp]
         return completed
 
+    def _add_timer(self, op, deadline: float) -> None:
+        """``timeoutTimer.add(operation)``; completed operations leave the timer (``cancel``) in batches."""
+        if len(self._expiry) > 64 + 2 * self.num_delayed.value:
+            self._expiry = [e for e in self._expiry if not e[2].done]
+            heapq.heapify(self._expiry)
+        heapq.heappush(self._expiry, (deadline, next(self._seq), op))
+        if self._timer_at is None or deadline < self._timer_at:
+            self._timer_at = deadline
+            self.env.timeout(deadline - self.env.now).callbacks.append(lambda _e, at=deadline: self._expire_due(at))
+
+    def _expire_due(self, at: float) -> None:
+        """The timer fires: expire every operation whose deadline has come, in the order they were watched."""
+        if at != self._timer_at:
+            return  # superseded by an earlier deadline, whose firing re-armed the timer
+        self._timer_at = None
+        now, heap = self.env.now, self._expiry
+        while heap and heap[0][0] <= now:
+            self._expire(heapq.heappop(heap)[2])
+        while heap and heap[0][2].done:
+            heapq.heappop(heap)
+        if heap:
+            deadline = heap[0][0]
+            self._timer_at = deadline
+            self.env.timeout(deadline - now).callbacks.append(lambda _e, at=deadline: self._expire_due(at))
+
     def _expire(self, op) -> None:
         if op.done:
             return
@@ -129,7 +161,7 @@ class ProducePurgatory:
 
     def _complete(self, op) -> None:
         op.done = True
-        req = op.req
+        req, op.req = op.req, None  # a completed operation may stay watched (PurgatorySize); its request goes
         req.partition_errors = op.errors
         req.error = next((e for tp in req.partitions if (e := op.errors.get(tp, "NONE")) != "NONE"), "NONE")
         self.respond(req)

@@ -1,0 +1,157 @@
+"""How fast, and how lean, is the cluster model? Labs 04–06's workload, against bare simpy in the same run.
+
+The workload (issue 7): three brokers, one topic of 20 partitions with replication factor 3 (placed by
+Kafka's own assignment), ten producers with ``acks=all`` handing over 5,000 batches per simulated
+second between them (2.8's sticky partitioner: one batch, one partition, one Produce request), two
+consumers polling every partition's leader every 50 ms, followers replicating through the leaders'
+request paths (long-poll fetches), the isr-expiration task and the controller, for 10 simulated
+seconds. The run includes building the result DataFrames (request log, metrics, ledger).
+
+Reported:
+
+- wall seconds for the 10 simulated seconds (aim: <= 5 s), best of ``--repeat``, and the CPU seconds
+  of this process (``time.process_time``: on a machine shared with other work the wall time measures
+  the neighbours too, the CPU time much less);
+- cost per simulated request (every request of the log: produces, follower and consumer fetches,
+  metadata, AlterIsr) against the bare simpy M/M/c loop of docs/recipes.md §6 (one process per
+  customer, a ``Resource``), run in the same process with the same GC setting: the floor of any
+  simpy model;
+- growth with load: the cost per request at 1x, 2x and 4x the produce rate (2 simulated seconds each;
+  linear growth keeps it flat);
+- memory kept per simulated request (aim: <= 500 bytes): ``tracemalloc``'s current size after the run
+  (everything the cluster holds: logs, batches, the request log, metrics' change logs, pending timers),
+  after a collection, with the cluster alive and the result frames dropped, divided by the requests
+  simulated; and the same with the result frames kept.
+
+    .venv/bin/python benchmarks/cluster.py [--seconds 10] [--repeat 3] [--rate 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+import tracemalloc
+
+import simpy
+
+from kafka_lab.sim import Cluster
+
+PRODUCERS, CONSUMERS, PARTITIONS, BROKERS = 10, 2, 20, 3
+
+
+def bare_simpy(n: int, seed: int = 1, c: int = 8, mu: float = 1.0, rho: float = 0.8) -> tuple[float, float]:
+    """docs/recipes.md §6: the bare simpy M/M/c loop; (wall, CPU) seconds for n customers."""
+    rnd = random.Random(seed)
+    lam = rho * c * mu
+    env = simpy.Environment()
+    res = simpy.Resource(env, capacity=c)
+
+    def customer():
+        with res.request() as req:
+            yield req
+            yield env.timeout(rnd.expovariate(mu))
+
+    def source():
+        for _ in range(n):
+            yield env.timeout(rnd.expovariate(lam))
+            env.process(customer())
+
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], 50000), old[1], old[2])  # the setting Cluster.run uses: a fair floor
+    t0, c0 = time.perf_counter(), time.process_time()
+    env.process(source())
+    env.run()
+    elapsed = time.perf_counter() - t0, time.process_time() - c0
+    gc.set_threshold(*old)
+    return elapsed
+
+
+def build(rate: float, seed: int = 1) -> Cluster:
+    c = Cluster(BROKERS, seed=seed)
+    c.create_topic("orders", PARTITIONS, 3)
+    for i in range(PRODUCERS):
+        c.producer(f"producer-{i + 1}", topic="orders", acks="all").open_loop(rate / PRODUCERS)
+    for i in range(CONSUMERS):
+        c.consumer(f"consumer-{i + 1}", topic="orders")
+    return c
+
+
+def cluster_run(rate: float, seconds: float, seed: int = 1) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, requests, produce requests) for ``seconds`` simulated seconds, frames included."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    c = build(rate, seed)
+    res = c.run(seconds * 1000.0)
+    _ = res.requests, res.metrics, res.ledger
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return wall, cpu, len(res.requests), int((res.requests["api"] == "Produce").sum())
+
+
+def memory(rate: float, seconds: float, seed: int = 1) -> tuple[int, int, int]:
+    """(bytes kept by the cluster, bytes kept with the result frames, requests simulated)."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    c = build(rate, seed)
+    res = c.run(seconds * 1000.0)
+    n = len(res.requests)
+    gc.collect()
+    with_frames = tracemalloc.get_traced_memory()[0] - before
+    del res
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del c
+    return kept, with_frames, n
+
+
+def best(fn, repeat):
+    """The fastest of ``repeat`` runs (by wall time: the least disturbed by other processes)."""
+    return min((fn() for _ in range(repeat)), key=lambda x: x[0])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=10.0, help="simulated seconds (default 10)")
+    ap.add_argument("--rate", type=float, default=5000.0, help="produce requests per simulated second (default 5000)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-memory", action="store_true", help="skip the (slow) tracemalloc run")
+    args = ap.parse_args(argv)
+
+    wall, cpu, n, produce = best(lambda: cluster_run(args.rate, args.seconds), args.repeat)
+    bare_wall, bare_cpu = best(lambda: bare_simpy(n), args.repeat)
+    print(
+        f"{BROKERS} brokers, RF 3, {PARTITIONS} partitions, {args.rate:.0f} produce/s acks=all, "
+        f"{PRODUCERS} producers, {CONSUMERS} consumers, {args.seconds:g} simulated s (best of {args.repeat})"
+    )
+    print(
+        f"  cluster model    : {wall:7.3f} s wall, {cpu:7.3f} s CPU  (aim: <= 5 s wall for 10 simulated s)  "
+        f"{n} requests ({produce} Produce)"
+    )
+    print(f"  bare simpy loop  : {bare_wall:7.3f} s wall, {bare_cpu:7.3f} s CPU  for {n} customers")
+    print(
+        f"  cost per request : {cpu / n * 1e6:6.1f} µs CPU model, {bare_cpu / n * 1e6:6.1f} µs bare: "
+        f"model / bare = {cpu / bare_cpu:.1f}x CPU ({wall / bare_wall:.1f}x wall)"
+    )
+
+    print("growth with load (2 simulated s each; CPU time):")
+    base = None
+    for k in (1, 2, 4):
+        _w, s, m, _p = best(lambda k=k: cluster_run(args.rate * k, 2.0), max(1, args.repeat - 1))
+        per = s / m * 1e6
+        base = base or per
+        print(
+            f"  {k}x ({args.rate * k:6.0f} produce/s): {m:7d} requests  {s:7.3f} s  {per:6.1f} µs/request  "
+            f"({per / base:.2f}x the 1x cost per request)"
+        )
+
+    if not args.no_memory:
+        kept, with_frames, m = memory(args.rate, args.seconds)
+        print(f"memory kept after {args.seconds:g} simulated s ({m} requests, tracemalloc):")
+        print(f"  cluster alive, frames dropped: {kept / 2**20:7.1f} MiB  {kept / m:6.0f} bytes/request  (aim: <= 500)")
+        print(f"  with the result frames      : {with_frames / 2**20:7.1f} MiB  {with_frames / m:6.0f} bytes/request")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,981 @@
+"""Break the cluster model on purpose, one rule at a time, and see whether the tests notice.
+
+Each :class:`Mutation` below removes or bends one rule the model claims (its docstrings in
+``kafka_lab/sim/``), citing the Kafka 2.8 source the rule comes from. For each mutation the script
+copies the repository (its tracked files, plus new files git does not ignore) to a scratch directory,
+applies the edit there, runs the model's tests with ``PYTHONPATH`` pointing at the copy, and reports
+the mutation *killed* (some test failed) or *survived* (every test passed: the rule is untested).
+The worktree itself is never modified.
+
+    python tools/mutate.py                      # every mutation; prints the table and the kill rate
+    python tools/mutate.py --only lai-leader-epoch-check --only stop-replica-no-delete
+    python tools/mutate.py --list               # names and rules, nothing run
+    python tools/mutate.py --check              # only check that every snippet still matches
+    python tools/mutate.py --jobs 2 --json out.json
+
+An edit whose ``old`` snippet is not found exactly once in its file is an error before anything runs
+(exit status 2): the list cannot rot silently when the model changes. The unmutated copy must pass
+first (exit status 2 otherwise). Exit status 1 when a mutation survived, 0 when every one was killed.
+
+Tests run with ``-x`` (stop at the first failure), fastest files first, ``CI=1`` (hypothesis
+derandomised, as in CI) and ``PYTHONDONTWRITEBYTECODE=1`` (a mutated module is never shadowed by a
+stale ``.pyc``). A run longer than ``--timeout`` seconds counts as killed (a mutation that makes the
+model loop forever is caught, by the clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: the test files, in the order they run (fast rule tests first, the slow statistical ones last);
+#: a pattern matching nothing is skipped, a file matched twice runs once
+TEST_PATTERNS = [
+    "tests/test_cluster_*.py",
+    "tests/test_sim_log.py",
+    "tests/test_sim_model.py",
+    "tests/test_sim_kip291.py",
+    "tests/test_sim_conservation.py",
+    "tests/test_lab0[3-9]*.py",
+    "tests/test_sim_*.py",
+]
+
+SIM = "kafka_lab/sim/"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One deliberate break: ``edits`` are (file, exact old snippet, replacement)."""
+
+    name: str
+    edits: tuple
+    rule: str
+    source: str
+    review: bool = False  # one of the breaks the issue's review listed
+
+
+def M(name, path, old, new, rule, source, *, more=(), review=False) -> Mutation:
+    return Mutation(name, ((SIM + path, old, new), *((SIM + p, o, n) for p, o, n in more)), rule, source, review)
+
+
+MUTATIONS = [
+    # -- LeaderAndIsr (ReplicaManager.becomeLeaderOrFollower, Partition.makeLeader / makeFollower) ---------
+    M(
+        "lai-leader-epoch-check",
+        "replica.py",
+        '            elif st["leader_epoch"] <= p.leader_epoch:',
+        "            elif False:",
+        "a LeaderAndIsr whose leader epoch is not newer than the partition's is ignored (STALE_CONTROLLER_EPOCH)",
+        "ReplicaManager.becomeLeaderOrFollower: requestLeaderEpoch > currentLeaderEpoch, else STALE_CONTROLLER_EPOCH",
+        review=True,
+    ),
+    M(
+        "lai-not-in-replicas",
+        "replica.py",
+        "            if me not in replicas:\n",
+        "            if False:\n",
+        "a LeaderAndIsr for a partition whose replicas exclude this broker is UNKNOWN_TOPIC_OR_PARTITION",
+        "ReplicaManager.becomeLeaderOrFollower: partitionState.replicas.contains(localBrokerId)",
+    ),
+    M(
+        "lai-controller-epoch",
+        "replica.py",
+        "        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):\n"
+        '            return {(st["topic"], st["partition"]): "STALE_CONTROLLER_EPOCH" for st in states}',
+        "        if False:\n"
+        '            return {(st["topic"], st["partition"]): "STALE_CONTROLLER_EPOCH" for st in states}',
+        "a LeaderAndIsr from an older controller epoch is refused whole (STALE_CONTROLLER_EPOCH)",
+        "ReplicaManager.becomeLeaderOrFollower: leaderAndIsrRequest.controllerEpoch < controllerEpoch",
+    ),
+    M(
+        "make-leader-keeps-stale-follower-offsets",
+        "replica.py",
+        "            if was_leader and rid in old:",
+        "            if rid in old:",
+        "a new leader forgets its followers' log end offsets (-1 until they fetch from it)",
+        "Partition.makeLeader: if (isNewLeader) remoteReplicas.foreach(_.updateFetchState(UnknownOffsetMetadata, ...))",
+        more=[
+            (
+                "replica.py",
+                '        p.remote = {}\n        self._event(\n            "become_follower",',
+                '        self._event(\n            "become_follower",',
+            )
+        ],
+        review=True,
+    ),
+    M(
+        "make-leader-no-epoch-start",
+        "replica.py",
+        "        p.log.assign_epoch(p.leader_epoch, p.log.leo)\n",
+        "",
+        "a new leader caches its epoch at its log end offset (so followers can find where the old epoch ends)",
+        "Partition.makeLeader: leaderLog.maybeAssignEpochStartOffset(leaderEpoch, leaderEpochStartOffset)",
+    ),
+    M(
+        "make-leader-isr-not-caught-up",
+        "replica.py",
+        "last_caught_up_ms=now if rid in p.isr else NEVER, last_fetch_ms=now,",
+        "last_caught_up_ms=NEVER, last_fetch_ms=now,",
+        "a new leader counts its ISR followers as caught up 'now' (they get replica.lag.time.max.ms)",
+        "Partition.makeLeader: resetLastCaughtUpTime(..., if (isrState.isr.contains(id)) curTimeMs else 0L)",
+    ),
+    M(
+        "make-leader-no-hw-update",
+        "replica.py",
+        '        # "we may need to increment high watermark since ISR could be down to 1"\n'
+        "        self.maybe_increment_hw(p)\n",
+        "",
+        "a new leader re-computes its high watermark at once (its ISR may be down to itself)",
+        "Partition.makeLeader: (maybeIncrementLeaderHW(leaderLog), isNewLeader)",
+    ),
+    M(
+        "make-leader-keeps-fetching",
+        "replica.py",
+        "        was_leader = p.leader == self.broker_id\n        if self.fetchers is not None:\n"
+        '            self.fetchers.remove_partitions([p.tp])\n        p.replicas = list(st.get("replicas", p.replicas))\n'
+        '        p.leader, p.leader_epoch = self.broker_id, st["leader_epoch"]',
+        '        was_leader = p.leader == self.broker_id\n        p.replicas = list(st.get("replicas", p.replicas))\n'
+        '        p.leader, p.leader_epoch = self.broker_id, st["leader_epoch"]',
+        "a broker becoming leader stops fetching the partition",
+        "ReplicaManager.makeLeaders: replicaFetcherManager.removeFetcherForPartitions(...)",
+    ),
+    M(
+        "make-follower-keeps-purgatory",
+        "replica.py",
+        "        if self.produce_purgatory is not None:\n            self.produce_purgatory.check_and_complete(p.tp)\n",
+        "",
+        "becoming follower completes the partition's delayed produces with NOT_LEADER_OR_FOLLOWER",
+        "ReplicaManager.makeFollowers: completeDelayedFetchOrProduceRequests(partition.topicPartition)",
+    ),
+    M(
+        "make-follower-leader-unavailable",
+        "replica.py",
+        "                if cache is not None and cache.live_brokers and leader not in cache.live_brokers:",
+        "                if False:",
+        "a follower whose new leader is not alive in its metadata cache is not changed",
+        "ReplicaManager.makeFollowers: metadataCache.getAliveBrokers.find(_.id == newLeaderBrokerId) ... case None",
+    ),
+    # -- StopReplica (ReplicaManager.stopReplicas) -----------------------------------------------------
+    M(
+        "stop-replica-no-delete",
+        "replica.py",
+        "            if delete and tp in self.partitions:",
+        "            if False and tp in self.partitions:",
+        "StopReplica(deletePartition=true) removes the partition and its log",
+        "ReplicaManager.stopReplicas: if (deletePartition) ... allPartitions.remove(topicPartition, ...)",
+        review=True,
+    ),
+    M(
+        "stop-replica-controller-epoch",
+        "replica.py",
+        "        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):\n"
+        '            return dict.fromkeys(partitions, "STALE_CONTROLLER_EPOCH")',
+        '        if False:\n            return dict.fromkeys(partitions, "STALE_CONTROLLER_EPOCH")',
+        "a StopReplica from an older controller epoch is refused whole (STALE_CONTROLLER_EPOCH)",
+        "ReplicaManager.stopReplicas: controllerEpoch < this.controllerEpoch",
+    ),
+    M(
+        "stop-replica-equal-epoch-accepted",
+        "replica.py",
+        "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
+        "epoch not in (-1, -2) and epoch < p.leader_epoch:",
+        "StopReplica with the partition's current leader epoch is FENCED_LEADER_EPOCH (2.8; 3.x accepts it)",
+        "ReplicaManager.stopReplicas: requestLeaderEpoch > currentLeaderEpoch, else FENCED_LEADER_EPOCH",
+    ),
+    M(
+        "stop-replica-older-epoch-accepted",
+        "replica.py",
+        "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
+        "epoch not in (-1, -2) and epoch == p.leader_epoch:",
+        "StopReplica with an older leader epoch is FENCED_LEADER_EPOCH",
+        "ReplicaManager.stopReplicas: requestLeaderEpoch < currentLeaderEpoch → FENCED_LEADER_EPOCH",
+    ),
+    M(
+        "stop-replica-delete-sentinel-fenced",
+        "replica.py",
+        "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
+        "epoch not in (-1,) and epoch <= p.leader_epoch:",
+        "StopReplica with the deletion sentinel epoch -2 is always applied",
+        "ReplicaManager.stopReplicas: requestLeaderEpoch == LeaderAndIsr.EpochDuringDelete",
+    ),
+    M(
+        "stop-replica-keeps-purgatory",
+        "replica.py",
+        '                self._event("stopped", tp)\n'
+        "            if self.produce_purgatory is not None:\n"
+        "                self.produce_purgatory.check_and_complete(tp)\n",
+        '                self._event("stopped", tp)\n',
+        "StopReplica completes the partition's delayed produces",
+        "ReplicaManager.stopReplicas: completeDelayedFetchOrProduceRequests(topicPartition)",
+    ),
+    M(
+        "stop-replica-keeps-fetching",
+        "replica.py",
+        "        if self.fetchers is not None and stop:\n            self.fetchers.remove_partitions([tp for tp, _ in stop])\n",
+        "",
+        "StopReplica stops the partition's fetchers",
+        "ReplicaManager.stopReplicas: replicaFetcherManager.removeFetcherForPartitions(partitions)",
+    ),
+    # -- high watermark, appends, acks=all (Partition.scala) --------------------------------------------
+    M(
+        "hw-committed-isr-not-maximal",
+        "replica.py",
+        "if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):",
+        "if r.leo < new and (rid in p.isr or now - r.last_caught_up_ms <= lag):",
+        "the HW is the minimum LEO over the *maximal* ISR (a pending expand already counts)",
+        "Partition.maybeIncrementLeaderHW: isrState.maximalIsr.contains(replica.brokerId)",
+    ),
+    M(
+        "hw-ignores-recently-caught-up",
+        "replica.py",
+        "if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):",
+        "if r.leo < new and rid in maximal:",
+        "a follower caught up within replica.lag.time.max.ms holds the HW back even outside the ISR",
+        "Partition.maybeIncrementLeaderHW: curTime - replica.lastCaughtUpTimeMs <= replicaLagTimeMaxMs",
+    ),
+    M(
+        "hw-moves-backwards",
+        "replica.py",
+        "        if new > p.hw:\n            p.hw = new\n",
+        "        if new != p.hw:\n            p.hw = new\n",
+        "the leader's HW only moves forward",
+        "Log.maybeIncrementHighWatermark: only if newHighWatermark > oldHighWatermark",
+    ),
+    M(
+        "follower-hw-beyond-leo",
+        "replica.py",
+        "        new_hw = min(leader_hw, p.log.leo)",
+        "        new_hw = leader_hw",
+        "a follower's HW is the leader's, capped at its own LEO",
+        "ReplicaFetcherThread.processPartitionData: log.updateHighWatermark (Log.updateHighWatermark caps at LEO)",
+    ),
+    M(
+        "follower-hw-beyond-leo-empty-fetch",
+        "fetcher.py",
+        "                    p.hw = min(hw, p.log.leo)",
+        "                    p.hw = hw",
+        "a follower's HW from a fetch with no records is still capped at its own LEO",
+        "ReplicaFetcherThread.processPartitionData: log.updateHighWatermark (Log.updateHighWatermark caps at LEO)",
+    ),
+    M(
+        "append-ignores-min-isr",
+        "replica.py",
+        "            if req.acks == -1 and len(p.isr) < p.min_isr:",
+        "            if False:",
+        "acks=all with an ISR smaller than min.insync.replicas fails NOT_ENOUGH_REPLICAS, nothing appended",
+        "Partition.appendRecordsToLeader: inSyncSize < minIsr && requiredAcks == -1",
+    ),
+    M(
+        "append-min-isr-for-acks-1",
+        "replica.py",
+        "            if req.acks == -1 and len(p.isr) < p.min_isr:",
+        "            if len(p.isr) < p.min_isr:",
+        "min.insync.replicas applies to acks=all only",
+        "Partition.appendRecordsToLeader: inSyncSize < minIsr && requiredAcks == -1",
+    ),
+    M(
+        "no-not-enough-replicas-after-append",
+        "replica.py",
+        '            return "NONE" if p.min_isr <= len(p.maximal_isr) else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"',
+        '            return "NONE"',
+        "HW reached with the ISR shrunk below min.insync.replicas is NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "Partition.checkEnoughReplicasReachOffset: if (minIsr <= curMaximalIsr.size) NONE else NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+    ),
+    M(
+        "acks-all-waits-on-a-follower",
+        "replica.py",
+        '        if p is None or p.leader != self.broker_id:\n            return "NOT_LEADER_OR_FOLLOWER"\n'
+        "        if p.hw >= required:",
+        '        if p is None:\n            return "NOT_LEADER_OR_FOLLOWER"\n        if p.hw >= required:',
+        "a delayed produce on a partition no longer led here answers NOT_LEADER_OR_FOLLOWER",
+        "Partition.checkEnoughReplicasReachOffset: leaderLogIfLocal ... case None => NOT_LEADER_OR_FOLLOWER",
+    ),
+    # -- follower fetch on the leader (Partition.readRecords, updateFollowerFetchState) --------------------
+    M(
+        "fetch-no-fenced-epoch",
+        "replica.py",
+        "            if current_epoch < p.leader_epoch:",
+        "            if False:",
+        "a follower fetch with an older currentLeaderEpoch is FENCED_LEADER_EPOCH",
+        "Partition.localLogWithEpochOrException: requestedEpoch < leaderEpoch → FENCED_LEADER_EPOCH",
+    ),
+    M(
+        "fetch-no-unknown-epoch",
+        "replica.py",
+        "            if current_epoch > p.leader_epoch:",
+        "            if False:",
+        "a follower fetch with a newer currentLeaderEpoch is UNKNOWN_LEADER_EPOCH",
+        "Partition.localLogWithEpochOrException: requestedEpoch > leaderEpoch → UNKNOWN_LEADER_EPOCH",
+    ),
+    M(
+        "fetch-divergence-ignores-epoch",
+        "replica.py",
+        "                if epoch < last_epoch or end < offset:",
+        "                if end < offset:",
+        "a lastFetchedEpoch the leader does not have is a diverging epoch, even if it ends beyond the offset",
+        "Partition.readRecords: epochEndOffset.leaderEpoch < fetchEpoch || epochEndOffset.endOffset < fetchOffset",
+    ),
+    M(
+        "fetch-divergence-ignores-end",
+        "replica.py",
+        "                if epoch < last_epoch or end < offset:",
+        "                if epoch < last_epoch:",
+        "a lastFetchedEpoch that ends below the fetch offset on the leader is a diverging epoch",
+        "Partition.readRecords: epochEndOffset.leaderEpoch < fetchEpoch || epochEndOffset.endOffset < fetchOffset",
+    ),
+    M(
+        "fetch-caught-up-only-at-leo",
+        "replica.py",
+        "        elif offset >= r.last_fetch_leader_leo:\n            r.last_caught_up_ms = max(r.last_caught_up_ms, r.last_fetch_ms)\n",
+        "",
+        "a fetch reaching the leader's LEO as of the previous fetch makes the follower caught up as of that fetch",
+        "Replica.updateFetchState: else if (offset >= lastFetchLeaderLogEndOffset) lastCaughtUpTimeMs = lastFetchTimeMs",
+    ),
+    M(
+        "fetch-no-long-poll",
+        "apis.py",
+        "        if not any_data and self.replica_fetch_wait_max_ms > 0:",
+        "        if False:",
+        "a follower fetch with nothing new waits up to replica.fetch.wait.max.ms",
+        "ReplicaManager.fetchMessages: DelayedFetch while bytesReadable < fetchMinBytes and maxWaitMs > 0",
+    ),
+    M(
+        "append-does-not-wake-fetches",
+        "replica.py",
+        "            if self.fetch_purgatory is not None:\n                self.fetch_purgatory.check_and_complete(tp)\n"
+        "        return required, bases, errors",
+        "        return required, bases, errors",
+        "an append wakes the follower fetches long-polling on the partition",
+        "ReplicaManager.addCompletePurgatoryAction: LeaderHwChange.Same => delayedFetchPurgatory.checkAndComplete",
+    ),
+    # -- ISR (Partition.maybeShrinkIsr / maybeExpandIsr, isr-expiration) ---------------------------------
+    M(
+        "isr-expand-before-epoch-start",
+        "replica.py",
+        "            if offset >= p.hw and offset >= epoch_start:",
+        "            if offset >= p.hw:",
+        "a follower joins the ISR only once caught up to the start of the current leader epoch",
+        "Partition.isFollowerAtHighwatermark: followerEndOffset >= leaderEpochStartOffset",
+    ),
+    M(
+        "isr-expand-below-hw",
+        "replica.py",
+        "            if offset >= p.hw and offset >= epoch_start:",
+        "            if offset >= epoch_start:",
+        "a follower joins the ISR only once its LEO reaches the HW",
+        "Partition.isFollowerAtHighwatermark: followerEndOffset >= leaderLog.highWatermark",
+    ),
+    M(
+        "isr-shrink-caught-up-follower",
+        "replica.py",
+        "                and r.leo != leo\n                and now - r.last_caught_up_ms > lag\n",
+        "                and now - r.last_caught_up_ms > lag\n",
+        "a follower whose LEO equals the leader's is never out of sync",
+        "Partition.isFollowerOutOfSync: followerReplica.logEndOffset != leaderEndOffset && ...",
+    ),
+    M(
+        "isr-shrink-half-lag",
+        "replica.py",
+        "                and now - r.last_caught_up_ms > lag\n            ]",
+        "                and now - r.last_caught_up_ms > lag / 2\n            ]",
+        "out of sync means not caught up for more than replica.lag.time.max.ms",
+        "Partition.isFollowerOutOfSync: (currentTimeMs - followerReplica.lastCaughtUpTimeMs) > maxLagMs",
+    ),
+    M(
+        "isr-expiration-period",
+        "broker.py",
+        "        period = self.config.replica_lag_time_max_ms / 2.0",
+        "        period = self.config.replica_lag_time_max_ms",
+        "the isr-expiration task runs every replica.lag.time.max.ms / 2",
+        'ReplicaManager.startup: scheduler.schedule("isr-expiration", maybeShrinkIsr _, period = replicaLagTimeMaxMs / 2)',
+    ),
+    M(
+        "isr-two-changes-in-flight",
+        "replica.py",
+        "            if p.leader != self.broker_id or p.pending_isr is not None:",
+        "            if p.leader != self.broker_id:",
+        "one ISR change in flight per partition",
+        "Partition.maybeShrinkIsr: !isrState.isInflight",
+    ),
+    # -- the controller (KafkaController.processAlterIsr, ControllerChannelManager) -----------------------
+    M(
+        "alter-isr-no-leader-epoch-check",
+        "controller.py",
+        '                elif leader_epoch < st["leader_epoch"]:',
+        "                elif False:",
+        "AlterIsr from an older leader epoch is FENCED_LEADER_EPOCH",
+        "KafkaController.processAlterIsr: newLeaderAndIsr.leaderEpoch < currentLeaderAndIsr.leaderEpoch",
+    ),
+    M(
+        "alter-isr-no-zk-version-check",
+        "controller.py",
+        '                elif zk_version != st["zk_version"]:',
+        "                elif False:",
+        "AlterIsr with a zkVersion other than the znode's is INVALID_UPDATE_VERSION",
+        "KafkaController.processAlterIsr: badVersionUpdates → INVALID_UPDATE_VERSION",
+    ),
+    M(
+        "alter-isr-no-broker-epoch-check",
+        "controller.py",
+        '            if broker is None or p.get("broker_epoch", 0) != broker.broker_epoch:',
+        "            if broker is None:",
+        "AlterIsr from a broker epoch the controller does not know is STALE_BROKER_EPOCH",
+        "KafkaController.processAlterIsr: !brokerEpochOpt.contains(brokerEpoch) → STALE_BROKER_EPOCH",
+    ),
+    M(
+        "alter-isr-published-with-leader-and-isr",
+        "controller.py",
+        "                self._publish([tp for tp, _ in changed], leader_and_isr=False)",
+        "                self._publish([tp for tp, _ in changed], leader_and_isr=True)",
+        "an accepted AlterIsr is published with UpdateMetadata only",
+        "KafkaController.processAlterIsr: processUpdateNotifications → sendUpdateMetadataRequest",
+    ),
+    M(
+        "controller-channel-two-in-flight",
+        "controller.py",
+        "        if self.busy or not self.queue:",
+        "        if not self.queue:",
+        "the controller has one request in flight per broker",
+        "ControllerChannelManager.RequestSendThread.doWork: NetworkClientUtils.sendAndReceive (one at a time)",
+    ),
+    M(
+        "election-keeps-leader-epoch",
+        "controller.py",
+        '            st["leader_epoch"] += 1\n',
+        "",
+        "a leader election bumps the leader epoch",
+        "PartitionStateMachine.electLeaderForPartitions: leaderAndIsr.newLeaderAndIsr (leaderEpoch + 1)",
+    ),
+    M(
+        "topic-deleted-before-every-replica",
+        "controller.py",
+        "            waiting.discard(bid)\n            if not waiting:",
+        "            waiting.discard(bid)\n            if True:",
+        "a topic is deleted only when every replica has answered StopReplica(delete=true)",
+        "TopicDeletionManager.completeReplicaDeletion / isTopicDeletionSuccessful: all replicas ReplicaDeletionSuccessful",
+    ),
+    # -- metadata cache and UpdateMetadata (ZkMetadataCache, KafkaApis) ----------------------------------
+    M(
+        "update-metadata-controller-epoch",
+        "replica.py",
+        '            if controller_epoch < self.controller_epoch:\n                return "STALE_CONTROLLER_EPOCH"',
+        '            if False:\n                return "STALE_CONTROLLER_EPOCH"',
+        "an UpdateMetadata from an older controller epoch is refused (STALE_CONTROLLER_EPOCH)",
+        "KafkaApis.handleUpdateMetadataRequest / ReplicaManager.maybeUpdateMetadataCache: controllerEpoch < this.controllerEpoch",
+    ),
+    M(
+        "metadata-leader-not-alive",
+        "replica.py",
+        '            elif st["leader"] < 0 or (self.live_brokers and st["leader"] not in self.live_brokers):',
+        '            elif st["leader"] < 0:',
+        "a partition whose leader is not a live broker is LEADER_NOT_AVAILABLE",
+        "ZkMetadataCache.getPartitionMetadata: aliveBrokers.get(leaderBrokerId) None → LEADER_NOT_AVAILABLE",
+    ),
+    M(
+        "metadata-from-controller-not-cache",
+        "apis.py",
+        "        req.result = self.metadata_cache.describe(req.partitions)",
+        "        st = self.broker.cluster.controller.state\n"
+        '        req.result = {tp: ("NONE", st[tp]["leader"], st[tp]["leader_epoch"]) for tp in req.partitions}',
+        "a Metadata request is answered from this broker's metadata cache (stale until UpdateMetadata)",
+        "KafkaApis.handleTopicMetadataRequest: metadataCache.getTopicMetadata",
+    ),
+    M(
+        "leader-and-isr-writes-metadata-cache",
+        "replica.py",
+        '        p.remote = {}\n        self._event(\n            "become_follower",',
+        "        p.remote = {}\n"
+        "        if self.metadata_cache is not None and p.tp in self.metadata_cache.partitions:\n"
+        "            self.metadata_cache.partitions[p.tp] = {**self.metadata_cache.partitions[p.tp], "
+        '"leader": p.leader, "leader_epoch": p.leader_epoch}\n'
+        '        self._event(\n            "become_follower",',
+        "the metadata cache changes only on UpdateMetadata, not on LeaderAndIsr",
+        "ZkMetadataCache.updateMetadata is called only from KafkaApis.handleUpdateMetadataRequest",
+    ),
+    # -- follower truncation (AbstractFetcherThread) ----------------------------------------------------
+    M(
+        "truncate-to-leader-end-not-min",
+        "fetcher.py",
+        "        return min(f_end, leader_end, leo)",
+        "        return min(leader_end, leo)",
+        "a diverging follower truncates to min(leader's end of the epoch, its own end of it, its LEO)",
+        "AbstractFetcherThread.getOffsetTruncationState: min(min(followerEndOffset, leaderEpochOffset.endOffset), replicaEndOffset)",
+    ),
+    M(
+        "truncate-ignores-unknown-epoch",
+        "fetcher.py",
+        "        if f_epoch != leader_epoch:  # an epoch unknown to the follower: truncate to its own, ask again\n"
+        "            return min(f_end, leo)\n",
+        "",
+        "an epoch the follower does not know: truncate to its own end of its largest epoch below, and ask again",
+        "AbstractFetcherThread.getOffsetTruncationState: followerEpoch != leaderEpochOffset.leaderEpoch",
+    ),
+    M(
+        "fetcher-no-error-backoff",
+        "fetcher.py",
+        "                    self.partitions[tp] = env.now + REPLICA_FETCH_BACKOFF_MS",
+        "                    self.partitions[tp] = env.now",
+        "a partition whose fetch failed waits replica.fetch.backoff.ms before the next fetch",
+        "AbstractFetcherThread.handlePartitionsWithErrors → delayPartitions(partitions, fetchBackOffMs)",
+    ),
+    M(
+        "fetcher-applies-stale-response",
+        "fetcher.py",
+        "                if tp not in self.partitions or p is None or p.leader_epoch != epochs.get(tp):",
+        "                if tp not in self.partitions or p is None:",
+        "a fetch response for a partition whose leader epoch changed in flight is dropped",
+        "AbstractFetcherThread.processFetchRequest: only if fetchState.currentLeaderEpoch == requestEpoch",
+    ),
+    # -- purgatory (DelayedOperation.scala, DelayedProduce.scala) ---------------------------------------
+    M(
+        "purgatory-size-never-incremented",
+        "purgatory.py",
+        "        self.size.add(len(keys))\n",
+        "",
+        "PurgatorySize counts one watch entry per key (partition) of every watched operation",
+        "DelayedOperationPurgatory.watchForOperation / Watchers.watch",
+        review=True,
+    ),
+    M(
+        "purgatory-num-delayed-never-incremented",
+        "purgatory.py",
+        "        self.num_delayed.add(1)\n",
+        "",
+        "NumDelayedOperations counts the operations watched and not yet completed",
+        "DelayedOperationPurgatory.numDelayed (timeoutTimer.size)",
+    ),
+    M(
+        "purgatory-never-purged",
+        "purgatory.py",
+        "            if self.estimated_total - delayed > self.purge_interval:",
+        "            if False:",
+        "completed operations are purged from the watch lists once more than the purge interval are still watched",
+        "DelayedOperationPurgatory.ExpiredOperationReaper.advanceClock: estimatedTotalOperations - numDelayed > purgeInterval",
+    ),
+    M(
+        "purgatory-purge-at-the-interval",
+        "purgatory.py",
+        "            if self.estimated_total - delayed > self.purge_interval:",
+        "            if self.estimated_total - delayed >= self.purge_interval:",
+        "the purge happens when *more than* purge.interval.requests completed operations are watched",
+        "DelayedOperationPurgatory.ExpiredOperationReaper.advanceClock: estimatedTotalOperations - numDelayed > purgeInterval",
+    ),
+    M(
+        "purgatory-expiry-not-timed-out",
+        "purgatory.py",
+        '            op.errors[tp] = "REQUEST_TIMED_OUT"',
+        '            op.errors[tp] = "NONE"',
+        "an expired produce answers REQUEST_TIMED_OUT for the partitions still pending",
+        "DelayedProduce.onExpiration / onComplete: acksPending → REQUEST_TIMED_OUT",
+    ),
+    M(
+        "purgatory-expires-completed",
+        "purgatory.py",
+        "    def _expire(self, op) -> None:\n        if op.done:\n            return\n",
+        "    def _expire(self, op) -> None:\n",
+        "an operation completes once: expiry after completion does nothing",
+        "DelayedOperation.forceComplete: completed.compareAndSet(false, true)",
+    ),
+    M(
+        "purgatory-no-first-try",
+        "purgatory.py",
+        "        if self._check_all(op):\n            return self._complete(op)\n",
+        "",
+        "a delayed produce is tried before it is watched (answered at once when it can be)",
+        "DelayedOperationPurgatory.tryCompleteElseWatch: operation.safeTryCompleteOrElse",
+    ),
+    M(
+        "hw-move-does-not-complete-produce",
+        "replica.py",
+        "            p.hw = new\n            if self.produce_purgatory is not None:\n"
+        "                self.produce_purgatory.check_and_complete(p.tp)\n            return True",
+        "            p.hw = new\n            return True",
+        "a HW move completes the delayed produces waiting on the partition",
+        "Partition.updateFollowerFetchState: leaderHWIncremented → tryCompleteDelayedRequests",
+    ),
+    # -- the producer (Sender, NetworkClient, Metadata) -------------------------------------------------
+    M(
+        "producer-accepts-older-epoch",
+        "producer.py",
+        "            if known is not None and epoch < known[1]:\n                continue",
+        "            if False:\n                continue",
+        "metadata with a leader epoch older than one already seen is ignored (KIP-320)",
+        "Metadata.updateLatestMetadata: newEpoch >= currentEpoch, else keep the cached partition metadata",
+    ),
+    M(
+        "producer-refreshes-on-request-timed-out",
+        "producer.py",
+        "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
+        '        if err in INVALID_METADATA_ERRORS or err == "REQUEST_TIMED_OUT":\n            self.request_update()',
+        "REQUEST_TIMED_OUT is retried without a metadata refresh (it is not an InvalidMetadataException)",
+        "Sender.completeBatch: if (error.exception() instanceof InvalidMetadataException) metadata.requestUpdate()",
+    ),
+    M(
+        "producer-no-refresh-on-not-leader",
+        "producer.py",
+        "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
+        "        if False:\n            self.request_update()",
+        "NOT_LEADER_OR_FOLLOWER (an InvalidMetadataException) asks for a metadata refresh",
+        "Sender.completeBatch: if (error.exception() instanceof InvalidMetadataException) metadata.requestUpdate()",
+    ),
+    M(
+        "producer-timeout-keeps-connection",
+        "producer.py",
+        "        conn.close()\n",
+        "",
+        "a request unanswered after request.timeout.ms closes its connection",
+        "NetworkClient.handleTimedOutRequests: selector.close(nodeId); processDisconnection",
+    ),
+    M(
+        "producer-timeout-fails-only-that-request",
+        "producer.py",
+        "            if r.connection is conn:",
+        "            if r is req:",
+        "a closed connection fails every request in flight on it",
+        "NetworkClient.processDisconnection: cancelInFlightRequests(nodeId, ...)",
+    ),
+    M(
+        "producer-ignores-retries",
+        "producer.py",
+        '            and b.attempts <= self.cfg["retries"]\n',
+        "",
+        "a batch is retried at most `retries` times",
+        "Sender.canRetry: batch.attempts() < this.retries",
+    ),
+    M(
+        "producer-ignores-delivery-timeout",
+        "producer.py",
+        '            and now - b.created_ms < self.cfg["delivery.timeout.ms"]\n',
+        "",
+        "a batch is not retried once delivery.timeout.ms has passed since it was created",
+        "Sender.canRetry: !batch.hasReachedDeliveryTimeout(deliveryTimeoutMs, now)",
+    ),
+    M(
+        "producer-no-retry-backoff",
+        "producer.py",
+        '            b.retry_at = now + self.cfg["retry.backoff.ms"]',
+        "            b.retry_at = now",
+        "a retried batch waits retry.backoff.ms",
+        "RecordAccumulator.reenqueue / ready: backingOff = batch.attempts() > 0 && waitedTimeMs < retryBackoffMs",
+    ),
+    M(
+        "producer-ignores-max-in-flight",
+        "producer.py",
+        "            while tps and self.in_flight.get(bid, 0) < limit:",
+        "            while tps:",
+        "at most max.in.flight.requests.per.connection requests in flight per connection",
+        "NetworkClient.isReady / InFlightRequests.canSendMore: queue.size() < maxInFlightRequestsPerConnection",
+    ),
+    M(
+        "producer-retry-at-the-tail",
+        "producer.py",
+        "            self.accumulator.setdefault(b.tp, deque()).appendleft(b)",
+        "            self.accumulator.setdefault(b.tp, deque()).append(b)",
+        "a retried batch goes back to the head of its partition's queue",
+        "RecordAccumulator.reenqueue: deque.addFirst(batch)",
+    ),
+    M(
+        "consumer-reads-beyond-hw",
+        "apis.py",
+        "            start = offsets.get(tp, part.hw)\n            result[tp] = (part.hw, max(0, part.hw - start))",
+        "            start = offsets.get(tp, part.hw)\n            result[tp] = (part.leo, max(0, part.leo - start))",
+        "a consumer reads only up to the high watermark",
+        "ReplicaManager.readFromLocalLog: FetchHighWatermark isolation for consumers (Partition.readRecords)",
+    ),
+    # -- the ledger and the log --------------------------------------------------------------------------
+    M(
+        "ledger-truncated-counted-committed",
+        "ledger.py",
+        '            outcome = "committed" if copies else "truncated"',
+        '            outcome = "committed"',
+        "an acknowledged batch the leader's log no longer holds is truncated, not committed",
+        'docs/kafka-reference.md §5 ("Becoming follower, truncation, and acks=1 loss")',
+    ),
+    M(
+        "ledger-failed-counted-pending",
+        "ledger.py",
+        "        else:\n            outcome = b.outcome\n",
+        '        else:\n            outcome = "pending" if b.outcome == "failed" else b.outcome\n',
+        "a batch whose error was returned to the application is failed, not pending",
+        "Sender.failBatch → ProducerBatch.done(exception): the application's callback gets the error",
+    ),
+    M(
+        "ledger-no-duplicates",
+        "ledger.py",
+        "                max(0, copies - 1),",
+        "                0,",
+        "a retried batch the leader appended twice is a duplicate (no idempotence)",
+        "Sender.canRetry without idempotence: a retry after a lost response appends the batch again",
+    ),
+    M(
+        "log-truncate-at-end-keeps-epoch",
+        "log.py",
+        "            while self.epochs and self.epochs[-1][1] >= self.leo:\n"
+        "                self.epochs.pop()\n            return []",
+        "            return []",
+        "truncating at or past the log end still drops epoch entries that start at the log end",
+        "Log.truncateTo: targetOffset >= logEndOffset → leaderEpochCache.truncateFromEnd(logEndOffset)",
+    ),
+    M(
+        "log-truncate-keeps-epochs",
+        "log.py",
+        "        while self.epochs and self.epochs[-1][1] >= self.leo:\n            self.epochs.pop()\n        return removed",
+        "        return removed",
+        "truncation drops the epoch entries that start at or after the new log end",
+        "Log.truncateTo: leaderEpochCache.foreach(_.truncateFromEnd(targetOffset))",
+    ),
+]
+
+
+# -- the runner ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    name: str
+    status: str  # killed | survived | error
+    seconds: float
+    detail: str = ""
+    rule: str = ""
+    source: str = ""
+    review: bool = False
+    files: list = field(default_factory=list)
+
+
+def repo_files(repo: Path) -> list[str]:
+    """Tracked files and new files git does not ignore (what a commit of the worktree would hold)."""
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return sorted({p for p in out.split("\0") if p and (repo / p).is_file()})
+
+
+def copy_repo(repo: Path, dest: Path) -> None:
+    for rel in repo_files(repo):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / rel, target)
+
+
+def check_snippets(repo: Path, mutations) -> list[str]:
+    """Every edit's old snippet must occur exactly once in its file (else the list has rotted)."""
+    problems = []
+    names = [m.name for m in MUTATIONS]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"mutation names used twice: {dupes}")
+    for m in mutations:
+        for path, old, _new in m.edits:
+            f = repo / path
+            if not f.is_file():
+                problems.append(f"{m.name}: {path} does not exist")
+                continue
+            n = f.read_text(encoding="utf-8").count(old)
+            if n != 1:
+                problems.append(
+                    f"{m.name}: the snippet occurs {n} times in {path} (must be exactly once):\n"
+                    + "\n".join("      | " + ln for ln in old.splitlines())
+                )
+    return problems
+
+
+def test_files(root: Path, patterns) -> list[str]:
+    seen, out = set(), []
+    for pat in patterns:
+        for p in sorted(root.glob(pat)):
+            rel = str(p.relative_to(root))
+            if rel not in seen:
+                seen.add(rel)
+                out.append(rel)
+    return out
+
+
+def run_tests(root: Path, tests: list[str], timeout: float) -> tuple[int | None, str]:
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1", "CI": "1"}
+    cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra"]
+    try:
+        p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:.0f} s"
+    return p.returncode, p.stdout + p.stderr
+
+
+FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+
+
+def first_failure(output: str) -> str:
+    m = FAILED.search(output)
+    if m:
+        return m.group(1)
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def apply(root: Path, m: Mutation) -> dict:
+    """Apply ``m`` in ``root``; return the original texts (to restore)."""
+    saved = {}
+    for path, old, new in m.edits:
+        f = root / path
+        text = saved.get(path) or f.read_text(encoding="utf-8")
+        saved.setdefault(path, text)
+        cur = f.read_text(encoding="utf-8")
+        if cur.count(old) != 1:
+            raise RuntimeError(f"{m.name}: snippet not found exactly once in {path}")
+        f.write_text(cur.replace(old, new, 1), encoding="utf-8")
+    return saved
+
+
+def restore(root: Path, saved: dict) -> None:
+    for path, text in saved.items():
+        (root / path).write_text(text, encoding="utf-8")
+
+
+def run_one(root: Path, m: Mutation, tests: list[str], timeout: float) -> Outcome:
+    t0 = time.perf_counter()
+    saved = apply(root, m)
+    try:
+        code, out = run_tests(root, tests, timeout)
+    finally:
+        restore(root, saved)
+    dt = time.perf_counter() - t0
+    files = sorted({p for p, _o, _n in m.edits})
+    base = dict(rule=m.rule, source=m.source, review=m.review, files=files)
+    if code is None:
+        return Outcome(m.name, "killed", dt, out, **base)
+    if code == 0:
+        return Outcome(m.name, "survived", dt, "", **base)
+    if code == 1:
+        return Outcome(m.name, "killed", dt, first_failure(out), **base)
+    # 2: interrupted (an import error, a collection error: the mutation broke the module); others: pytest trouble
+    if code == 2:
+        return Outcome(m.name, "killed", dt, "collection/import error: " + first_failure(out), **base)
+    return Outcome(m.name, "error", dt, f"pytest exit {code}: {first_failure(out)}", **base)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this mutation (repeatable; comma-separated names accepted)",
+    )
+    ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    ap.add_argument("--check", action="store_true", help="only check that every snippet matches")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="scratch copies run in parallel (default 1)")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run (default 900)")
+    ap.add_argument(
+        "--tests",
+        nargs="+",
+        default=None,
+        metavar="PATTERN",
+        help="test file patterns, in order (default: the model's tests)",
+    )
+    ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args(argv)
+
+    wanted = [n for spec in args.only for n in spec.split(",") if n]
+    known = {m.name for m in MUTATIONS}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        print(f"unknown mutation(s): {unknown}; see --list", file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTATIONS if not wanted or m.name in wanted]
+
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}{' (review)' if m.review else ''}\n    {m.rule}\n    {m.source}")
+        print(f"{len(chosen)} mutations")
+        return 0
+
+    problems = check_snippets(REPO, MUTATIONS)
+    if problems:
+        print("the mutation list no longer matches the code:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"all {len(MUTATIONS)} mutations match the code")
+        return 0
+
+    jobs = max(1, min(args.jobs, len(chosen)))
+    scratch = [Path(tempfile.mkdtemp(prefix=f"mutate-{i}-")) for i in range(jobs)]
+    try:
+        for d in scratch:
+            copy_repo(REPO, d)
+        tests = test_files(scratch[0], args.tests or TEST_PATTERNS)
+        if not tests:
+            print("no test files matched", file=sys.stderr)
+            return 2
+        print(
+            f"{len(chosen)} mutations, {jobs} scratch cop{'y' if jobs == 1 else 'ies'}; tests: {' '.join(tests)}",
+            flush=True,
+        )
+        if not args.no_baseline:
+            t0 = time.perf_counter()
+            code, out = run_tests(scratch[0], tests, args.timeout)
+            if code != 0:
+                print(
+                    f"the unmutated copy fails its tests (exit {code}); fix that first:\n{out[-3000:]}", file=sys.stderr
+                )
+                return 2
+            print(f"baseline: the tests pass on the unmutated copy ({time.perf_counter() - t0:.0f} s)", flush=True)
+
+        results: list[Outcome] = []
+        free = list(scratch)
+
+        def work(m):
+            root = free.pop()
+            try:
+                return run_one(root, m, tests, args.timeout)
+            finally:
+                free.append(root)
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+            for r in ex.map(work, chosen):
+                results.append(r)
+                print(f"  {r.status:8s} {r.name:45s} {r.seconds:6.0f} s  {r.detail}", flush=True)
+    finally:
+        for d in scratch:
+            shutil.rmtree(d, ignore_errors=True)
+
+    killed = sum(r.status == "killed" for r in results)
+    survived = [r for r in results if r.status == "survived"]
+    errors = [r for r in results if r.status == "error"]
+    print()
+    print("| mutation | result | killed by | rule | Kafka 2.8 source |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in results:
+        print(
+            f"| `{r.name}`{' (review)' if r.review else ''} | {r.status} | {r.detail.replace('|', '/')} "
+            f"| {r.rule} | {r.source.replace('|', '/')} |"
+        )
+    print()
+    print(
+        f"kill rate: {killed}/{len(results)} ({100.0 * killed / len(results):.0f} %)"
+        + (f"; survived: {', '.join(r.name for r in survived)}" if survived else "")
+        + (f"; errors: {', '.join(r.name for r in errors)}" if errors else "")
+    )
+    if args.json:
+        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1), encoding="utf-8")
+    return 1 if survived or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
