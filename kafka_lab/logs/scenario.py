@@ -106,6 +106,9 @@ def _cluster(n_brokers: int, seed: int):
     from kafka_lab.sim import Cluster
 
     cluster = Cluster(n_brokers, seed=seed, control_plane={b: b % 2 == 0 for b in range(1, n_brokers + 1)})
+    # a log line needs the whole request (its payload, its response, who sent it), not the columns the
+    # request log streams answered Produce/Fetch requests into; a window is one simulated second, so it fits
+    cluster.log.keep_answered = True
     cluster.create_topic(TOPIC, 2 * n_brokers, min(3, n_brokers))
     return cluster
 
