@@ -14,3 +14,39 @@ settings.register_profile(
     derandomize=bool(os.environ.get("CI")),
 )
 settings.load_profile("kafka-lab")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def small_logs(tmp_path_factory):
+    """A generated log directory: 3 brokers, 90 simulated seconds with a leader move every 30 s (one
+    spike on each broker), seed 1. Shared by the log and Spark tests (small: a few thousand lines)."""
+    from kafka_lab.logs.scenario import generate
+
+    root = tmp_path_factory.mktemp("logs")
+    generate(root, hours=90 / 3600, brokers=3, seed=1, event_every_s=30)
+    return root
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One quiet local Spark session for the whole test run (kafka_lab.spark.session)."""
+    pytest.importorskip("pyspark")
+    from kafka_lab.spark.session import get_session
+
+    s = get_session("local[2]")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_tables(spark, small_logs):
+    """:func:`kafka_lab.spark.pipeline.parse` of ``small_logs``, records cached."""
+    from kafka_lab.spark.pipeline import parse
+
+    t = parse(spark, str(small_logs))
+    t.records.cache()
+    t.requests.cache()
+    return t

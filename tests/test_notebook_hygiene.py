@@ -93,6 +93,13 @@ REVEALING_CALLS = {
     "zombie_panel(": ("07.who_rejects", "07.fence_left"),
     "zombie_controller(": ("07.who_rejects", "07.fence_left"),
     "restart_race_table(": ("07.broker_epoch",),
+    "lines_table(": ("08.count_lines",),
+    "analyses.control_plane(": ("08.no_control_plane",),
+    "spark.sql(": ("08.no_control_plane",),
+    "controller_request_waits(": ("08.lai_p99",),
+    "queue_figure(": ("08.lai_p99",),
+    "truncated_records(": ("08.truncated",),
+    "latency_panel(": ("08.no_control_plane", "08.lai_p99"),
 }
 
 

@@ -149,11 +149,24 @@ CATALOGUE: list[Lab] = [
         "minutes into seconds, and because a deposed controller can still act, brokers and ZooKeeper fence it "
         "by its epoch, and the broker epoch fences requests meant for a broker's previous life.",
     ),
+    Lab(
+        "08_spark_logs",
+        "08 · a cluster's logs, with Spark",
+        "from a cluster's log files alone, which brokers lack the control plane, how long did their "
+        "`LeaderAndIsr` wait, and which acknowledged records were lost?",
+        "Kafka 2.8's log files and their layout; parsing them with PySpark's native functions into tables, "
+        "accounting for every line; finding the control plane, `LeaderAndIsr` queue times and `acks=1` "
+        "truncations in the logs; the same code on a Spark cluster, and the model's replications as Spark tasks",
+        "labs 03 to 06 (the request path, truncation, staleness); no Spark experience needed",
+        25,
+        "a broker's logs answer KIP-291's questions (the listener a `LeaderAndIsr` arrives on, its "
+        "`requestQueueTimeMs`, the truncations after it), and Spark reads them the same way on a laptop "
+        "or a cluster.",
+    ),
 ]
 
-PLANNED: list[Planned] = [
-    Planned("Spark", "reading a simulated cluster's logs with Spark, at scale"),
-]
+#: labs announced but not written yet (none at the moment): lab 00's map and the last lab's closing name them
+PLANNED: list[Planned] = []
 
 
 # -- what is generated ---------------------------------------------------------------------------------------
@@ -176,22 +189,25 @@ def footer_md(lab: Lab) -> str:
             f"**Next:** [{nxt.name}]({nxt.file}): {nxt.question[0].upper()}{nxt.question[1:]} "
             f"(about {nxt.minutes} minutes)"
         )
-    else:
+    elif PLANNED:
         text += (
             "**Next:** this is the last lab so far. Planned: "
             + "; ".join(f"**{p.name}** ({p.teaches})" for p in PLANNED)
             + f". Back to the map: [{CATALOGUE[0].name}]({CATALOGUE[0].file})."
         )
+    else:
+        text += f"**Next:** this is the last lab. Back to the map: [{CATALOGUE[0].name}]({CATALOGUE[0].file})."
     return text
 
 
 def map_md() -> str:
     rows = "\n".join(f"| [{lab.name}]({lab.file}) | {lab.question} | {lab.minutes} min |" for lab in CATALOGUE)
     planned = "\n".join(f"- **{p.name}**: {p.teaches};" for p in PLANNED).rstrip(";") + "."
+    planned = f"Planned next, in the same style:\n{planned}\n\n" if PLANNED else ""
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
-        f"{rows}\n\nPlanned next, in the same style:\n{planned}\n\n"
-        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 07 is the natural order."
+        f"{rows}\n\n{planned}"
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 07 → 08 is the natural order."
     )
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from kafka_lab.cli import main
+
+sys.exit(main())

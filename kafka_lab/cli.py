@@ -1,0 +1,150 @@
+"""``kafka-lab``: the command line (``python -m kafka_lab`` works the same).
+
+- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION]``: a simulated
+  cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
+- ``kafka-lab analyze LOGDIR --out DIR [--master URL]``: the Spark pipeline (:mod:`kafka_lab.spark`):
+  Parquet tables and ``summary.json``;
+- ``kafka-lab sweep [--backlog 100,200,400] [--control-plane both] [--replications R] [--seed S] [--master URL
+  | --no-spark] [--out FILE.csv]``: many seeded simulations as Spark tasks (:mod:`kafka_lab.spark.sweep`).
+
+Errors in the arguments or the input exit with status 2 and one line on stderr saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+__all__ = ["main"]
+
+
+def _generate(args) -> int:
+    from tqdm import tqdm
+
+    from kafka_lab.logs.scenario import WINDOW_MS, generate
+
+    total = round(args.hours * 3600_000 / WINDOW_MS)
+    t0 = time.perf_counter()
+    with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
+        truth = generate(
+            args.out,
+            hours=args.hours,
+            brokers=args.brokers,
+            seed=args.seed,
+            damage=args.damage,
+            start=args.start,
+            request_format=args.request_format,
+            roll=not args.no_roll,
+            event_every_s=args.event_every,
+            progress=bar.update,
+            gzip=args.gzip,
+        )
+    dt = time.perf_counter() - t0
+    n = truth["lines"]["lines_read"]
+    print(
+        f"wrote {n} lines ({truth['bytes'] / 1e6:.1f} MB) for {args.brokers} brokers in {dt:.1f} s "
+        f"({n / dt:,.0f} lines/s) to {args.out}; ground truth: {args.out}/ground-truth.json"
+    )
+    return 0
+
+
+def _analyze(args) -> int:
+    from kafka_lab.spark import pipeline, session
+
+    spark = session.get_session(master=args.master)
+    t0 = time.perf_counter()
+    summary = pipeline.analyze(spark, args.logdir, args.out)
+    print(json.dumps(summary, indent=1, sort_keys=True))
+    print(
+        f"analyzed {summary['lines_read']} lines in {time.perf_counter() - t0:.1f} s; tables in {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole numbers separated by commas, like 100,200,400; got {text!r}"
+        ) from None
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected whole numbers of at least 0, like 100,200,400; got {text!r}")
+    return values
+
+
+def _sweep(args) -> int:
+    from kafka_lab.spark import sweep
+
+    planes = {"both": [False, True], "on": [True], "off": [False]}[args.control_plane]
+    grid = {"backlog": args.backlog, "control_plane": planes}
+    t0 = time.perf_counter()
+    if args.no_spark:
+        results = sweep.run(grid, args.replications, args.seed)
+        where = "a local loop"
+    else:
+        from kafka_lab.spark import session
+
+        spark = session.get_session(master=args.master)
+        results = sweep.run(grid, args.replications, args.seed, spark=spark)
+        where = f"Spark ({spark.sparkContext.master})"
+    dt = time.perf_counter() - t0
+    if args.out:
+        results.to_csv(args.out, index=False)
+    print(sweep.summarise(results).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(
+        f"{len(results)} simulations on {where} in {dt:.1f} s" + (f"; every run in {args.out}" if args.out else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-lab", description="kafka-lab: Kafka 2.8 broker and controller internals")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate-logs", help="write a simulated cluster's logs in Kafka 2.8's formats")
+    g.add_argument("out", help="directory to write (one broker-<id>/ directory per broker)")
+    g.add_argument("--hours", type=float, default=1.0, help="simulated hours of logs (default 1)")
+    g.add_argument("--brokers", type=int, default=3, help="brokers in the cluster (default 3)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
+    g.add_argument("--damage", type=float, default=0.0, help="fraction of lines damaged: cut, garbage, stack traces")
+    g.add_argument("--event-every", type=int, default=300, help="seconds between leader moves with a spike (300)")
+    g.add_argument("--start", default="2024-03-04T00:00:00", help="UTC time of the first line (ISO 8601)")
+    g.add_argument(
+        "--request-format", choices=("json", "text"), default="json", help="2.8's JSON request log or 2.7's text"
+    )
+    g.add_argument("--no-roll", action="store_true", help="one file per log instead of hourly rolled files")
+    g.add_argument("--gzip", action="store_true", help="gzip each file (server.log.gz), as logrotate's compress")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    g.set_defaults(func=_generate)
+    a = sub.add_parser("analyze", help="parse a log directory with Spark into Parquet tables and summary.json")
+    a.add_argument("logdir", help="a directory of broker-<id>/ log directories (any URI Spark reads)")
+    a.add_argument("--out", required=True, help="where to write the tables and summary.json")
+    a.add_argument("--master", default=None, help="Spark master URL (default: $SPARK_MASTER or local[*])")
+    a.set_defaults(func=_analyze)
+    w = sub.add_parser("sweep", help="run many seeded simulations (a grid x replications) as Spark tasks")
+    w.add_argument("--backlog", type=_ints, default=[100, 200, 400], help="Produce backlogs, comma-separated")
+    w.add_argument("--control-plane", choices=("both", "on", "off"), default="both", help="KIP-291 control plane")
+    w.add_argument("--replications", type=int, default=3, help="seeded replications per grid point (default 3)")
+    w.add_argument("--seed", type=int, default=0, help="the sweep's seed (same seed, same table)")
+    w.add_argument("--master", default=None, help="Spark master URL (default: $SPARK_MASTER or local[*])")
+    w.add_argument("--no-spark", action="store_true", help="run the same tasks in a plain loop, without Spark")
+    w.add_argument("--out", default=None, help="write one row per simulation to this CSV file")
+    w.set_defaults(func=_sweep)
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError) as e:
+        print(f"kafka-lab {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

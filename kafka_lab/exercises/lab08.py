@@ -1,0 +1,220 @@
+"""Lab 08's guided exercises: a cluster's logs, read with Spark.
+
+The truth is the simulation's own record of what it wrote (the sample's ``ground-truth.json``,
+:func:`kafka_lab.logs.sample.ground_truth`) and the reference parser (:mod:`kafka_lab.logs.parse`),
+never the Spark pipeline the learner uses: a check cannot agree with a bug in the query it grades.
+"""
+
+from __future__ import annotations
+
+from kafka_lab.exercises import correct, exercise, incorrect
+from kafka_lab.exercises.answers import Choices, choice, number, whole_number, whole_numbers
+from kafka_lab.logs.parse import parse_lines
+from kafka_lab.logs.sample import ground_truth
+
+__all__ = ["STACK_TRACE", "COUNT_CHOICES", "lai_p99_truth", "no_control_plane_truth", "truncated_truth"]
+
+#: an ERROR record with a 4-line stack trace, as server.log holds them
+STACK_TRACE = [
+    "[2024-03-04 00:00:12,345] ERROR [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition "
+    "orders-1 at offset 4521 (kafka.server.ReplicaFetcherThread)",
+    "org.apache.kafka.common.errors.NotLeaderOrFollowerException: This server is not the leader for that "
+    "topic-partition.",
+    "\tat kafka.server.ReplicaFetcherThread.processPartitionData(ReplicaFetcherThread.scala:182)",
+    "\tat kafka.server.AbstractFetcherThread.processFetchRequest(AbstractFetcherThread.scala:339)",
+    "\tat kafka.server.AbstractFetcherThread.doWork(AbstractFetcherThread.scala:118)",
+]
+
+COUNT_CHOICES = Choices(
+    {
+        "a": "5 records: every line of a log file is a record",
+        "b": "1 record and 4 continuation lines, attached to it",
+        "c": "1 record and 4 rejected lines: they have no date",
+        "d": "nothing: stack traces are dropped before counting",
+    }
+)
+
+
+@exercise(
+    "08.count_lines",
+    solution="b",
+    wrong=["a", "c", "d", "e"],
+    prompt="An ERROR record in server.log is followed by its 4-line stack trace (STACK_TRACE). In "
+    "lines read = records + continuations + rejected, how do these 5 lines count? "
+    + "; ".join(f"({k}) {v}" for k, v in COUNT_CHOICES.items()),
+    explanation="log4j writes one event as one record; a Throwable's lines follow its message without a "
+    "layout prefix. A reader attaches them to the record, else a trace would look like garbage.",
+)
+def _(answer):
+    got = choice(answer, COUNT_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    parsed = parse_lines(STACK_TRACE, "server.log")
+    n_rec, n_cont, n_rej = len(parsed.records), parsed.continuations, len(parsed.rejected)
+    if got == "b":
+        return correct(
+            f"the reference parser reads {n_rec} record with {n_cont} continuation lines and {n_rej} rejected. "
+            "The exception's class and its 'at' lines carry no date: they belong to the record before them, "
+            "so a query on records sees one ERROR with its trace, and every line is still counted once."
+        )
+    if got == "a":
+        return incorrect(
+            "only the first line has log4j's layout ([date] LEVEL message (logger)); the others have none.",
+            hint="what does a record start with?",
+        )
+    if got == "c":
+        return incorrect(
+            "rejecting them would count a healthy stack trace as damage; they have a recognisable shape "
+            "(an exception class, indented 'at' lines) and follow a record.",
+            hint="rejected lines are those that fit nothing: garbage, a line cut short.",
+        )
+    return incorrect(
+        "then lines read would not add up: every line read is counted once, as a record, a continuation "
+        "or a rejected line.",
+        hint="look at the conservation rule: lines read = records + continuations + rejected.",
+    )
+
+
+def no_control_plane_truth() -> list[int]:
+    return sorted(int(b) for b, cp in ground_truth()["control_plane"].items() if not cp)
+
+
+@exercise(
+    "08.no_control_plane",
+    solution=[1, 3],
+    wrong=[[2], [1, 2, 3], [1]],
+    prompt="From the request log alone, which brokers run without the control plane "
+    "(no control.plane.listener.name)? Answer with a list of broker ids.",
+    explanation="A control plane listener carries the controller's requests and nothing else; without one, "
+    "LeaderAndIsr arrives on the inter-broker listener (PLAINTEXT), among the clients' requests.",
+)
+def _(answer):
+    got = whole_numbers(answer) if not isinstance(answer, int) else [answer]
+    if got is None:
+        return incorrect(f"{answer!r} is not a list of broker ids.", hint="answer like [1, 2].")
+    truth = no_control_plane_truth()
+    with_cp = sorted(int(b) for b, cp in ground_truth()["control_plane"].items() if cp)
+    if sorted(set(got)) == truth:
+        return correct(
+            f"brokers {truth} receive LeaderAndIsr on PLAINTEXT, the listener the clients' Produce and Fetch "
+            f"requests use; broker {with_cp[0]} receives it on CONTROLLER, which carries nothing else. The "
+            "cluster is half-way through KIP-291's migration."
+        )
+    if sorted(set(got)) == with_cp:
+        return incorrect(
+            f"broker {with_cp[0]} is the one *with* the control plane.",
+            hint="the question asks for the brokers without it.",
+        )
+    return incorrect(
+        "not quite: which listener does each broker's LeaderAndIsr arrive on, and what else arrives there?",
+        hint="requests.where(\"api = 'LEADER_AND_ISR'\").groupBy('broker', 'listener').count()",
+    )
+
+
+def lai_p99_truth() -> dict[int, float]:
+    """p99 of requestQueueTimeMs of LeaderAndIsr per broker (the simulation's exact percentile)."""
+    out = {}
+    for r in ground_truth()["requests"]:
+        if r["api"] == "LEADER_AND_ISR":
+            out[r["broker"]] = r["requestQueueTimeMs_p99"]
+    return dict(sorted(out.items()))
+
+
+def _ms_list(answer):
+    if isinstance(answer, dict):
+        try:
+            answer = [answer[k] for k in sorted(answer)]
+        except TypeError:
+            return None
+    if isinstance(answer, (list, tuple)):
+        vals = [number(a) for a in answer]
+        return None if None in vals else vals
+    return None
+
+
+@exercise(
+    "08.lai_p99",
+    solution=[9.08, 0.0, 5.51],
+    wrong=[[0, 0, 0], [0.00908, 0, 0.00551], [1.05, 1.05, 1.05], [9.27, 0.0, 5.62]],
+    prompt="The p99 of LeaderAndIsr's requestQueueTimeMs on each broker, in ms: a list in broker order "
+    "[broker 1, broker 2, broker 3] (two decimals are enough).",
+    explanation="percentile('requestQueueTimeMs', 0.99) grouped by broker, on LEADER_AND_ISR rows: the "
+    "brokers without the control plane queue it behind the spike's requests.",
+)
+def _(answer):
+    got = _ms_list(answer)
+    truth = lai_p99_truth()
+    want = list(truth.values())
+    if got is None:
+        return incorrect(f"{answer!r} is not a list of numbers.", hint="answer like [1.5, 0.0, 2.25].")
+    if len(got) != len(want):
+        return incorrect(f"the cluster has {len(want)} brokers: give one number each.", hint="[broker 1, 2, 3]")
+
+    def close(a, b):
+        return abs(a - b) <= max(0.02, 0.01 * b)
+
+    if all(close(g, w) for g, w in zip(got, want)):
+        slow = max(truth, key=truth.get)
+        return correct(
+            "the log says "
+            + ", ".join(f"broker {b}: {v:.2f} ms" for b, v in truth.items())
+            + f". Broker {slow} queues its LeaderAndIsr longest: it has no control plane and its request queue "
+            "holds the spike's produce requests; the broker with the control plane takes it at once."
+        )
+    if all(close(g * 1000, w) for g, w in zip(got, want)):
+        return incorrect("those are seconds; the request log's times are in ms.", hint="multiply by 1000.")
+    if all(g == 0 for g in got):
+        return incorrect(
+            "the LeaderAndIsr waits on two of the brokers.", hint="look at the brokers without the control plane."
+        )
+    if any(not close(g, w) for g, w in zip(got, want)) and all(g >= w - 0.02 for g, w in zip(got, want)):
+        return incorrect(
+            "close, but higher than the p99 on some broker: is that the maximum? The 99th percentile of a few "
+            "values interpolates between the two largest.",
+            hint="percentile(col, 0.99), not max(col).",
+        )
+    return incorrect(
+        "not these numbers. Take LEADER_AND_ISR rows, group by broker, and the 99th percentile of "
+        "requestQueueTimeMs (not localTimeMs or totalTimeMs).",
+        hint="requests.where(\"api = 'LEADER_AND_ISR'\").groupBy('broker').agg(F.percentile('requestQueueTimeMs', 0.99))",
+    )
+
+
+def truncated_truth() -> dict:
+    """Records truncated per (broker, partition), and their total."""
+    rows = ground_truth()["truncations"]
+    return {"total": sum(r["records"] for r in rows), "rows": rows}
+
+
+@exercise(
+    "08.truncated",
+    solution=2790,
+    wrong=[4, 1480, 0, 3],
+    prompt="How many records, in the whole sample, did an old leader acknowledge (acks=1) and then truncate "
+    "when it became a follower? Answer with one whole number.",
+    explanation="Each truncation line in server.log says where the follower truncates to; the records "
+    "between that offset and its log end offset when it became a follower are gone.",
+)
+def _(answer):
+    got = whole_number(answer)
+    t = truncated_truth()
+    if got is None:
+        return incorrect(f"{answer!r} is not a whole number of records.", hint="answer like 1200.")
+    per = ", ".join(f"broker {r['broker']} {r['topic']}-{r['partition']}: {r['records']}" for r in t["rows"])
+    if got == t["total"]:
+        return correct(
+            f"{t['total']} records were acknowledged and thrown away ({per}). The broker with the control plane "
+            "loses only what its followers had not yet fetched; those without it keep appending until their "
+            "late LeaderAndIsr is handled."
+        )
+    if got == len(t["rows"]) or got == sum(r["events"] for r in t["rows"]):
+        return incorrect("that counts truncation events, not records.", hint="each event removes many records.")
+    if got in {r["records"] for r in t["rows"]}:
+        return incorrect("that is one partition on one broker; the question asks for the whole sample.", hint=per)
+    if got == 0:
+        return incorrect("acks=1 records were lost here.", hint="look for 'Truncating' in server.log.")
+    return incorrect(
+        "not this number. Sum, over the truncations table, the log end offset at become-follower minus the "
+        "offset truncated to.",
+        hint="truncated_records(tables.truncations)['records'].sum()",
+    )

@@ -1,0 +1,265 @@
+"""From a simulated cluster to its brokers' log lines: one source of truth, the simulation's own records.
+
+:func:`render` reads what a finished :class:`~kafka_lab.sim.cluster.Cluster` run kept and writes, for a
+window of simulated time, the lines each broker's log4j would have written (docs/kafka-reference.md §4):
+
+================== ====================================================================================
+``kafka-request``  one ``Completed request:`` line per request a broker finished, at its ``end`` (the
+                   request log: ``cluster.log``, :mod:`.requestlog`)
+``state-change``   on each broker, the LeaderAndIsr it handles (``Handling ...`` when a handler takes it,
+                   the become-leader / become-follower lines and ``Finished ...`` when its work is done),
+                   each UpdateMetadata applied to its metadata cache and each StopReplica; on the
+                   controller's broker, each decision (``Changed partition ...``) and what it sends
+                   (the controller's decisions and its requests)
+``server``         truncation (``Truncating to offset ...``, and the fetcher's warning below the high
+                   watermark), the fetcher changes of a become-follower (the replica managers' events)
+``controller``     written by the scenario (:mod:`.scenario`): election, auto-rebalance checks
+================== ====================================================================================
+
+A :class:`Line` keeps its time in simulated ms and its text without the ``[%d]`` date, so that the
+writer can place a window anywhere on the clock. Request lines keep their correlation id apart
+(``head``, ``correlation_id``, ``tail``), so that a window written more than once continues each
+client's correlation ids instead of repeating them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import messages as m
+from .requestlog import BrokerView, json_message, text_message
+
+__all__ = ["FILES", "Line", "render", "render_request", "MARKER"]
+
+#: the four files of a broker's log directory, as Kafka's ``config/log4j.properties`` names them
+FILES = ("server", "state-change", "kafka-request", "controller")
+SERVER, STATE, REQUEST, CONTROLLER = range(4)
+
+#: a correlation id no request has: rendered, then cut out of the text
+MARKER = 1987654321
+
+
+@dataclass(slots=True)
+class Line:
+    """One log line: when (simulated ms), which broker and file, and its text after ``[%d]``."""
+
+    time_ms: float
+    broker: int
+    file: int  # index into FILES
+    head: str  # " LEVEL message (logger)", or for a request line the text before the correlation id
+    client: str | None = None  # a request line: the client whose correlation ids continue
+    correlation_id: int = 0
+    tail: str = ""  # a request line: the text after the correlation id
+    seq: int = 0  # order among lines of the same time (a window keeps the order it wrote them in)
+
+    def text(self, correlation_id: int | None = None) -> str:
+        if self.client is None:
+            return self.head
+        return f"{self.head}{self.correlation_id if correlation_id is None else correlation_id}{self.tail}"
+
+
+def _fmt(level: str, logger: str, message: str) -> str:
+    return f" {level} {message} ({logger})"
+
+
+def render_request(req, view: BrokerView, fmt: str = "json") -> tuple[str, str]:
+    """``(head, tail)`` of a request line around its correlation id."""
+    if fmt == "json":
+        msg = json_message(req, view, correlation_id=MARKER)
+    elif fmt == "text":
+        msg = text_message(req, view, correlation_id=MARKER)
+    else:
+        raise ValueError(f"request log format is 'json' (2.8) or 'text' (2.7 and earlier), got {fmt!r}")
+    head, tail = _fmt("DEBUG", "kafka.request.logger", msg).split(str(MARKER), 1)
+    return head, tail
+
+
+def _ok(t) -> bool:
+    return t == t and not math.isinf(t)
+
+
+def render(cluster, t0: float, t1: float, *, request_format: str = "json", views: dict | None = None) -> list[Line]:
+    """Every line the cluster's brokers wrote in ``[t0, t1)`` simulated ms, in time order per broker and file."""
+    views = views or {bid: BrokerView(cluster, bid) for bid in cluster.brokers}
+    lines: list[Line] = []
+    seq = 0
+
+    def add(t, broker, f, lmm, req=None):
+        """One line; ``req``: the controller request whose correlation id the message names (rendered as
+        :data:`MARKER` and cut out, so that a window written again continues the controller's ids)."""
+        nonlocal seq
+        if t0 <= t < t1:
+            text = _fmt(*lmm)
+            if req is None:
+                lines.append(Line(t, broker, f, text, seq=seq))
+            else:
+                head, tail = text.split(str(MARKER), 1)
+                lines.append(Line(t, broker, f, head, req.client_id, req.correlation_id, tail, seq))
+            seq += 1
+
+    # -- replica-manager events, per broker in time order: what LeaderAndIsr did and what the fetcher truncated
+    epochs: dict = {}  # (broker, tp) -> last leader epoch seen (all partitions start at epoch 0)
+    follower_state: dict = {}  # (broker, tp) -> (leader, hw) at the last become-follower
+    events_at: dict = {}  # (broker, time) -> [(kind, tp, detail)]
+    for bid, b in sorted(cluster.brokers.items()):
+        for t, kind, topic, part, d in b.replica_manager.events:
+            events_at.setdefault((bid, t), []).append((kind, (topic, part), d))
+
+    requests = [r for r in cluster.log if _ok(r.end)]
+    # handled controller requests on each broker, by the time their work was done
+    lai_at = {}
+    for r in requests:
+        if r.api == "LeaderAndIsr" and _ok(r.api_local_complete):
+            lai_at[(r.connection.broker_id, r.api_local_complete)] = r
+
+    for (bid, t), evs in sorted(events_at.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        req = lai_at.get((bid, t))
+        leaders = [(tp, d) for kind, tp, d in evs if kind == "become_leader"]
+        followers = [(tp, d) for kind, tp, d in evs if kind == "become_follower"]
+        if req is not None:
+            p = req.payload
+            ctl, cep = p["controller_id"], p["controller_epoch"]
+            add(req.dequeue, bid, STATE, m.handling_leader_and_isr(bid, MARKER, ctl, len(req.partitions)), req)
+            if leaders:
+                add(t, bid, STATE, m.stopped_fetchers_become_leader(bid, MARKER, ctl, cep, len(leaders)), req)
+        for tp, d in leaders:
+            prev = epochs.get((bid, tp), 0)
+            add(
+                t,
+                bid,
+                STATE,
+                m.leader_starts(bid, m.tp_name(*tp), d["leader_epoch"], d["leo"], d["hw"], d["isr"], prev),
+            )
+            epochs[(bid, tp)] = d["leader_epoch"]
+        for tp, d in followers:
+            prev = epochs.get((bid, tp), 0)
+            add(t, bid, STATE, m.follower_starts(bid, m.tp_name(*tp), d["leader_epoch"], d["leo"], d["hw"], prev))
+            epochs[(bid, tp)] = d["leader_epoch"]
+            follower_state[(bid, tp)] = (d["leader"], d["hw"])
+        if followers:
+            add(t, bid, SERVER, m.removed_fetcher(bid, [m.tp_name(*tp) for tp, _ in followers]))
+            if req is not None:
+                p = req.payload
+                add(
+                    t,
+                    bid,
+                    STATE,
+                    m.stopped_fetchers_become_follower(
+                        bid, p["controller_id"], p["controller_epoch"], MARKER, len(followers)
+                    ),
+                    req,
+                )
+            per_leader: dict = {}
+            for tp, d in followers:
+                per_leader.setdefault(d["leader"], []).append((m.tp_name(*tp), d["leader_epoch"], d["leo"]))
+            for leader, states in sorted(per_leader.items()):
+                if leader in views:
+                    host, port = views[bid].inter_broker_endpoint(leader)
+                    add(t, bid, SERVER, m.added_fetcher(bid, leader, host, port, states))
+        if req is not None:
+            p = req.payload
+            elapsed = math.floor(req.api_local_complete) - math.floor(req.dequeue)
+            add(
+                t,
+                bid,
+                STATE,
+                m.finished_leader_and_isr(bid, elapsed, MARKER, p["controller_id"], len(req.partitions)),
+                req,
+            )
+        for kind, tp, d in evs:
+            if kind != "truncated":
+                continue
+            name = m.tp_name(*tp)
+            leo_before = d["leo"] + d["removed_records"]
+            if d["offset"] >= leo_before:
+                add(t, bid, SERVER, m.truncating_no_effect(name, d["offset"], leo_before))
+            else:
+                add(t, bid, SERVER, m.truncating_log(name, d["offset"]))
+            leader, hw = follower_state.get((bid, tp), (None, None))
+            if hw is not None and d["offset"] < hw:
+                add(t, bid, SERVER, m.truncating_below_hw(bid, leader, name, d["offset"], hw))
+
+    # -- controller requests handled on each broker (other than LeaderAndIsr, done above)
+    for r in requests:
+        bid = r.connection.broker_id
+        if r.api == "UpdateMetadata" and _ok(r.api_local_complete) and r.error == "NONE":
+            p = r.payload
+            states = p["partition_states"]
+            deleted = sum(1 for s in states if s["leader"] == -2)
+            add(
+                r.api_local_complete,
+                bid,
+                STATE,
+                m.metadata_cache_updated(
+                    bid, len(states) - deleted, deleted, p["controller_id"], p["controller_epoch"], MARKER
+                ),
+                r,
+            )
+        elif r.api == "StopReplica" and _ok(r.dequeue):
+            p = r.payload
+            add(r.dequeue, bid, STATE, m.handling_stop_replica(bid, MARKER, p["controller_id"], len(r.partitions)), r)
+        elif r.api == "LeaderAndIsr" and (bid, r.api_local_complete) not in events_at and _ok(r.dequeue):
+            p = r.payload  # a LeaderAndIsr that changed nothing (stale epochs): handled and finished all the same
+            add(r.dequeue, bid, STATE, m.handling_leader_and_isr(bid, MARKER, p["controller_id"], len(r.partitions)), r)
+            elapsed = math.floor(r.api_local_complete) - math.floor(r.dequeue)
+            add(
+                r.api_local_complete,
+                bid,
+                STATE,
+                m.finished_leader_and_isr(bid, elapsed, MARKER, p["controller_id"], len(r.partitions)),
+                r,
+            )
+
+    # -- the controller's side: its decisions and what it sends, on its own broker's state-change.log
+    ctl = cluster.controller
+    cb = ctl.id
+    if cb in cluster.brokers:
+        decided = {}
+        for t, topic, part, leader, epoch in ctl.decisions:
+            decided[(topic, part, epoch)] = t
+            st = ctl.state.get((topic, part))
+            isr = st["isr"] if st is not None else []
+            zkv = st["zk_version"] if st is not None else 0
+            add(t, cb, STATE, m.changed_partition(cb, ctl.epoch, m.tp_name(topic, part), leader, epoch, isr, zkv))
+        um_groups: dict = {}
+        for r in cluster.log:
+            if not r.is_controller or not _ok(r.sent):
+                continue
+            p = r.payload
+            states = p["partition_states"]
+            when = min(
+                (
+                    decided[(s["topic"], s["partition"], s["leader_epoch"])]
+                    for s in states
+                    if (s["topic"], s["partition"], s.get("leader_epoch")) in decided
+                ),
+                default=r.sent,
+            )
+            when = min(when, r.sent)
+            if r.api == "LeaderAndIsr":
+                n_lead = sum(1 for s in states if s["leader"] == r.connection.broker_id)
+                add(
+                    when,
+                    cb,
+                    STATE,
+                    m.sending_leader_and_isr(
+                        cb, p["controller_epoch"], r.connection.broker_id, n_lead, len(states) - n_lead
+                    ),
+                )
+            elif r.api == "UpdateMetadata":
+                key = (when, tuple((s["topic"], s["partition"], s["leader_epoch"]) for s in states))
+                um_groups.setdefault(key, (p["controller_epoch"], []))[1].append(r.connection.broker_id)
+        for (when, key), (cep, brokers) in sorted(um_groups.items(), key=lambda kv: kv[0][0]):
+            add(when, cb, STATE, m.sending_update_metadata(cb, cep, brokers, len(key)))
+
+    # -- the request log
+    for r in requests:
+        if t0 <= r.end < t1:
+            bid = r.connection.broker_id
+            head, tail = render_request(r, views[bid], request_format)
+            lines.append(Line(r.end, bid, REQUEST, head, r.client_id, r.correlation_id, tail, seq))
+            seq += 1
+
+    lines.sort(key=lambda ln: (ln.time_ms, ln.seq))
+    return lines

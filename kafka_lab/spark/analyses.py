@@ -1,0 +1,220 @@
+"""The questions lab 08 asks of a cluster's logs, on the tables of :mod:`.pipeline`.
+
+Each function takes Spark DataFrames and returns a small pandas DataFrame (the answer, ordered), so a
+notebook can show or plot it. Each agrees with the generator's ground truth (tests/test_spark_pipeline.py).
+
+- :func:`request_percentiles`: count and exact percentiles (``percentile``, linear interpolation, as
+  numpy's default) of each request-log phase, per broker, API and listener;
+- :func:`latency_over_time`: the same per time bucket;
+- :func:`control_plane`: which brokers have a control plane (KIP-291), from the request log alone: the
+  listener a broker receives LeaderAndIsr on carries nothing else when it is a control plane;
+- :func:`controller_request_waits`: LeaderAndIsr and UpdateMetadata queue times per broker;
+- :func:`staleness`: per controller decision and broker, how long the broker's metadata stayed stale
+  (the decision's ``Changed partition`` line to the broker's ``UpdateMetadata`` that carried it);
+- :func:`truncated_records`: records truncated per broker and partition;
+- :func:`controller_timeline`: the controller's log and its partition decisions, in order.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PHASES",
+    "CONTROLLER_APIS",
+    "request_percentiles",
+    "latency_over_time",
+    "control_plane",
+    "controller_request_waits",
+    "staleness",
+    "staleness_by_broker",
+    "truncated_records",
+    "controller_timeline",
+]
+
+PHASES = ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "responseQueueTimeMs", "sendTimeMs")
+CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
+
+
+def _check_quantiles(quantiles) -> tuple:
+    qs = tuple(float(q) for q in quantiles)
+    if not qs or any(not 0.0 <= q <= 1.0 for q in qs):
+        raise ValueError(f"quantiles are numbers between 0 and 1, got {quantiles!r}")
+    return qs
+
+
+def _pname(phase: str, q: float) -> str:
+    return f"{phase}_p{round(q * 100)}" if q * 100 == round(q * 100) else f"{phase}_p{q * 100:g}"
+
+
+def request_percentiles(requests, by=("broker", "api", "listener"), phases=PHASES, quantiles=(0.5, 0.99)):
+    """``count`` and ``<phase>_p<q>`` per group ``by`` (pandas, ordered by ``by``)."""
+    from pyspark.sql import functions as F
+
+    qs = _check_quantiles(quantiles)
+    unknown = set(phases) - set(PHASES)
+    if unknown:
+        raise ValueError(f"unknown phase(s) {sorted(unknown)}; the request log's phases are {list(PHASES)}")
+    aggs = [F.count("*").alias("count")]
+    for p in phases:
+        for q in qs:
+            aggs.append(F.percentile(F.col(p), F.lit(q)).alias(_pname(p, q)))
+    return requests.groupBy(*by).agg(*aggs).orderBy(*by).toPandas()
+
+
+def latency_over_time(
+    requests, every: str = "1 minute", phase: str = "requestQueueTimeMs", quantile: float = 0.99, apis=None
+):
+    """Per time bucket (``window_start``), broker and API: ``count`` and the ``quantile`` of ``phase``."""
+    from pyspark.sql import functions as F
+
+    (q,) = _check_quantiles([quantile])
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; the request log's phases are {list(PHASES)}")
+    df = requests if apis is None else requests.where(F.col("api").isin(list(apis)))
+    return (
+        df.groupBy(F.window("timestamp", every).start.alias("window_start"), "broker", "api")
+        .agg(F.count("*").alias("count"), F.percentile(F.col(phase), F.lit(q)).alias(_pname(phase, q)))
+        .orderBy("window_start", "broker", "api")
+        .toPandas()
+    )
+
+
+def control_plane(requests):
+    """Per broker: the listener LeaderAndIsr arrives on, the requests of other APIs on it, and ``control_plane``
+    (True when that listener carries controller requests only: ``control.plane.listener.name`` is set)."""
+    from pyspark.sql import functions as F
+
+    lai = requests.where(F.col("api") == "LEADER_AND_ISR").select("broker", "listener").distinct()
+    other = (
+        requests.where(~F.col("api").isin(list(CONTROLLER_APIS)))
+        .groupBy("broker", "listener")
+        .agg(F.count("*").alias("other_requests"))
+    )
+    return (
+        lai.join(other, ["broker", "listener"], "left")
+        .select(
+            "broker",
+            F.col("listener").alias("controller_listener"),
+            F.coalesce("other_requests", F.lit(0)).alias("other_requests"),
+            (F.coalesce("other_requests", F.lit(0)) == 0).alias("control_plane"),
+        )
+        .orderBy("broker")
+        .toPandas()
+    )
+
+
+def controller_request_waits(requests, quantiles=(0.5, 0.99)):
+    """LeaderAndIsr and UpdateMetadata per broker: count, percentiles and max of ``requestQueueTimeMs``."""
+    from pyspark.sql import functions as F
+
+    qs = _check_quantiles(quantiles)
+    aggs = [F.count("*").alias("count")]
+    aggs += [F.percentile("requestQueueTimeMs", F.lit(q)).alias(_pname("requestQueueTimeMs", q)) for q in qs]
+    aggs.append(F.max("requestQueueTimeMs").alias("requestQueueTimeMs_max"))
+    return (
+        requests.where(F.col("api").isin("LEADER_AND_ISR", "UPDATE_METADATA"))
+        .groupBy("broker", "listener", "api")
+        .agg(*aggs)
+        .orderBy("api", "broker")
+        .toPandas()
+    )
+
+
+def _um_schema():
+    from pyspark.sql import types as T
+
+    ps = T.StructType([T.StructField("partitionIndex", T.IntegerType()), T.StructField("leaderEpoch", T.IntegerType())])
+    ts = T.StructType([T.StructField("topicName", T.StringType()), T.StructField("partitionStates", T.ArrayType(ps))])
+    return T.StructType([T.StructField("topicStates", T.ArrayType(ts))])
+
+
+def staleness(state_changes, requests):
+    """Spark DataFrame: per controller decision and broker, ``stale_ms`` = when the broker applied an
+    UpdateMetadata carrying the partition at the decision's leader epoch (or newer) − the decision's time."""
+    from pyspark.sql import functions as F
+
+    decisions = state_changes.where(F.col("event") == "partition_changed").select(
+        F.col("actor_id").alias("controller"),
+        "topic",
+        F.col("partition").cast("int").alias("partition"),
+        "leader_epoch",
+        F.unix_millis("timestamp").alias("decided_ms"),
+    )
+    applied = state_changes.where(F.col("event") == "update_metadata_applied").select(
+        "broker",
+        "correlation_id",
+        F.col("controller_id").alias("controller"),
+        F.unix_millis("timestamp").alias("applied_ms"),
+    )
+    j = F.from_json("request", _um_schema())
+    carried = (
+        requests.where((F.col("api") == "UPDATE_METADATA") & F.col("request").isNotNull())
+        .select(
+            "broker",
+            F.col("client_id").cast("long").alias("controller"),
+            "correlation_id",
+            F.explode(j["topicStates"]).alias("t"),
+        )
+        .select(
+            "broker",
+            "controller",
+            "correlation_id",
+            F.col("t.topicName").alias("topic"),
+            F.explode("t.partitionStates").alias("p"),
+        )
+        .select(
+            "broker",
+            "controller",
+            "correlation_id",
+            "topic",
+            F.col("p.partitionIndex").alias("partition"),
+            F.col("p.leaderEpoch").alias("epoch"),
+        )
+    )
+    um = applied.join(carried, ["broker", "controller", "correlation_id"])
+    cand = decisions.join(um, ["controller", "topic", "partition"]).where(
+        (F.col("epoch") >= F.col("leader_epoch")) & (F.col("applied_ms") >= F.col("decided_ms"))
+    )
+    return cand.groupBy("broker", "topic", "partition", "leader_epoch", "decided_ms").agg(
+        (F.min("applied_ms") - F.col("decided_ms")).alias("stale_ms")
+    )
+
+
+def staleness_by_broker(state_changes, requests):
+    """Per broker: staleness ``windows``, ``p50_ms`` and ``max_ms`` (pandas)."""
+    from pyspark.sql import functions as F
+
+    return (
+        staleness(state_changes, requests)
+        .groupBy("broker")
+        .agg(
+            F.count("*").alias("windows"),
+            F.percentile("stale_ms", F.lit(0.5)).alias("p50_ms"),
+            F.max("stale_ms").alias("max_ms"),
+        )
+        .orderBy("broker")
+        .toPandas()
+    )
+
+
+def truncated_records(truncations):
+    """Per broker and partition: truncations and records truncated (pandas)."""
+    from pyspark.sql import functions as F
+
+    return (
+        truncations.groupBy("broker", "topic", "partition")
+        .agg(F.count("*").alias("events"), F.sum("records").alias("records"))
+        .orderBy("broker", "topic", "partition")
+        .toPandas()
+    )
+
+
+def controller_timeline(controller_events, state_changes, limit: int | None = 200):
+    """The controller's log (``controller.log``) and its partition decisions (``state-change.log``), in order."""
+    from pyspark.sql import functions as F
+
+    ev = controller_events.select("timestamp", "broker", "event", "message")
+    dec = state_changes.where(
+        F.col("event").isin("partition_changed", "leader_and_isr_sent", "update_metadata_sent")
+    ).select("timestamp", "broker", "event", "message")
+    df = ev.unionByName(dec).orderBy("timestamp", "event")
+    return (df.limit(limit) if limit else df).toPandas()

@@ -1,0 +1,113 @@
+"""Lab 08's figures and panel: a cluster's logs, read with Spark.
+
+The numbers come from :mod:`kafka_lab.spark.analyses` (Spark); this module only draws them.
+
+- :func:`lines_table`: where every line read went (records, continuations, rejected), against the
+  generator's own counts;
+- :func:`queue_figure`: per second, a phase's p99 per API on one broker (the spikes, and the
+  LeaderAndIsr that waits in them);
+- :func:`latency_panel`: the live experiment: pick a broker (primary) and a phase; the figure and a
+  one-line summary redraw from Spark.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+
+from kafka_lab.spark import analyses
+
+from . import PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
+
+__all__ = ["lines_table", "queue_figure", "latency_panel", "API_COLOURS"]
+
+#: one colour per API, in every figure of the lab
+API_COLOURS = {
+    "PRODUCE": PALETTE[0],
+    "FETCH": PALETTE[1],
+    "METADATA": PALETTE[2],
+    "UPDATE_METADATA": PALETTE[5],
+    "LEADER_AND_ISR": PALETTE[3],  # drawn last: on top of an UpdateMetadata at the same point
+}
+
+
+def lines_table(counts: dict, truth: dict | None = None) -> widgets.HTML:
+    """Lines read, records, continuations, rejected (and the generator's counts beside them)."""
+    keys = ("lines_read", "records", "continuations", "rejected")
+    header = ["", "Spark read"] + (["the generator wrote"] if truth else [])
+    rows = [[k.replace("_", " "), f"{counts[k]:,}"] + ([f"{truth[k]:,}"] if truth else []) for k in keys]
+    total = counts["records"] + counts["continuations"] + counts["rejected"]
+    rows.append(["records + continuations + rejected", f"{total:,}"] + ([""] if truth else []))
+    return widgets.HTML(html_table(header, rows, numeric=(1, 2)))
+
+
+def queue_figure(per_second: pd.DataFrame, broker: int, phase: str = "requestQueueTimeMs") -> go.Figure:
+    """Per second, the p99 of ``phase`` per API on ``broker`` (``per_second``: :func:`analyses.latency_over_time`)."""
+    col = f"{phase}_p99"
+    df = per_second[per_second["broker"] == broker]
+    fig = go.Figure()
+    for api, colour in API_COLOURS.items():
+        d = df[df["api"] == api]
+        if d.empty:
+            continue
+        controller = api in ("LEADER_AND_ISR", "UPDATE_METADATA")
+        fig.add_trace(
+            go.Scatter(
+                x=d["window_start"],
+                y=d[col],
+                name=api,
+                mode="markers" if controller else "lines",
+                marker=dict(color=colour, size=11 if controller else 4, symbol="diamond" if controller else "circle"),
+                line=dict(color=colour, width=1.5),
+                hovertemplate=f"{api}<br>%{{x|%H:%M:%S}}<br>p99 {phase} %{{y:.2f}} ms<br>%{{customdata}} requests"
+                "<extra></extra>",
+                customdata=d["count"],
+            )
+        )
+    fig.update_layout(
+        template=TEMPLATE,
+        title=f"Broker {broker}: p99 {phase} per second, per API (from its kafka-request.log)",
+        xaxis_title="time (UTC, from the log's dates)",
+        yaxis_title=f"p99 {phase} (ms)",
+        height=380,
+        margin=dict(l=60, r=20, t=50, b=50),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    return fig
+
+
+def latency_panel(requests, broker: int = 1, phase: str = "requestQueueTimeMs") -> widgets.VBox:
+    """The live experiment on the parsed ``requests`` (a Spark DataFrame): broker (primary) and phase."""
+    brokers = [int(r[0]) for r in requests.select("broker").distinct().orderBy("broker").collect()]
+    pick = primary(widgets.Dropdown(options=[(f"broker {b}", b) for b in brokers], value=broker, description="broker"))
+    phases = widgets.Dropdown(options=list(analyses.PHASES), value=phase, description="phase")
+    cache: dict = {}
+    note = widgets.HTML()
+    out = widgets.Output()
+
+    def per_second(p):
+        if p not in cache:
+            cache[p] = analyses.latency_over_time(requests, every="1 second", phase=p)
+        return cache[p]
+
+    def redraw(_=None):
+        df = per_second(phases.value)
+        col = f"{phases.value}_p99"
+        mine = df[df["broker"] == pick.value]
+        worst = mine.loc[mine[col].idxmax()] if not mine.empty else None
+        lai = mine[mine["api"] == "LEADER_AND_ISR"]
+        note.value = (
+            f"<b>broker {pick.value}</b>: {int(mine['count'].sum()):,} requests in the log; the worst second's p99 "
+            f"{html.escape(phases.value)} is <b>{worst[col]:.2f} ms</b> ({html.escape(str(worst['api']))} at "
+            f"{worst['window_start']:%H:%M:%S}); its LeaderAndIsr requests' worst p99 is "
+            f"<b>{(lai[col].max() if not lai.empty else float('nan')):.2f} ms</b>."
+        )
+        show_figure(queue_figure(df, pick.value, phases.value), out)
+
+    pick.observe(redraw, names="value")
+    phases.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([pick, phases]), primary_output(widgets.VBox([note, out]))])

@@ -1,0 +1,137 @@
+"""Lab 08: the committed sample is what the generator writes, and every number the lab teaches comes out
+of the same Spark calls on it, against the simulation's ground truth (an independent record) or a
+reference parse of the gzip files in plain Python."""
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kafka_lab.exercises import check
+from kafka_lab.exercises import lab08 as ex
+from kafka_lab.logs.parse import Parsed, parse_lines
+from kafka_lab.logs.sample import SAMPLE_DIR, SAMPLE_OPTIONS, ground_truth, sample_dir
+from kafka_lab.logs.scenario import generate
+
+LAB = Path(__file__).resolve().parent.parent / "labs" / "08_spark_logs.ipynb"
+CELLS = json.loads(LAB.read_text())["cells"]
+SRC = "\n".join("".join(c["source"]) for c in CELLS)
+PROSE = " ".join(" ".join("".join(c["source"]).split()) for c in CELLS if c["cell_type"] == "markdown")
+
+
+def test_the_committed_sample_is_what_the_generator_writes(tmp_path):
+    truth = generate(tmp_path, **SAMPLE_OPTIONS)
+    assert truth == ground_truth()
+    ours = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    committed = sorted(p.relative_to(SAMPLE_DIR) for p in SAMPLE_DIR.rglob("*") if p.is_file())
+    assert ours == committed
+    for rel in ours:
+        assert (tmp_path / rel).read_bytes() == (SAMPLE_DIR / rel).read_bytes(), rel
+    # small enough to commit: data/README.md says a few MB at most
+    assert sum((SAMPLE_DIR / rel).stat().st_size for rel in committed) < 2_000_000
+
+
+def test_the_gzip_files_read_back_to_the_ground_truth_counts():
+    """The reference parser (plain Python) on the gzip files gives the generator's counts."""
+    out = Parsed()
+    for path in sorted(sample_dir().rglob("*.log*")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        parse_lines(lines, str(path.relative_to(SAMPLE_DIR)), out)
+    t = ground_truth()["lines"]
+    assert (out.lines_read, len(out.records), out.continuations, len(out.rejected)) == (
+        t["lines_read"],
+        t["records"],
+        t["continuations"],
+        t["rejected"],
+    )
+
+
+def test_the_prose_numbers_are_the_ground_truth():
+    t = ground_truth()
+    for key in ("lines_read", "records", "continuations", "rejected"):
+        assert f"**{t['lines'][key]:,}**" in PROSE, key
+    p99 = ex.lai_p99_truth()
+    assert p99[2] == 0 and f"**{p99[1]:.2f} ms** on broker 1" in PROSE and f"**{p99[3]:.2f} ms** on broker 3" in PROSE
+    tr = ex.truncated_truth()
+    assert f"**{tr['total']:,}** records" in PROSE
+    per_broker = {}
+    for r in tr["rows"]:
+        per_broker[r["broker"]] = per_broker.get(r["broker"], 0) + r["records"]
+    assert f"{per_broker[1]:,} on broker 1" in PROSE and f"{per_broker[3]:,} on broker 3" in PROSE
+    assert f"{per_broker[2]:,} on broker 2" in PROSE
+    assert ex.no_control_plane_truth() == [1, 3] and "Brokers 1 and 3 receive theirs on `PLAINTEXT`" in PROSE
+
+
+def test_the_lab_makes_these_calls():
+    for call in (
+        "parse(spark, str(sample_dir()))",
+        'lines_table(tables.counts(), ground_truth()["lines"])',
+        "analyses.control_plane(tables.requests)",
+        "analyses.controller_request_waits(tables.requests)",
+        'analyses.latency_over_time(tables.requests, every="1 second", phase="requestQueueTimeMs")',
+        "analyses.truncated_records(tables.truncations)",
+        'sweep.run({"backlog": [100, 400], "control_plane": [False, True]}, replications=3, seed=0, spark=spark)',
+        "latency_panel(tables.requests, broker=1)",
+    ):
+        assert call in SRC, call
+
+
+def test_every_exercise_solution_is_the_truth():
+    assert check("08.lai_p99", [round(v, 2) for v in ex.lai_p99_truth().values()]).status == "correct"
+    assert check("08.truncated", ex.truncated_truth()["total"]).status == "correct"
+    assert check("08.no_control_plane", ex.no_control_plane_truth()).status == "correct"
+    assert check("08.count_lines", "b").status == "correct"
+
+
+@pytest.fixture(scope="module")
+def tables(spark):
+    """The lab's parse of the sample (the shared test session), records and requests cached."""
+    from kafka_lab.spark.pipeline import parse
+
+    t = parse(spark, str(sample_dir()))
+    t.records.cache()
+    t.requests.cache()
+    yield t
+    t.records.unpersist()
+    t.requests.unpersist()
+    t.lines.unpersist()
+
+
+@pytest.mark.slow
+class TestOnSpark:
+    """The lab's Spark calls on the sample."""
+
+    def test_counts(self, tables):
+        assert tables.counts() == {
+            k: ground_truth()["lines"][k] for k in ("lines_read", "records", "continuations", "rejected")
+        }
+
+    def test_exercise_answers_from_spark(self, tables):
+        from kafka_lab.spark import analyses
+
+        cp = analyses.control_plane(tables.requests)
+        assert check("08.no_control_plane", cp[~cp["control_plane"]]["broker"].tolist()).status == "correct"
+        w = analyses.controller_request_waits(tables.requests)
+        lai = w[w["api"] == "LEADER_AND_ISR"].sort_values("broker")["requestQueueTimeMs_p99"].tolist()
+        assert check("08.lai_p99", lai).status == "correct"
+        tr = analyses.truncated_records(tables.truncations)
+        assert check("08.truncated", int(tr["records"].sum())).status == "correct"
+
+    def test_the_panel_redraws_for_another_broker(self, tables):
+        from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
+        from kafka_lab.ui.lab08 import latency_panel
+
+        panel = latency_panel(tables.requests, broker=1)
+        control = next(w for w in panel.children[0].children if PRIMARY_CONTROL in w._dom_classes)
+        output = panel.children[1]
+        assert PRIMARY_OUTPUT in output._dom_classes
+        before = output.children[0].value
+        assert "<b>broker 1</b>" in before
+        control.value = 2
+        after = output.children[0].value
+        assert after != before and "<b>broker 2</b>" in after
+        # broker 2 has the control plane: its LeaderAndIsr never waits
+        assert re.search(r"LeaderAndIsr requests' worst p99 is <b>0\.00 ms</b>", after)

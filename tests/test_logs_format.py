@@ -1,0 +1,206 @@
+"""The generated logs' formats, against Kafka's own configuration and source, and real log lines.
+
+Independent truths: Kafka 2.8's ``config/log4j.properties`` (copied in tests/data), the key order of
+``RequestConvertToJson.requestDescMetrics`` and the field order of 2.7's text request log
+(docs/kafka-reference.md §4), real lines from public issue reports (tests/data/real_log_lines.json),
+and a real line whose container timestamp and log4j date name the same instant.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kafka_lab.logs import layout
+from kafka_lab.logs.damage import Damage
+from kafka_lab.logs.parse import parse_lines
+from kafka_lab.logs.render import FILES
+
+DATA = Path(__file__).parent / "data"
+
+
+def _log4j():
+    props = {}
+    for line in (DATA / "kafka-2.8-log4j.properties").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            k, v = line.split("=", 1)
+            props[k.strip()] = v.strip()
+    return props
+
+
+def test_every_kafka_appender_uses_our_layout():
+    props = _log4j()
+    patterns = {v for k, v in props.items() if k.endswith("layout.ConversionPattern")}
+    assert patterns == {layout.LAYOUT}
+
+
+def test_file_names_and_rolling_are_kafkas():
+    props = _log4j()
+    files = {v.rsplit("/", 1)[1] for k, v in props.items() if k.endswith(".File")}
+    assert {f"{f}.log" for f in FILES} <= files
+    # every file appender rolls hourly, DailyRollingFileAppender with '.'yyyy-MM-dd-HH
+    roll = {v for k, v in props.items() if k.endswith(".DatePattern")}
+    assert roll == {"'.'yyyy-MM-dd-HH"}
+
+
+def test_log4j_date_of_a_real_line():
+    # Yolean/kubernetes-kafka#261: docker's UTC timestamp 2019-04-11T12:32:24.676797004Z and log4j's
+    # [2019-04-11 12:32:24,676] are the same instant (the broker ran in UTC): milliseconds are truncated
+    ms = 1554985944676.797
+    assert layout.format_timestamp(ms) == "2019-04-11 12:32:24,676"
+    assert layout.TimestampFormatter()(ms) == "[2019-04-11 12:32:24,676]"
+
+
+@pytest.mark.parametrize("lay", [layout.LAYOUT, layout.TEST_LAYOUT, layout.STRIMZI_LAYOUT])
+def test_each_layout_round_trips(lay):
+    line = layout.record_line(
+        1554985944676, "WARN", "[Broker id=1] a (message) with (parens)", "state.change.logger", layout=lay
+    )
+    p = parse_lines([line])
+    (r,) = p.records
+    assert (r.timestamp, r.level, r.logger, r.message) == (
+        "2019-04-11 12:32:24,676",
+        "WARN",
+        "state.change.logger",
+        "[Broker id=1] a (message) with (parens)",
+    )
+
+
+def test_record_line_rejects_unknown_level_and_layout():
+    with pytest.raises(ValueError, match="level must be one of"):
+        layout.record_line(0, "NOTICE", "m", "c")
+    with pytest.raises(ValueError, match="unknown layout"):
+        layout.record_line(0, "INFO", "m", "c", layout="%m%n")
+
+
+CASES = json.loads((DATA / "real_log_lines.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[c["source"].rsplit("/", 3)[-3] + "-" + c["source"].rsplit("/", 1)[-1] for c in CASES]
+)
+def test_real_lines(case):
+    p = parse_lines(case["lines"], "real.log")
+    e = case["expect"]
+    assert (len(p.records), p.continuations, len(p.rejected)) == (e["records"], e["continuations"], e["rejected"])
+    assert p.lines_read == len(p.records) + p.continuations + len(p.rejected) == len(case["lines"])
+    assert [r.logger for r in p.records] == e["loggers"]
+    for key, attr in (
+        ("levels", "level"),
+        ("threads", "thread"),
+        ("containers", "container"),
+        ("container_times", "container_time"),
+        ("timestamps", "timestamp"),
+        ("source_lines", "source_line"),
+    ):
+        if key in e:
+            assert [getattr(r, attr) for r in p.records] == e[key]
+    if "rejected_lines" in e:
+        assert [n for _f, n, _t in p.rejected] == e["rejected_lines"]
+
+
+# -- the request log ---------------------------------------------------------------------------------
+#: RequestConvertToJson.requestDescMetrics (2.8): the keys of a request-log line, in order
+JSON_KEYS = [
+    "isForwarded",
+    "requestHeader",
+    "request",
+    "response",
+    "connection",
+    "totalTimeMs",
+    "requestQueueTimeMs",
+    "localTimeMs",
+    "remoteTimeMs",
+    "throttleTimeMs",
+    "responseQueueTimeMs",
+    "sendTimeMs",
+    "securityProtocol",
+    "principal",
+    "listener",
+    "clientInformation",
+]
+PHASES = ["requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "throttleTimeMs", "responseQueueTimeMs", "sendTimeMs"]
+
+
+def _request_lines(root: Path):
+    for f in sorted(root.glob("broker-*/kafka-request.log*")):
+        yield from f.read_text().splitlines()
+
+
+def test_json_request_lines_follow_kafka(small_logs):
+    n = 0
+    for line in _request_lines(small_logs):
+        (r,) = parse_lines([line]).records
+        assert (r.level, r.logger) == ("DEBUG", "kafka.request.logger")
+        assert r.message.startswith("Completed request:{")
+        d = json.loads(r.message[len("Completed request:") :])
+        assert list(d) == JSON_KEYS
+        assert list(d["requestHeader"]) == [
+            "requestApiKey",
+            "requestApiVersion",
+            "correlationId",
+            "clientId",
+            "requestApiKeyName",
+        ]
+        assert isinstance(d["throttleTimeMs"], int)  # a LongNode
+        # the phases partition the total; each is truncated to the microsecond (nanosToMs)
+        gap = d["totalTimeMs"] - sum(d[k] for k in PHASES)
+        assert -1e-9 <= gap < 0.006 + 1e-9, line
+        n += 1
+    assert n > 1000
+
+
+def test_correlation_ids_never_repeat_per_client_and_broker(small_logs):
+    # the windows are written again and again: each copy continues every client's correlation ids
+    seen = set()
+    n = 0
+    for f in sorted(small_logs.glob("broker-*/kafka-request.log*")):
+        for line in f.read_text().splitlines():
+            d = json.loads(line[line.index("{") : line.rindex("}") + 1])
+            h = d["requestHeader"]
+            key = (f.parent.name, h["clientId"], h["correlationId"], h["requestApiKeyName"])
+            assert key not in seen, key
+            seen.add(key)
+            n += 1
+    assert len(seen) == n > 1000
+
+
+TEXT_FIELDS = re.compile(
+    r"^Completed request:RequestHeader\(apiKey=(\w+), apiVersion=\d+, clientId=[^,]*, correlationId=\d+\) -- \{.*\},response:.* "
+    r"from connection \S+;totalTime:[\d.]+,requestQueueTime:[\d.]+,localTime:[\d.]+,remoteTime:[\d.]+,throttleTime:\d+,"
+    r"responseQueueTime:[\d.]+,sendTime:[\d.]+,securityProtocol:\w+,principal:User:\w+,listener:\w+,"
+    r"clientInformation:ClientInformation\(softwareName=[\w-]+, softwareVersion=[\w.]+\)$"
+)
+
+
+def test_text_request_log_has_27s_field_order(tmp_path):
+    from kafka_lab.logs.scenario import generate
+
+    generate(tmp_path, hours=20 / 3600, brokers=3, seed=3, request_format="text")
+    lines = list(_request_lines(tmp_path))
+    assert len(lines) > 100
+    for line in lines:
+        (r,) = parse_lines([line]).records
+        assert TEXT_FIELDS.match(r.message), r.message[:300]
+
+
+# -- damage ------------------------------------------------------------------------------------------
+def test_damage_is_read_as_it_is_counted():
+    d = Damage(0.5, seed=4)
+    line = layout.record_line(
+        0, "INFO", "[Broker id=1] Handling LeaderAndIsr request correlationId 3", "state.change.logger"
+    )
+    cut = [d.cut(line) for _ in range(50)]
+    garbage = [d.garbage() for _ in range(50)]
+    _lvl, head, trace = d.stack_trace(1, 2)
+    p = parse_lines(cut + garbage)
+    assert len(p.rejected) == 100 and not p.records
+    p = parse_lines([layout.format_timestamp(0).join("[]") + head, *trace])
+    assert (len(p.records), p.continuations, len(p.rejected)) == (1, len(trace), 0)
+    assert d.counts["cut_lines"] == 50 and d.counts["garbage_lines"] == 50
+
+
+def test_damage_fraction_is_checked():
+    with pytest.raises(ValueError, match=r"between 0 and 0\.5"):
+        Damage(0.9)

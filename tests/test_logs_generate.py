@@ -1,0 +1,221 @@
+"""The generated cluster logs: layout on disk, seeding, and the ground truth against the logs themselves.
+
+The ground truth is computed from the simulation's records; here it is recomputed from the written
+text with the reference parser (and ``json``), an independent path to the same numbers.
+"""
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kafka_lab.logs.parse import Parsed, parse_lines
+from kafka_lab.logs.scenario import generate, load_level, weighted_quantile
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _all_files(root: Path):
+    return sorted(p for p in root.glob("broker-*/*.log*"))
+
+
+def _parse_dir(root: Path) -> Parsed:
+    out = Parsed()
+    for f in _all_files(root):
+        with open(f, encoding="utf-8") as fh:
+            parse_lines(fh, str(f.relative_to(root)), out)
+    return out
+
+
+def test_one_directory_per_broker_with_kafkas_file_names(small_logs):
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    assert sorted(p.name for p in small_logs.iterdir() if p.is_dir()) == ["broker-1", "broker-2", "broker-3"]
+    for d in small_logs.glob("broker-*"):
+        names = {p.name for p in d.iterdir()}
+        assert {"server.log", "state-change.log", "kafka-request.log", "controller.log"} <= names
+        # hourly rolled files: <file>.yyyy-MM-dd-HH
+        assert all(
+            re.fullmatch(r"(server|state-change|kafka-request|controller)\.log(\.\d{4}-\d{2}-\d{2}-\d{2})?", n)
+            for n in names
+        )
+    # only the controller's broker writes controller.log
+    ctl = truth["controller"]
+    for b in (1, 2, 3):
+        size = (small_logs / f"broker-{b}" / "controller.log").stat().st_size
+        assert (size > 0) == (b == ctl)
+
+
+def test_line_counts_agree_with_the_files(small_logs):
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    n = sum(len(f.read_bytes().splitlines()) for f in _all_files(small_logs))
+    assert n == truth["lines"]["lines_read"]
+    p = _parse_dir(small_logs)
+    assert (p.lines_read, len(p.records), p.continuations, len(p.rejected)) == (
+        truth["lines"]["lines_read"],
+        truth["lines"]["records"],
+        truth["lines"]["continuations"],
+        truth["lines"]["rejected"],
+    )
+    assert truth["lines"]["continuations"] > 0  # KafkaConfig values: a message with newlines
+    assert truth["lines"]["rejected"] == 0  # no damage asked
+
+
+def test_damage_is_counted_exactly(tmp_path):
+    truth = generate(tmp_path, hours=40 / 3600, brokers=3, seed=5, damage=0.05, event_every_s=20)
+    p = _parse_dir(tmp_path)
+    lines = truth["lines"]
+    assert (p.lines_read, len(p.records), p.continuations, len(p.rejected)) == (
+        lines["lines_read"],
+        lines["records"],
+        lines["continuations"],
+        lines["rejected"],
+    )
+    d = truth["damage"]
+    assert lines["rejected"] == d["cut_lines"] + d["garbage_lines"] > 0
+    assert d["stack_traces"] > 0
+    # the cut request lines are the requests missing from the request log
+    parsed = Counter()
+    for r in p.records:
+        if r.logger == "kafka.request.logger":
+            j = json.loads(r.message[len("Completed request:") :])
+            parsed[
+                (int(r.file.split("/")[0].split("-")[1]), j["requestHeader"]["requestApiKeyName"], j["listener"])
+            ] += 1
+    cut = {(c["broker"], c["api"], c["listener"]): c["lines"] for c in d["cut_requests"]}
+    for row in truth["requests"]:
+        key = (row["broker"], row["api"], row["listener"])
+        assert parsed[key] == row["count"] - cut.get(key, 0)
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for f in _all_files(root) + [root / "ground-truth.json"]:
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def test_same_seed_same_files(tmp_path):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for d, seed in ((a, 7), (b, 7), (c, 8)):
+        generate(d, hours=8 / 3600, brokers=2, seed=seed, damage=0.02, event_every_s=4)
+    assert _digest(a) == _digest(b)
+    assert _digest(a) != _digest(c)
+
+
+def test_request_truth_agrees_with_the_request_log(small_logs):
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    values = defaultdict(lambda: defaultdict(list))
+    for f in small_logs.glob("broker-*/kafka-request.log*"):
+        b = int(f.parent.name.split("-")[1])
+        for line in f.read_text().splitlines():
+            d = json.loads(line[line.index("{") : line.rindex("}") + 1])
+            key = (b, d["requestHeader"]["requestApiKeyName"], d["listener"])
+            for k in ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs"):
+                values[key][k].append(d[k])
+    assert len(truth["requests"]) == len(values)
+    for row in truth["requests"]:
+        v = values[(row["broker"], row["api"], row["listener"])]
+        assert len(v["totalTimeMs"]) == row["count"]
+        for k in ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs"):
+            for q in (50, 99):
+                assert np.quantile(v[k], q / 100) == pytest.approx(row[f"{k}_p{q}"], abs=1e-9)
+
+
+def test_half_way_through_kip291(small_logs):
+    """Even brokers have control.plane.listener.name: their LeaderAndIsr and UpdateMetadata come on CONTROLLER."""
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    assert truth["control_plane"] == {"1": False, "2": True, "3": False}
+    ctl = {(r["broker"], r["listener"]) for r in truth["requests"] if r["api"] in ("LEADER_AND_ISR", "UPDATE_METADATA")}
+    assert ctl == {(1, "PLAINTEXT"), (2, "CONTROLLER"), (3, "PLAINTEXT")}
+
+
+def test_truncation_truth_agrees_with_the_logs(small_logs):
+    """Records truncated = the follower's log end at become-follower − the offset it truncates to."""
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    follower = re.compile(r"\[Broker id=(\d+)\] Follower (\S+)-(\d+) starts at leader epoch \d+ from offset (\d+)")
+    trunc = re.compile(r"\[Log partition=(\S+)-(\d+), dir=\S+\] Truncating to offset (\d+)")
+    got = Counter()
+    for d in small_logs.glob("broker-*"):
+        b = int(d.name.split("-")[1])
+        events = []
+        for f in ("state-change", "server"):
+            for r in _parse_dir_file(d / f"{f}.log"):
+                events.append((r.timestamp, r.line, f, r.message))
+        leo = {}
+        for _t, _n, _f, msg in sorted(events):
+            m = follower.search(msg)
+            if m:
+                leo[(m.group(2), int(m.group(3)))] = int(m.group(4))
+            m = trunc.search(msg)
+            if m:
+                tp = (m.group(1), int(m.group(2)))
+                got[(b, *tp)] += leo[tp] - int(m.group(3))
+    want = {(t["broker"], t["topic"], t["partition"]): t["records"] for t in truth["truncations"]}
+    assert want and dict(got) == want
+
+
+def _parse_dir_file(path: Path):
+    with open(path) as fh:
+        return parse_lines(fh, path.name).records
+
+
+def test_the_broker_without_control_plane_waits_longest(small_logs):
+    """What the scenario is built to show: a spike holds the LeaderAndIsr of a broker without the control plane."""
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    q = {r["broker"]: r["requestQueueTimeMs_p99"] for r in truth["requests"] if r["api"] == "LEADER_AND_ISR"}
+    assert q[2] < 1.0 < min(q[1], q[3])
+
+
+def test_weighted_quantile_is_numpys_on_the_expanded_multiset():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        parts = [(rng.exponential(size=rng.integers(1, 6)).round(3), int(rng.integers(0, 5))) for _ in range(4)]
+        if not any(w for _, w in parts):
+            continue
+        flat = np.concatenate([np.repeat(v, w) for v, w in parts])
+        for q in (0.0, 0.5, 0.9, 0.99, 1.0):
+            assert weighted_quantile(parts, q) == pytest.approx(np.quantile(flat, q), abs=1e-12)
+
+
+def test_daily_load_shape():
+    assert [load_level(h) for h in (4, 10, 16, 22)] == ["low", "mid", "high", "mid"]
+
+
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_lab", *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+
+
+def test_cli_generate_logs(tmp_path):
+    r = _cli("generate-logs", str(tmp_path / "out"), "--hours", str(5 / 3600), "--brokers", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "lines/s" in r.stdout
+    truth = json.loads((tmp_path / "out" / "ground-truth.json").read_text())
+    assert truth["brokers"] == 2 and truth["lines"]["lines_read"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--hours", "-1"], "--hours is a positive number"),
+        (["--damage", "0.9"], "--damage is a fraction"),
+        (["--brokers", "0"], "--brokers is a whole number"),
+        (["--start", "yesterday"], "--start is an ISO 8601 time"),
+    ],
+)
+def test_cli_generate_logs_bad_input(tmp_path, args, message):
+    r = _cli("generate-logs", str(tmp_path / "out"), "--quiet", *args)
+    assert r.returncode == 2
+    assert message in r.stderr

@@ -1,0 +1,195 @@
+"""The Spark pipeline against the generator's ground truth, the reference parser and real lines.
+
+One Spark session for the run (conftest ``spark``), small data (``small_logs``: 90 simulated seconds).
+"""
+
+import json
+from collections import Counter
+
+import pytest
+
+from kafka_lab.logs.parse import Parsed, parse_lines
+from kafka_lab.logs.scenario import generate
+from kafka_lab.spark import analyses
+from kafka_lab.spark.pipeline import parse
+
+pytestmark = pytest.mark.slow
+
+
+def _truth(root):
+    return json.loads((root / "ground-truth.json").read_text())
+
+
+def test_lines_read_are_records_continuations_and_rejects(spark_tables, small_logs):
+    c = spark_tables.counts()
+    t = _truth(small_logs)["lines"]
+    assert c == {k: t[k] for k in ("lines_read", "records", "continuations", "rejected")}
+    assert c["lines_read"] == c["records"] + c["continuations"] + c["rejected"]
+    # the KafkaConfig records carry their setting lines
+    cfg = spark_tables.records.where("logger = 'kafka.server.KafkaConfig'").collect()
+    assert len(cfg) == 3 and all(r.continuations > 5 and "\tbroker.id = " in r.continuation for r in cfg)
+
+
+def test_request_percentiles_agree_with_the_truth(spark_tables, small_logs):
+    got = analyses.request_percentiles(spark_tables.requests)
+    want = {(r["broker"], r["api"], r["listener"]): r for r in _truth(small_logs)["requests"]}
+    assert len(got) == len(want)
+    for row in got.to_dict("records"):
+        w = want[(row["broker"], row["api"], row["listener"])]
+        assert row["count"] == w["count"]
+        for p in analyses.PHASES:
+            for q in (50, 99):
+                assert row[f"{p}_p{q}"] == pytest.approx(w[f"{p}_p{q}"], abs=1e-6), (row["broker"], row["api"], p, q)
+
+
+def test_control_plane_is_found_from_the_request_log(spark_tables, small_logs):
+    got = analyses.control_plane(spark_tables.requests)
+    truth = _truth(small_logs)["control_plane"]
+    assert {str(b): cp for b, cp in zip(got["broker"], got["control_plane"])} == truth
+
+
+def test_controller_request_waits(spark_tables, small_logs):
+    got = analyses.controller_request_waits(spark_tables.requests)
+    want = {
+        (r["broker"], r["api"]): r["requestQueueTimeMs_p99"]
+        for r in _truth(small_logs)["requests"]
+        if r["api"] in ("LEADER_AND_ISR", "UPDATE_METADATA")
+    }
+    assert {(r["broker"], r["api"]): r["requestQueueTimeMs_p99"] for r in got.to_dict("records")} == pytest.approx(want)
+
+
+def test_truncated_records_agree_with_the_truth(spark_tables, small_logs):
+    got = analyses.truncated_records(spark_tables.truncations)
+    want = {
+        (t["broker"], t["topic"], t["partition"]): (t["events"], t["records"])
+        for t in _truth(small_logs)["truncations"]
+    }
+    assert want
+    assert {
+        (r["broker"], r["topic"], r["partition"]): (r["events"], r["records"]) for r in got.to_dict("records")
+    } == want
+
+
+def test_staleness_agrees_with_the_truth(spark_tables, small_logs):
+    got = analyses.staleness_by_broker(spark_tables.state_changes, spark_tables.requests)
+    want = {s["broker"]: s for s in _truth(small_logs)["staleness"]}
+    assert all(s["never_applied"] == 0 for s in want.values())
+    assert sorted(got["broker"]) == sorted(want)
+    for r in got.to_dict("records"):
+        w = want[r["broker"]]
+        assert r["windows"] == w["windows"]
+        # log4j writes whole milliseconds: decision and application are each truncated
+        assert abs(r["max_ms"] - w["max_ms"]) < 1.0
+        assert abs(r["p50_ms"] - w["p50_ms"]) < 1.0
+
+
+def test_controller_events(spark_tables, small_logs):
+    truth = _truth(small_logs)
+    ev = Counter(r.event for r in spark_tables.controller_events.select("event").collect())
+    moves = sum(n for name, n in truth["windows"].items() if name.startswith("move-"))
+    assert ev["elected"] == 1 and ev["ready"] == 1
+    assert ev["election_started"] == ev["election_completed"] == moves == 3
+    tl = analyses.controller_timeline(spark_tables.controller_events, spark_tables.state_changes, limit=None)
+    assert tl["timestamp"].is_monotonic_increasing
+    assert (tl["event"] == "partition_changed").sum() == moves
+
+
+def test_damaged_logs_split_across_tasks(spark, tmp_path):
+    """Rejects keep their file and line number even when Spark reads a file in many splits."""
+    truth = generate(tmp_path, hours=20 / 3600, brokers=3, seed=9, damage=0.05, event_every_s=10)
+    ref = Parsed()
+    for f in sorted(tmp_path.glob("broker-*/*.log*")):
+        with open(f) as fh:
+            parse_lines(fh, f"{f.parent.name}/{f.name}", ref)
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(256 * 1024))
+    try:
+        assert spark.read.text(str(tmp_path / "broker-1" / "kafka-request.log")).rdd.getNumPartitions() > 1
+        t = parse(spark, str(tmp_path))
+        c = t.counts()
+        rejects = sorted((r.file, r.line) for r in t.rejects.collect())
+        conts = {(r.file, r.line): r.continuations for r in t.records.where("continuations > 0").collect()}
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", old)
+        t.lines.unpersist()
+    assert c == {k: truth["lines"][k] for k in c}
+    assert truth["lines"]["rejected"] > 0 and truth["lines"]["continuations"] > 0
+    assert rejects == sorted((f, n) for f, n, _t in ref.rejected)
+    assert conts == {(r.file, r.line): r.continuations for r in ref.records if r.continuations}
+
+
+def test_real_lines_read_as_the_reference_parser_reads_them(spark, tmp_path):
+    from pathlib import Path
+
+    cases = json.loads((Path(__file__).parent / "data" / "real_log_lines.json").read_text())
+    for i, case in enumerate(cases):
+        d = tmp_path / f"case-{i}"
+        d.mkdir()
+        (d / "server.log").write_text("\n".join(case["lines"]) + "\n")
+    t = parse(spark, str(tmp_path))
+    recs = {}
+    for r in t.records.orderBy("file", "line").collect():
+        recs.setdefault(r.file, []).append(r)
+    for i, case in enumerate(cases):
+        ref = parse_lines(case["lines"])
+        got = recs.get(f"case-{i}/server.log", [])
+        assert [(r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in got] == [
+            (r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in ref.records
+        ], case["source"]
+    assert t.counts()["lines_read"] == sum(len(c["lines"]) for c in cases)
+
+
+def test_the_older_text_request_log(spark, tmp_path):
+    truth = generate(tmp_path, hours=6 / 3600, brokers=2, seed=4, request_format="text", event_every_s=3)
+    req = parse(spark, str(tmp_path)).requests
+    got = analyses.request_percentiles(req, phases=("totalTimeMs", "requestQueueTimeMs"))
+    want = {(r["broker"], r["api"], r["listener"]): r for r in truth["requests"]}
+    assert len(got) == len(want)
+    for row in got.to_dict("records"):
+        w = want[(row["broker"], row["api"], row["listener"])]
+        assert row["count"] == w["count"]
+        assert row["totalTimeMs_p99"] == pytest.approx(w["totalTimeMs_p99"], abs=1e-6)
+
+
+def test_analyze_cli_writes_tables_and_summary(spark, small_logs, tmp_path):
+    from kafka_lab.cli import main
+
+    out = tmp_path / "out"
+    assert main(["analyze", str(small_logs), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    t = _truth(small_logs)["lines"]
+    assert {k: summary[k] for k in ("lines_read", "records", "continuations", "rejected")} == {
+        k: t[k] for k in ("lines_read", "records", "continuations", "rejected")
+    }
+    assert summary["tables"]["records"] == t["records"]
+    assert summary["tables"]["rejects"] == t["rejected"]
+    assert spark.read.parquet(str(out / "requests")).count() == summary["tables"]["requests"] > 0
+
+
+def test_analyze_cli_unreadable_input(spark, tmp_path, capsys):
+    from kafka_lab.cli import main
+
+    assert main(["analyze", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert "no log directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["analyze", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
+    assert "kafka-lab analyze:" in capsys.readouterr().err
+
+
+def test_bad_quantiles_and_phases(spark_tables):
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        analyses.request_percentiles(spark_tables.requests, quantiles=(99,))
+    with pytest.raises(ValueError, match="unknown phase"):
+        analyses.request_percentiles(spark_tables.requests, phases=("latency",))
+
+
+def test_analyze_cli_corrupt_gzip(spark, tmp_path, capsys):
+    """A file Spark cannot read (a .gz that is not gzip) is a message and exit status 2, not a Java trace."""
+    from kafka_lab.cli import main
+
+    d = tmp_path / "logs" / "broker-1"
+    d.mkdir(parents=True)
+    (d / "server.log.gz").write_bytes(b"this is not gzip\n" * 10)
+    assert main(["analyze", str(tmp_path / "logs"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kafka-lab analyze: cannot read the Kafka logs under ") and "\tat " not in err
