@@ -206,7 +206,6 @@ def test_the_closing_note_timings():
     assert "well under a second" in TEXT
 
 
-def test_the_last_lab_leads_back_to_the_map():
-    """Lab 07 is the last lab of the catalogue: its generated footer links back to 00 · start here
-    (tools/labs.py; lab 06's test checks that its footer names lab 07 next)."""
-    assert "00_start_here.ipynb" in "".join(CELLS[-1]["source"])
+def test_lab_07_leads_on_to_lab_08():
+    """Lab 07's generated footer names lab 08 next (tools/labs.py; lab 06's test checks that its footer names lab 07)."""
+    assert "**Next:** [08 · a cluster's logs, with Spark](08_spark_logs.ipynb)" in "".join(CELLS[-1]["source"])

@@ -41,6 +41,9 @@ def test_every_lab_opens_with_its_header_and_ends_with_its_footer():
         for lab in catalogue.CATALOGUE[:-1]
     ]
     assert [m[1] for m in nexts] == [lab.file for lab in catalogue.CATALOGUE[1:]]
+    # and the last one leads back to the map
+    last = json.loads((REPO / "labs" / catalogue.CATALOGUE[-1].file).read_text())["cells"][-1]
+    assert f"Back to the map: [{catalogue.CATALOGUE[0].name}]({catalogue.CATALOGUE[0].file})" in "".join(last["source"])
 
 
 @pytest.fixture
