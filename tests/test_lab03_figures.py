@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from widget_tree import find
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab03 as ex
@@ -268,19 +269,9 @@ def test_exercise_truths_are_the_lab_numbers():
     assert check("03.why_rejected", "b").ok
 
 
-def _find(widget, cls):
-    if cls in getattr(widget, "_dom_classes", ()):
-        return widget
-    for child in getattr(widget, "children", ()):
-        hit = _find(child, cls)
-        if hit is not None:
-            return hit
-    return None
-
-
 def test_primary_control_changes_the_primary_output():
     panel = ui.request_path_panel(rate=10000, duration_ms=300)
-    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    control, output = find(panel, PRIMARY_CONTROL), find(panel, PRIMARY_OUTPUT)
     assert control is not None and output is not None
     before = output.value
     control.value = 3000
@@ -289,7 +280,7 @@ def test_primary_control_changes_the_primary_output():
 
 def test_backlog_panel_redraws_and_is_not_a_second_primary():
     panel = ui.backlog_panel(backlog=1500)
-    assert _find(panel, PRIMARY_CONTROL) is None and _find(panel, PRIMARY_OUTPUT) is None
+    assert find(panel, PRIMARY_CONTROL) is None and find(panel, PRIMARY_OUTPUT) is None
     slider, _, table = panel.children[:3]
     before = table.value
     slider.value = 300
@@ -319,7 +310,7 @@ def test_live_panel_default_numbers():
     from kafka_lab.sim.experiments import steady_load
 
     panel = ui.request_path_panel(rate=10000)
-    text = _find(panel, PRIMARY_OUTPUT).value
+    text = find(panel, PRIMARY_OUTPUT).value
     assert "offered load ρ = 1.25" in text
     res = steady_load(10000, control_plane=False, duration_ms=600.0, controller_at_ms=450.0)
     assert f"mean RequestQueueSize {res.time_average('RequestQueueSize'):.1f}" in text
@@ -345,7 +336,7 @@ def test_network_processor_idle_is_explained_where_it_shows():
     assert 0.5 <= blocked < 0.6  # 3 of 6 idle, the busy 3 almost never
     note = ui.processor_idle_note(res)
     assert "6 processors (3 on PLAINTEXT, 3 on CONTROLLER)" in note and "at 0.50 or more" in note
-    assert note in html.unescape(_find(ui.request_path_panel(rate=10000), PRIMARY_OUTPUT).value)
+    assert note in html.unescape(find(ui.request_path_panel(rate=10000), PRIMARY_OUTPUT).value)
     cp = steady_load(10000, control_plane=True, duration_ms=600.0, controller_at_ms=450.0)
     assert "3 processors (3 on PLAINTEXT)" in ui.processor_idle_note(cp) and "idle" not in ui.processor_idle_note(cp)
     assert cp.time_average("NetworkProcessorAvgIdlePercent", 300.0, 600.0) < 0.15

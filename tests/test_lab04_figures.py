@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from widget_tree import find
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab04 as ex
@@ -197,19 +198,9 @@ def test_what_the_live_panel_text_promises():
     assert metric_peak(acks1, "PurgatorySize", 1) == 0 and truncated_records(acks1) > 0
 
 
-def _find(widget, cls):
-    if cls in getattr(widget, "_dom_classes", ()):
-        return widget
-    for child in getattr(widget, "children", ()):
-        hit = _find(child, cls)
-        if hit is not None:
-            return hit
-    return None
-
-
 def test_primary_control_changes_the_primary_output():
     panel = lab04.purgatory_panel(producers=200)
-    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    control, output = find(panel, PRIMARY_CONTROL), find(panel, PRIMARY_OUTPUT)
     before = output.value
     assert "broker 1 11.0 ms" in before and "Peak PurgatorySize on broker 1: 178" in before
     control.value = 100

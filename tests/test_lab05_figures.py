@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from widget_tree import find
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab05 as ex
@@ -144,19 +145,9 @@ def test_what_the_live_panel_text_promises():
     )
 
 
-def _find(widget, cls):
-    if cls in getattr(widget, "_dom_classes", ()):
-        return widget
-    for child in getattr(widget, "children", ()):
-        hit = _find(child, cls)
-        if hit is not None:
-            return hit
-    return None
-
-
 def test_primary_control_changes_the_primary_output():
     panel = lab05.truncation_panel(producers=200)
-    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    control, output = find(panel, PRIMARY_CONTROL), find(panel, PRIMARY_OUTPUT)
     before = output.value
     assert "<b>1730</b> records acknowledged then truncated" in before
     control.value = 50

@@ -4,6 +4,8 @@ controller's one-request-in-flight rule, the producers' refresh pacing and the l
 import json
 from pathlib import Path
 
+from widget_tree import find
+
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab06 as ex
 from kafka_lab.incident_stats import incident_summary, leadership, stale_answers, wrong_leader_answers
@@ -180,19 +182,9 @@ def test_what_the_live_panel_text_promises():
     assert n[100] <= n[200] < n[300] < n[400] and n[400] > 3 * n[200]
 
 
-def _find(widget, cls):
-    if cls in getattr(widget, "_dom_classes", ()):
-        return widget
-    for child in getattr(widget, "children", ()):
-        hit = _find(child, cls)
-        if hit is not None:
-            return hit
-    return None
-
-
 def test_primary_control_and_the_busy_broker_toggle():
     panel = lab06.staleness_panel(producers=200)
-    control, output = _find(panel, PRIMARY_CONTROL), _find(panel, PRIMARY_OUTPUT)
+    control, output = find(panel, PRIMARY_CONTROL), find(panel, PRIMARY_OUTPUT)
     before = output.value
     assert "Metadata stale" in before
     control.value = 400
