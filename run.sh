@@ -4,6 +4,8 @@
 #   ./run.sh lab [--port N]   opens the labs in JupyterLab on http://127.0.0.1:8888 (token-protected);
 #                             --port N, or KAFKA_LAB_PORT=N, asks for another port; a taken port moves
 #                             to the next free one, and the URL printed is the one the server gets
+#   ./run.sh present NN [--port N]  serves lab NN's experiments without code or exercises, for a lecture
+#                             (Voila, on http://127.0.0.1:8866; tools/present.py builds the view)
 #   ./run.sh test             runs the whole test suite (unit, property, notebooks under nbval, browser)
 # Extra arguments go to jupyter-lab or pytest. Ctrl+C stops the server (it asks to confirm; twice skips that).
 # KAFKA_LAB_VENV picks the virtual environment; KAFKA_LAB_NO_INSTALL=1 uses it as it is (no pip install).
@@ -66,12 +68,40 @@ case "$cmd" in
             --ServerApp.port="$port" --ServerApp.port_retries=0 --IdentityProvider.token="$token" \
             --ServerApp.root_dir="$PWD/labs" "${args[@]}"
         ;;
+    present)
+        [ $# -ge 1 ] || die "present needs a lab's number, e.g. ./run.sh present 04"
+        which="$1"; shift
+        port="${KAFKA_LAB_PORT:-8866}"
+        args=()
+        while [ $# -gt 0 ]; do
+            case "$1" in
+                --port) [ $# -ge 2 ] || die "--port needs a number, e.g. ./run.sh present 04 --port 8870"
+                        port="$2"; shift 2 ;;
+                --port=*) port="${1#--port=}"; shift ;;
+                *) args+=("$1"); shift ;;
+            esac
+        done
+        ensure_env
+        view="$("$VENV/bin/python" tools/present.py "$which")" || exit 1
+        port="$("$VENV/bin/python" tools/free_port.py "$port" 127.0.0.1)" || exit 1
+        export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+        token="${KAFKA_LAB_TOKEN:-$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(24))')}"
+        echo "run.sh: presenting $(basename "$view") (its experiments, without code or exercises)" >&2
+        echo "run.sh: open http://127.0.0.1:$port/?token=$token" >&2
+        echo "run.sh: stop the server with Ctrl+C in this terminal" >&2
+        # progressive rendering: the page comes first and the kernel fills each output in; Voila 0.5's default
+        # mode never finishes a cell that updates an Output widget (voila-dashboards/voila#1428); no websocket
+        # pings, which drop a page whose experiment keeps the server busy for long (a lecture machine may be slow)
+        exec "$VENV/bin/voila" "$view" --no-browser --Voila.ip=127.0.0.1 --port="$port" \
+            --Voila.port_retries=0 --token="$token" --theme=light --progressive_rendering=True \
+            "--Voila.tornado_settings={'ws_ping_interval': 0}" "${args[@]}"
+        ;;
     test)
         ensure_env
         export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *)
-        die "usage: ./run.sh lab [--port N] [jupyter-lab args] | ./run.sh test [pytest args]"
+        die "usage: ./run.sh lab [--port N] [jupyter-lab args] | ./run.sh present NN [--port N] | ./run.sh test [pytest args]"
         ;;
 esac

@@ -139,3 +139,41 @@ def test_a_bad_port_stops_run_sh_with_a_message():
         [str(REPO / "run.sh"), "lab", "--port"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
     )
     assert r.returncode != 0 and "--port needs a number" in r.stderr
+
+
+def test_present_names_the_labs_when_asked_for_one_that_does_not_exist():
+    env = dict(os.environ, KAFKA_LAB_VENV=sys.prefix, KAFKA_LAB_NO_INSTALL="1")
+    r = subprocess.run([str(REPO / "run.sh"), "present"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "present needs a lab's number, e.g. ./run.sh present 04" in r.stderr
+    r = subprocess.run(
+        [str(REPO / "run.sh"), "present", "99"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode != 0 and "no lab '99'; the labs are 00, 01, 02, 03" in r.stderr
+
+
+def test_present_serves_the_view_on_the_port_asked_for(tmp_path):
+    """./run.sh present 00 --port N: Voila answers on the URL run.sh prints (the page itself: tests/browser)."""
+    taken, port = _listening_socket()
+    env = dict(os.environ, KAFKA_LAB_VENV=sys.prefix, KAFKA_LAB_NO_INSTALL="1", KAFKA_LAB_TOKEN="kltest" * 4)
+    env.pop("KAFKA_LAB_PORT", None)
+    proc = subprocess.Popen(
+        [str(REPO / "run.sh"), "present", "00", "--port", str(port)],
+        cwd=REPO,
+        env=dict(env, JUPYTER_RUNTIME_DIR=str(tmp_path)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        url = None
+        t0 = time.monotonic()
+        while url is None and time.monotonic() - t0 < 60:
+            m = re.search(r"run\.sh: open (http://127\.0\.0\.1:(\d+)/\?token=\w+)", proc.stderr.readline())
+            url = m and m[1]
+        assert url, "run.sh present printed no URL"
+        assert int(re.search(r":(\d+)/", url)[1]) > port  # the taken port moved on
+        assert _answers(url) == 200
+    finally:
+        taken.close()
+        _stop(proc)

@@ -142,14 +142,14 @@ def _run_state(page) -> str:
     return f"kernel {status}; code cells {prompts or 'none found'}"
 
 
-def _primary_text(page) -> str:
+def _primary_text(page, root: str = NB) -> str:
     # textContent, not innerText: it does not depend on whether the browser has laid the output out
-    return "\n".join(page.locator(f"{NB} .kl-primary-output").evaluate_all("es => es.map(e => e.textContent)"))
+    return "\n".join(page.locator(f"{root} .kl-primary-output").evaluate_all("es => es.map(e => e.textContent)"))
 
 
-def _move_primary(page) -> str:
+def _move_primary(page, root: str = NB) -> str:
     """Move the lab's primary control the way a learner would; return what was done."""
-    ctl = page.locator(f"{NB} .kl-primary-control").first
+    ctl = page.locator(f"{root} .kl-primary-control").first
     ctl.scroll_into_view_if_needed()
     if ctl.locator(".noUi-handle").count():  # IntSlider, FloatSlider, SelectionSlider
         h = ctl.locator(".noUi-handle").first
