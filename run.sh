@@ -89,10 +89,10 @@ case "$cmd" in
         echo "run.sh: presenting $(basename "$view") (its experiments, without code or exercises)" >&2
         echo "run.sh: open http://127.0.0.1:$port/?token=$token" >&2
         echo "run.sh: stop the server with Ctrl+C in this terminal" >&2
-        # progressive rendering: the page comes first and the kernel fills each output in; Voila 0.5's default
-        # mode never finishes a cell that updates an Output widget (voila-dashboards/voila#1428); no websocket
-        # pings, which drop a page whose experiment keeps the server busy for long (a lecture machine may be slow)
-        exec "$VENV/bin/voila" "$view" --no-browser --Voila.ip=127.0.0.1 --port="$port" \
+        # tools/voila_serve.py is Voila with a repair for kernel replies whose wake-up pyzmq loses (a view
+        # would stop at that cell). Progressive rendering: the page comes first and the kernel fills each
+        # output in. No websocket pings, which drop a page whose experiment keeps a slow machine busy for long
+        exec "$VENV/bin/python" tools/voila_serve.py "$view" --no-browser --Voila.ip=127.0.0.1 --port="$port" \
             --Voila.port_retries=0 --token="$token" --theme=light --progressive_rendering=True \
             "--Voila.tornado_settings={'ws_ping_interval': 0}" "${args[@]}"
         ;;

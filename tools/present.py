@@ -6,7 +6,8 @@
 A lecturer wants the lab's live experiments on the screen, not its code or its exercises. From the
 lab's notebook this keeps:
 
-- the title, the question, every heading (a step's prose is the lecturer's to say), and the takeaway;
+- the title, the question, every heading (a step's prose is the lecturer's to say), and the takeaway
+  (but for a line that points at the exercises);
 - every code cell that builds or shows an experiment: panels, figures, tables, and the imports and
   runs they need. Voila runs them and shows only their outputs (``--strip_sources``, its default).
 
@@ -37,6 +38,8 @@ EXERCISE_CODE = re.compile(
 KEPT_WHOLE = re.compile(r"^\*\*The question\.\*\*")
 #: the heading from which a cell is kept to its end
 TAKEAWAY = re.compile(r"^## Takeaway\b")
+#: a line of the takeaway that points at the exercises (a lecture has none)
+ABOUT_EXERCISES = re.compile(r"show_solution\(|\bcheck\(|\bexercises?\b", re.I)
 
 
 def find_lab(which: str) -> Path:
@@ -82,8 +85,8 @@ def presentation(nb: dict) -> dict:
             lines = text.split("\n")
             end = next((i for i, line in enumerate(lines) if TAKEAWAY.match(line)), len(lines))
             kept = [line for line in lines[:end] if line.startswith("#")]
-            if end < len(lines):
-                kept.append("\n".join(lines[end:]))  # the takeaway, whole
+            if end < len(lines):  # the takeaway, but for a line about the exercises
+                kept.append("\n".join(line for line in lines[end:] if not ABOUT_EXERCISES.search(line)))
             if kept:
                 cells.append(_set_source(cell, "\n\n".join(kept)))
     out["cells"] = cells

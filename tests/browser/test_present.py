@@ -1,9 +1,9 @@
 """The presentation view (``./run.sh present NN``): every lab's experiments in Voila, without code or exercises.
 
-One Voila server for the session serves the views ``tools/present.py`` writes for every lab, with the
-options ``run.sh present`` uses. For each lab, in headless Chromium: every output fills in without an
-error, no code and no exercise is on the page, every plotly figure draws, and the lab's primary control
-still drives its output. A screenshot of each view lands in ``tests/browser/artifacts/present-NN.png``.
+One Voila server for the session (``tools/voila_serve.py``, as ``run.sh present`` starts it, with its
+options) serves the views ``tools/present.py`` writes for every lab. For each lab, in headless
+Chromium: every output fills in without an error, no code and no exercise is on the page, every plotly
+figure draws, and the lab's primary control still drives its output. A screenshot of each view lands in ``tests/browser/artifacts/present-NN.png``.
 """
 
 from __future__ import annotations
@@ -54,11 +54,10 @@ def voila(tmp_path_factory):
     views = tmp_path_factory.mktemp("present")
     for lab in LABS:
         present.write_presentation(lab.stem, views)
-    exe = Path(sys.prefix) / "bin" / "voila"
-    if not exe.exists():
-        pytest.fail(f"{exe} is missing: run the tests with the project's environment (./run.sh test)")
+    if not (Path(sys.prefix) / "bin" / "voila").exists():
+        pytest.fail("voila is missing: run the tests with the project's environment (./run.sh test)")
     port, token = _free_port(), secrets.token_hex(16)
-    cmd = [str(exe), str(views), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}", "--Voila.port_retries=0",
+    cmd = [sys.executable, str(REPO / "tools" / "voila_serve.py"), str(views), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}", "--Voila.port_retries=0",
            f"--token={token}", "--theme=light", "--progressive_rendering=True",
            "--Voila.tornado_settings={'ws_ping_interval': 0}"]  # fmt: skip
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -97,6 +96,9 @@ def test_the_view_leaves_out_code_exercises_and_prose():
     assert len(lab["cells"]) > len(view["cells"]) and lab == json.loads(
         (REPO / "labs" / "04_purgatory.ipynb").read_text()
     )
+    lab02 = present.presentation(json.loads((REPO / "labs" / "02_rack_awareness.ipynb").read_text()))
+    takeaway = next("".join(c["source"]) for c in lab02["cells"] if "## Takeaway" in "".join(c["source"]))
+    assert "min.insync.replicas" in takeaway and "show_solution" not in takeaway  # its last line points at one
     with pytest.raises(SystemExit, match="the labs are 00, 01"):
         present.find_lab("99")
 
