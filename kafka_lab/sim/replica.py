@@ -84,7 +84,7 @@ INVALID_METADATA_ERRORS = frozenset(
 NEVER = float("-inf")
 
 
-@dataclass
+@dataclass(slots=True)
 class RemoteReplica:
     """What a leader knows of one follower (``kafka.cluster.Replica``)."""
 
@@ -94,7 +94,7 @@ class RemoteReplica:
     last_fetch_ms: float = 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Partition:
     """One replica of a partition on one broker: its log, HW, the leadership it was told, and (on the
     leader) what it knows of each follower and any ISR change in flight."""
@@ -252,10 +252,11 @@ class ReplicaManager:
         ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``.
         """
         now = self._now()
+        me, partition = self.broker_id, self.partitions.get
         out, any_data = {}, False
         for tp, (offset, last_epoch, current_epoch) in fetches.items():
-            p = self.partitions.get(tp)
-            if p is None or p.leader != self.broker_id:
+            p = partition(tp)
+            if p is None or p.leader != me:
                 out[tp] = ("NOT_LEADER_OR_FOLLOWER", -1, (), None)
                 any_data = True
                 continue
@@ -267,18 +268,21 @@ class ReplicaManager:
                 out[tp] = ("UNKNOWN_LEADER_EPOCH", -1, (), None)
                 any_data = True
                 continue
+            log = p.log
             if last_epoch >= 0:
-                epoch, end = p.log.end_offset_for_epoch(last_epoch)
+                epoch, end = log.end_offset_for_epoch(last_epoch)
                 if epoch < last_epoch or end < offset:
                     out[tp] = ("NONE", p.hw, (), (epoch, end))
                     any_data = True
                     continue
             if update_follower:
                 self._update_follower(p, replica_id, offset, now)
-            batches = p.log.read(offset, max_batches)
+            # a follower that has everything (the common case: most partitions of a fetch have nothing new)
+            # gets no records, without a search of the log
+            batches = tuple(log.read(offset, max_batches)) if offset < log.leo else ()
             if batches:
                 any_data = True
-            out[tp] = ("NONE", p.hw, tuple(batches), None)
+            out[tp] = ("NONE", p.hw, batches, None)
         return out, any_data
 
     def _update_follower(self, p: Partition, rid: int, offset: int, now: float) -> None:
