@@ -55,14 +55,21 @@ class Gauge:
         return self._values.tolist()
 
     def add(self, delta: int) -> None:
-        v = self.value + delta
-        self.value = v
+        self.value = v = self.value + delta
         t = self.env.now
-        if self._times[-1] == t:
+        if self._times[-1] == t:  # a later change at the same instant: the value after it is what counts
             self._values[-1] = v
         else:
             self._times.append(t)
             self._values.append(v)
+
+    def pulse(self) -> None:
+        """One in and one out at the same instant (``add(1)`` then ``add(-1)``): the value stays, and the
+        change log records the instant exactly as the two changes would."""
+        t = self.env.now
+        if self._times[-1] != t:
+            self._times.append(t)
+            self._values.append(self.value)
 
     def integral(self, t) -> np.ndarray:
         """∫₀ᵗ value dt for each t in ``t`` (exact)."""
