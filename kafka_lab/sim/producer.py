@@ -263,7 +263,10 @@ class KafkaProducer(_MetadataClient):
         for tp in tps:
             b = ProducerBatch(self.cluster.next_batch_id(), self.client_id, tp, self.records_per_batch, self.acks, now)
             self.batches.append(b)
-            self.accumulator.setdefault(tp, deque()).append(b)
+            queue = self.accumulator.get(tp)
+            if queue is None:
+                queue = self.accumulator[tp] = deque()
+            queue.append(b)
             out.append(b)
         self.drain()
         return out
