@@ -152,8 +152,9 @@ class KafkaApis:
     def respond_follower_fetch(self, req) -> None:
         """A long-polled follower fetch completes: read again what is there now (DelayedFetch.onComplete)."""
         p = req.payload
-        fetches = {tp: (off, -1, cur) for tp, (off, _last, cur) in p["fetches"].items()}
-        req.result, _ = self.replicas.fetch_as_leader(p["replica_id"], fetches, update_follower=False)
+        req.result, _ = self.replicas.fetch_as_leader(
+            p["replica_id"], p["fetches"], update_follower=False, check_divergence=False
+        )
         self.respond(req)
 
     def _consumer_fetch(self, req, p):

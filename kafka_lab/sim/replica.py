@@ -245,11 +245,18 @@ class ReplicaManager:
 
     # -- follower fetch, on the leader ---------------------------------------------------------------
     def fetch_as_leader(
-        self, replica_id: int, fetches: dict, max_batches: int = 64, update_follower: bool = True
+        self,
+        replica_id: int,
+        fetches: dict,
+        max_batches: int = 64,
+        update_follower: bool = True,
+        check_divergence: bool = True,
     ) -> tuple[dict, bool]:
         """Serve a follower's Fetch: per partition ``(error, hw, batches, diverging)``; and whether any data.
 
-        ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``.
+        ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``. A long-polled fetch
+        read again when it completes (``update_follower`` and ``check_divergence`` False) only reads: the
+        follower's state and its last fetched epoch were taken into account when it was parked.
         """
         now = self._now()
         me, partition = self.broker_id, self.partitions.get
@@ -269,7 +276,7 @@ class ReplicaManager:
                 any_data = True
                 continue
             log = p.log
-            if last_epoch >= 0:
+            if check_divergence and last_epoch >= 0:
                 epoch, end = log.end_offset_for_epoch(last_epoch)
                 if epoch < last_epoch or end < offset:
                     out[tp] = ("NONE", p.hw, (), (epoch, end))
