@@ -32,8 +32,6 @@ from __future__ import annotations
 import heapq
 from itertools import count
 
-from simpy.events import NORMAL, Event
-
 __all__ = ["DelayedProduce", "ProducePurgatory", "FetchPurgatory", "PURGE_INTERVAL_REQUESTS", "REAPER_INTERVAL_MS"]
 
 #: ``producer.purgatory.purge.interval.requests`` (2.8 default)
@@ -198,55 +196,18 @@ class ProducePurgatory:
 
 
 class FetchPurgatory:
-    """Long-poll follower fetches: answered on the next append to one of their partitions, or at max wait.
-
-    **The max-wait timers.** Most parked fetches are answered early, by the next append, so a simpy timeout
-    per fetch would leave thousands of dead entries in simpy's event queue (a queue of ~2,000 instead of
-    ~50 in the benchmark), which every event of the run pays for. Instead each deadline is kept here with
-    the event id simpy gives it when the fetch is parked (``env._eid``, the counter ``Environment.schedule``
-    draws from), and only the earliest deadline of a fetch still waiting has its event in simpy's queue
-    (``env._queue``), under that id. An event fires in the order (time, priority, id), so a deadline fires
-    exactly where a timeout created at ``watch`` would have, ties with other events included; and a fetch
-    answered early costs nothing more.
-    """
+    """Long-poll follower fetches: answered on the next append to one of their partitions, or at max wait."""
 
     def __init__(self, env, respond):
         self.env = env
         self.respond = respond
         self.watchers: dict = {}
-        self._deadlines: list = []  # heap of [deadline, event id, box, armed]
 
     def watch(self, req, max_wait_ms: float) -> None:
-        env = self.env
         box = [req]
         for tp in req.partitions:
             self.watchers.setdefault(tp, []).append(box)
-        # what env.timeout(max_wait_ms) would be: at now + max_wait_ms, NORMAL priority, the next event id
-        entry = [env.now + max_wait_ms, next(env._eid), box, False]
-        heapq.heappush(self._deadlines, entry)
-        self._arm()
-
-    def _arm(self) -> None:
-        """Put the earliest deadline of a fetch still waiting into simpy's queue (if it is not there yet)."""
-        heap = self._deadlines
-        while heap and heap[0][2][0] is None and not heap[0][3]:
-            heapq.heappop(heap)  # answered early and never scheduled: nothing to fire
-        if heap and not heap[0][3]:
-            entry = heap[0]
-            entry[3] = True
-            ev = Event(self.env)
-            ev._ok, ev._value = True, None  # triggered, as simpy's own run(until=...) makes its stop event
-            ev.callbacks.append(lambda _e: self._expire(entry))
-            heapq.heappush(self.env._queue, (entry[0], NORMAL, entry[1], ev))
-
-    def _expire(self, entry) -> None:
-        """``entry``'s deadline has come: answer its fetch if it still waits, and schedule the next deadline."""
-        heap = self._deadlines
-        while heap[0] is not entry:  # earlier deadlines not scheduled: their fetches were answered early
-            heapq.heappop(heap)
-        heapq.heappop(heap)
-        self._fire(entry[2])
-        self._arm()
+        self.env.timeout(max_wait_ms).callbacks.append(lambda _e: self._fire(box))
 
     def _fire(self, box) -> None:
         if box[0] is not None:
