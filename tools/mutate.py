@@ -536,8 +536,8 @@ MUTATIONS = [
     M(
         "fetcher-applies-stale-response",
         "fetcher.py",
-        "                if tp not in self.partitions or p is None or p.leader_epoch != epochs.get(tp):",
-        "                if tp not in self.partitions or p is None:",
+        "                if tp not in fetching or p is None or p.leader_epoch != fetches[tp][2]:",
+        "                if tp not in fetching or p is None:",
         "a fetch response for a partition whose leader epoch changed in flight is dropped",
         "AbstractFetcherThread.processFetchRequest: only if fetchState.currentLeaderEpoch == requestEpoch",
     ),

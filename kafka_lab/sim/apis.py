@@ -105,6 +105,7 @@ class KafkaApis:
         self._costs = {
             api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms) for api, cm in costs.items()
         }
+        self._apply = {api: getattr(self, "_" + api) for api in API_KEYS}  # "Produce" -> self._Produce, ...
 
     def handle(self, req) -> float:
         """The handler time this request takes (its ``localTime``)."""
@@ -115,7 +116,7 @@ class KafkaApis:
     def complete_local(self, req) -> None:
         """The handler's work on ``req`` is done: apply its effects and answer (or park) it."""
         req.api_local_complete = self.env.now
-        getattr(self, "_" + req.api)(req)
+        self._apply[req.api](req)
 
     def respond(self, req) -> None:
         if req.error == IN_FLIGHT:
@@ -151,8 +152,9 @@ class KafkaApis:
     def respond_follower_fetch(self, req) -> None:
         """A long-polled follower fetch completes: read again what is there now (DelayedFetch.onComplete)."""
         p = req.payload
-        fetches = {tp: (off, -1, cur) for tp, (off, _last, cur) in p["fetches"].items()}
-        req.result, _ = self.replicas.fetch_as_leader(p["replica_id"], fetches, update_follower=False)
+        req.result, _ = self.replicas.fetch_as_leader(
+            p["replica_id"], p["fetches"], update_follower=False, check_divergence=False
+        )
         self.respond(req)
 
     def _consumer_fetch(self, req, p):

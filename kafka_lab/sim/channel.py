@@ -55,8 +55,7 @@ class RequestQueue:
     def _admit(self, req) -> None:
         req.enqueue = self.env.now
         if self._takers:  # an idle handler takes it at once: in and out at the same instant
-            self.gauge.add(1)
-            self.gauge.add(-1)
+            self.gauge.pulse()
             self._takers.popleft().succeed(req)
             return
         if self.prioritise_controller and req.is_controller:

@@ -128,14 +128,15 @@ class ReplicaFetcherThread:
                     yield self._wake
                 self._wake = None
                 continue
-            fetches, epochs = {}, {}
+            fetches = {}  # tp -> (fetch offset, last fetched epoch, the leader epoch the request is built with)
+            partition = rm.partitions.get
             for tp in tps:
-                p = rm.partitions.get(tp)
+                p = partition(tp)
                 if p is None:
                     self.partitions.pop(tp, None)
                     continue
-                fetches[tp] = (p.log.leo, p.log.latest_epoch, p.leader_epoch)
-                epochs[tp] = p.leader_epoch
+                log = p.log
+                fetches[tp] = (log.leo, log.latest_epoch, p.leader_epoch)
             if not fetches:
                 continue
             done = env.event()
@@ -153,9 +154,10 @@ class ReplicaFetcherThread:
             self.connection.send(req)
             yield done
             appended = 0
+            fetching = self.partitions
             for tp, (err, hw, batches, diverging) in (req.result or {}).items():
-                p = rm.partitions.get(tp)
-                if tp not in self.partitions or p is None or p.leader_epoch != epochs.get(tp):
+                p = partition(tp)
+                if tp not in fetching or p is None or p.leader_epoch != fetches[tp][2]:
                     continue  # the partition moved while the fetch was in flight
                 if err != "NONE":
                     self.partitions[tp] = env.now + REPLICA_FETCH_BACKOFF_MS

@@ -64,7 +64,8 @@ def ledger_frame(batches, index: dict) -> pd.DataFrame:
     """One row per produced batch with its final outcome (see the module docstring)."""
     rows = []
     for b in batches:
-        copies = index.get(b.tp, Counter()).get(b.batch_id, 0)
+        in_log = index.get((b.topic, b.partition))
+        copies = in_log.get(b.batch_id, 0) if in_log is not None else 0
         if b.outcome == "acknowledged":
             outcome = "committed" if copies else "truncated"
         else:

@@ -33,7 +33,7 @@ __all__ = ["Gauge", "Metrics"]
 class Gauge:
     """A piecewise-constant quantity of simulated time, recorded at each change."""
 
-    __slots__ = ("name", "env", "_times", "_values", "value", "threads")
+    __slots__ = ("name", "env", "_times", "_values", "_last", "value", "threads")
 
     def __init__(self, env, name: str, threads: int = 0):
         self.env = env
@@ -41,6 +41,7 @@ class Gauge:
         # the change log as typed arrays (16 bytes a change, not a float object and two list slots)
         self._times = array("d", [0.0])
         self._values = array("q", [0])
+        self._last = 0.0  # the time of the last change (_times[-1], kept as a float to compare with)
         self.value = 0
         self.threads = threads  # > 0: a busy-thread count of a pool of that size (an idle-percent metric)
 
@@ -55,14 +56,23 @@ class Gauge:
         return self._values.tolist()
 
     def add(self, delta: int) -> None:
-        v = self.value + delta
-        self.value = v
+        self.value = v = self.value + delta
         t = self.env.now
-        if self._times[-1] == t:
+        if self._last == t:  # a later change at the same instant: the value after it is what counts
             self._values[-1] = v
         else:
+            self._last = t
             self._times.append(t)
             self._values.append(v)
+
+    def pulse(self) -> None:
+        """One in and one out at the same instant (``add(1)`` then ``add(-1)``): the value stays, and the
+        change log records the instant exactly as the two changes would."""
+        t = self.env.now
+        if self._last != t:
+            self._last = t
+            self._times.append(t)
+            self._values.append(self.value)
 
     def integral(self, t) -> np.ndarray:
         """∫₀ᵗ value dt for each t in ``t`` (exact)."""

@@ -123,25 +123,29 @@ class Processor:
 
     def _run(self):
         env = self.env
+        timeout = env.timeout
         plane = self.plane
         queue = plane.request_queue
         busy = plane.processor_busy
+        response_queue_size = plane.response_queue_size
+        responses, receives = self.responses, self.receives
         busy.add(1)
         while True:
-            if self.responses:  # processNewResponses comes before reading new requests
-                req = self.responses.popleft()
-                plane.response_queue_size.add(-1)
+            if responses:  # processNewResponses comes before reading new requests
+                req = responses.popleft()
+                response_queue_size.add(-1)
                 req.response_dequeue = env.now
-                if self.send_ms and not req.no_response and not req.connection.closed:
-                    yield env.timeout(self.send_ms)
+                conn = req.connection
+                if self.send_ms and not req.no_response and not conn.closed:
+                    yield timeout(self.send_ms)
                 req.end = env.now
-                req.connection.response_sent(req)
+                conn.response_sent(req)
                 if req.on_done is not None:
                     req.on_done(req)
-            elif self.receives:
-                req = self.receives.popleft()
+            elif receives:
+                req = receives.popleft()
                 # reading takes read_ms; even at 0 the thread yields, so processors interleave as threads do
-                yield env.timeout(self.read_ms)
+                yield timeout(self.read_ms)
                 req.start = env.now
                 blocked = queue.offer(req)
                 if blocked is not None:  # the request queue is full: this whole thread waits

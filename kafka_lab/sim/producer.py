@@ -263,18 +263,22 @@ class KafkaProducer(_MetadataClient):
         for tp in tps:
             b = ProducerBatch(self.cluster.next_batch_id(), self.client_id, tp, self.records_per_batch, self.acks, now)
             self.batches.append(b)
-            self.accumulator.setdefault(tp, deque()).append(b)
+            queue = self.accumulator.get(tp)
+            if queue is None:
+                queue = self.accumulator[tp] = deque()
+            queue.append(b)
             out.append(b)
         self.drain()
         return out
 
     def _sticky_partition(self):
         """KIP-480: a random available partition other than the previous one."""
-        avail = [tp for tp in self.cluster.partitions_of(self.topic) if self.leaders.get(tp, (-1, 0))[0] >= 0]
+        leaders = self.leaders
+        avail = [tp for tp in self.cluster.partitions_of(self.topic) if tp in leaders and leaders[tp][0] >= 0]
         if not avail:
-            avail = self.cluster.partitions_of(self.topic)
+            avail = list(self.cluster.partitions_of(self.topic))
         if len(avail) > 1 and self._sticky in avail:
-            avail = [tp for tp in avail if tp != self._sticky]
+            avail.remove(self._sticky)  # a partition is listed once
         self._sticky = avail[int(self.rng.integers(len(avail)))]
         return self._sticky
 

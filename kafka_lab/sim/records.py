@@ -176,20 +176,19 @@ class RequestRecord:
         )
 
 
-class _Codes:
-    """Values (strings, connections) to small integer codes and back."""
+class _Codes(dict):
+    """Values (strings, connections, tuples) to small integer codes and back: ``codes[value]`` is the value's
+    code (a value not seen before gets the next one), ``codes.decoded[code]`` the value."""
 
-    __slots__ = ("codes", "values")
+    __slots__ = ("decoded",)
 
     def __init__(self):
-        self.codes: dict = {}
-        self.values: list = []
+        super().__init__()
+        self.decoded: list = []
 
-    def code(self, key, value=None) -> int:
-        c = self.codes.get(key)
-        if c is None:
-            c = self.codes[key] = len(self.values)
-            self.values.append(key if value is None else value)
+    def __missing__(self, value) -> int:
+        c = self[value] = len(self.decoded)
+        self.decoded.append(value)
         return c
 
 
@@ -233,18 +232,17 @@ class RequestLog:
         if self.keep_answered or req.api not in STREAMED_APIS:
             return
         del self._whole[req._row]
-        conn = req.connection
         self._rows.append(req._row)
-        self._api.append(self._apis.code(req.api))
+        self._api.append(self._apis[req.api])
         self._corr.append(req.correlation_id)
-        self._client.append(self._clients.code(req.client_id))
-        self._conn.append(self._conns.code(id(conn), conn))
+        self._client.append(self._clients[req.client_id])
+        self._conn.append(self._conns[req.connection])  # a connection is its own key (hashed by identity)
         self._acks.append(req.acks)
-        self._tps.append(self._tp_sets.code(tuple(req.partitions)))
+        self._tps.append(self._tp_sets[tuple(req.partitions)])
         pe = req.partition_errors
-        self._perr.append(-1 if pe is None else self._partition_errors.code(tuple(pe.items())))
+        self._perr.append(-1 if pe is None else self._partition_errors[tuple(pe.items())])
         self._records.append(req.records)
-        self._error.append(self._errors.code(req.error))
+        self._error.append(self._errors[req.error])
         t = self._times
         t[0].append(req.sent)
         t[1].append(req.start)
@@ -264,16 +262,16 @@ class RequestLog:
 
     def _record(self, i: int) -> RequestRecord:
         r = RequestRecord.__new__(RequestRecord)
-        r.api = self._apis.values[self._api[i]]
+        r.api = self._apis.decoded[self._api[i]]
         r.correlation_id = self._corr[i]
-        r.client_id = self._clients.values[self._client[i]]
-        r.connection = self._conns.values[self._conn[i]]
+        r.client_id = self._clients.decoded[self._client[i]]
+        r.connection = self._conns.decoded[self._conn[i]]
         r.acks = self._acks[i]
-        r.partitions = self._tp_sets.values[self._tps[i]]
+        r.partitions = self._tp_sets.decoded[self._tps[i]]
         pe = self._perr[i]
-        r.partition_errors = None if pe < 0 else dict(self._partition_errors.values[pe])
+        r.partition_errors = None if pe < 0 else dict(self._partition_errors.decoded[pe])
         r.records = self._records[i]
-        r.error = self._errors.values[self._error[i]]
+        r.error = self._errors.decoded[self._error[i]]
         for name, col in zip(_RAW, self._times):
             setattr(r, name, col[i])
         return r
@@ -292,13 +290,11 @@ class RequestLog:
             return out
 
         def codes_of(table, keys):
-            return np.fromiter((table.code(k) for k in keys), dtype=np.int64, count=len(whole))
+            return np.fromiter((table[k] for k in keys), dtype=np.int64, count=len(whole))
 
         api = merged(_np(self._api, np.int8), codes_of(self._apis, (r.api for r in whole)), np.int64)
         client = merged(_np(self._client, np.int32), codes_of(self._clients, (r.client_id for r in whole)), np.int64)
-        conn_whole = np.fromiter(
-            (self._conns.code(id(r.connection), r.connection) for r in whole), dtype=np.int64, count=len(whole)
-        )
+        conn_whole = np.fromiter((self._conns[r.connection] for r in whole), dtype=np.int64, count=len(whole))
         conn = merged(_np(self._conn, np.int32), conn_whole, np.int64)
         error = merged(
             _np(self._error, np.int16),
@@ -306,11 +302,11 @@ class RequestLog:
             np.int64,
         )
         cols = {
-            "api": _decode(self._apis.values, api),
+            "api": _decode(self._apis.decoded, api),
             "correlation_id": merged(_np(self._corr, np.int64), [r.correlation_id for r in whole], np.int64),
             "acks": merged(_np(self._acks, np.int8), [r.acks for r in whole], np.int64),
             "partitions": merged(
-                _table(self._tp_sets.values, len, np.int64)[_np(self._tps, np.int32)],
+                _table(self._tp_sets.decoded, len, np.int64)[_np(self._tps, np.int32)],
                 [len(r.partitions) for r in whole],
                 np.int64,
             ),
@@ -320,11 +316,11 @@ class RequestLog:
             name: merged(_np(col, np.float64), [getattr(r, name) for r in whole], np.float64)
             for name, col in zip(_RAW, self._times)
         }
-        conns = self._conns.values
+        conns = self._conns.decoded
         return _frame(
             api=cols["api"],
             correlation_id=cols["correlation_id"],
-            client_id=_decode(self._clients.values, client),
+            client_id=_decode(self._clients.decoded, client),
             broker_id=_table(conns, lambda c: c.broker_id, np.int64)[conn],
             connection_id=_decode([c.connection_id for c in conns], conn),
             listener=_decode([c.listener for c in conns], conn),
@@ -333,7 +329,7 @@ class RequestLog:
             acks=cols["acks"],
             partitions=cols["partitions"],
             records=cols["records"],
-            error=_decode(self._errors.values, error),
+            error=_decode(self._errors.decoded, error),
             raw=raw,
         )
 

@@ -84,7 +84,7 @@ INVALID_METADATA_ERRORS = frozenset(
 NEVER = float("-inf")
 
 
-@dataclass
+@dataclass(slots=True)
 class RemoteReplica:
     """What a leader knows of one follower (``kafka.cluster.Replica``)."""
 
@@ -94,7 +94,7 @@ class RemoteReplica:
     last_fetch_ms: float = 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Partition:
     """One replica of a partition on one broker: its log, HW, the leadership it was told, and (on the
     leader) what it knows of each follower and any ISR change in flight."""
@@ -245,17 +245,25 @@ class ReplicaManager:
 
     # -- follower fetch, on the leader ---------------------------------------------------------------
     def fetch_as_leader(
-        self, replica_id: int, fetches: dict, max_batches: int = 64, update_follower: bool = True
+        self,
+        replica_id: int,
+        fetches: dict,
+        max_batches: int = 64,
+        update_follower: bool = True,
+        check_divergence: bool = True,
     ) -> tuple[dict, bool]:
         """Serve a follower's Fetch: per partition ``(error, hw, batches, diverging)``; and whether any data.
 
-        ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``.
+        ``fetches``: ``{tp: (fetch_offset, last_fetched_epoch, current_leader_epoch)}``. A long-polled fetch
+        read again when it completes (``update_follower`` and ``check_divergence`` False) only reads: the
+        follower's state and its last fetched epoch were taken into account when it was parked.
         """
         now = self._now()
+        me, partition = self.broker_id, self.partitions.get
         out, any_data = {}, False
         for tp, (offset, last_epoch, current_epoch) in fetches.items():
-            p = self.partitions.get(tp)
-            if p is None or p.leader != self.broker_id:
+            p = partition(tp)
+            if p is None or p.leader != me:
                 out[tp] = ("NOT_LEADER_OR_FOLLOWER", -1, (), None)
                 any_data = True
                 continue
@@ -267,18 +275,21 @@ class ReplicaManager:
                 out[tp] = ("UNKNOWN_LEADER_EPOCH", -1, (), None)
                 any_data = True
                 continue
-            if last_epoch >= 0:
-                epoch, end = p.log.end_offset_for_epoch(last_epoch)
+            log = p.log
+            if check_divergence and last_epoch >= 0:
+                epoch, end = log.end_offset_for_epoch(last_epoch)
                 if epoch < last_epoch or end < offset:
                     out[tp] = ("NONE", p.hw, (), (epoch, end))
                     any_data = True
                     continue
             if update_follower:
                 self._update_follower(p, replica_id, offset, now)
-            batches = p.log.read(offset, max_batches)
+            # a follower that has everything (the common case: most partitions of a fetch have nothing new)
+            # gets no records, without a search of the log
+            batches = tuple(log.read(offset, max_batches)) if offset < log.leo else ()
             if batches:
                 any_data = True
-            out[tp] = ("NONE", p.hw, tuple(batches), None)
+            out[tp] = ("NONE", p.hw, batches, None)
         return out, any_data
 
     def _update_follower(self, p: Partition, rid: int, offset: int, now: float) -> None:
