@@ -97,7 +97,7 @@ def tables(spark):
     yield t
     t.records.unpersist()
     t.requests.unpersist()
-    t.lines.unpersist()
+    t.unpersist()
 
 
 @pytest.mark.slow
