@@ -119,11 +119,14 @@ class TimestampFormatter:
 
     def __call__(self, epoch_ms: float) -> str:
         ms = int(epoch_ms // 1)
-        s = ms // 1000
+        return f"{self.second(ms // 1000)}{ms % 1000:03d}]"
+
+    def second(self, s: int) -> str:
+        """``[%d]`` up to the milliseconds of the second ``s`` (epoch seconds): ``[2024-03-04 13:05:09,``."""
         if s != self._second:
             self._second = s
             self._text = "[" + (_EPOCH + _dt.timedelta(seconds=s)).strftime("%Y-%m-%d %H:%M:%S") + ","
-        return f"{self._text}{ms % 1000:03d}]"
+        return self._text
 
 
 def record_line(epoch_ms: float, level: str, message: str, logger: str, *, layout: str = LAYOUT, thread: str = "main"):
