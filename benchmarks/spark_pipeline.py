@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -54,13 +53,18 @@ REPO = Path(__file__).resolve().parent.parent
 def _generate(out: Path, hours: float, brokers: int) -> tuple[dict, float, float]:
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
-    subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "kafka_lab", "generate-logs", str(out), "--hours", f"{hours:.6f}",
          "--brokers", str(brokers), "--quiet"],
-        check=True, cwd=REPO, stdout=subprocess.DEVNULL,
+        cwd=REPO, stdout=subprocess.DEVNULL,
     )  # fmt: skip
+    # this child's own peak RSS (RUSAGE_CHILDREN would be the largest of every child so far, Spark's too)
+    _pid, status, usage = os.wait4(child.pid, 0)
     dt = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, child.args)
+    rss_mb = usage.ru_maxrss / 1024
     return json.loads((out / "ground-truth.json").read_text()), dt, rss_mb
 
 
@@ -87,7 +91,7 @@ def main(argv=None) -> int:
     sizes = [float(x) for x in args.millions.split(",")]
     base = Path(args.dir)
 
-    from kafka_lab.spark.pipeline import _read_lines, analyze
+    from kafka_lab.spark.pipeline import _text_source, analyze
     from kafka_lab.spark.session import get_session
 
     # lines per simulated hour at the scenario's start (midnight: the daily shape's low level)
@@ -107,7 +111,7 @@ def main(argv=None) -> int:
         lines = truth["lines"]["lines_read"]
         mb = truth["bytes"] / 1e6
         t = time.perf_counter()
-        raw = _read_lines(spark, str(d)).count()
+        raw = _text_source(spark, str(d)).count()
         raw_s = time.perf_counter() - t
         t = time.perf_counter()
         summary = analyze(spark, str(d), str(d) + "-tables")

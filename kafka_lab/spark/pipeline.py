@@ -311,12 +311,15 @@ def parse(spark, logdir) -> Tables:
             F.when(is_rec, F.regexp_extract("_end", E, i)).otherwise(F.regexp_extract(F.col("tail.text"), TL, j))
         )
 
-    msg_len = F.length(text) - F.length("_start") - F.length("_end")
+    # the message in bytes, not characters: a string's length and substr count the characters of the
+    # whole line (UTF-8), each time; a binary's substring and octet_length do not
+    msg_bytes = F.octet_length(text) - F.octet_length("_start") - F.octet_length("_end")
+    message = F.substring(text.cast("binary"), F.octet_length("_start") + 1, msg_bytes).cast("string")
     records = recs.select(
         F.to_timestamp(F.coalesce(sg(3), sg(4)), "yyyy-MM-dd HH:mm:ss,SSS").alias("timestamp"),
         sg(5).alias("level"),
         F.when(is_rec, F.regexp_extract("_end", E, 1)).otherwise(F.col("tail.tail_logger")).alias("logger"),
-        text.substr(F.length("_start") + 1, msg_len).alias("message"),
+        message.alias("message"),
         "file",
         "broker",
         "log",
@@ -352,6 +355,13 @@ def _with_truncations(self):
 Tables._with_truncations = _with_truncations
 
 
+def _after(c, n_bytes: int):
+    """``c`` without its first ``n_bytes`` bytes (a substring of the bytes: no count of the characters)."""
+    from pyspark.sql import functions as F
+
+    return F.substring(c.cast("binary"), n_bytes + 1, 1 << 30).cast("string")
+
+
 def _requests(records):
     from pyspark.sql import functions as F
 
@@ -360,7 +370,7 @@ def _requests(records):
         REQUEST_SCHEMA = request_schema()
     base = records.where(
         (F.col("logger") == "kafka.request.logger") & F.col("message").startswith("Completed request:")
-    ).select("timestamp", "broker", "file", "line", F.substring("message", 19, 1 << 30).alias("body"))
+    ).select("timestamp", "broker", "file", "line", _after(F.col("message"), len("Completed request:")).alias("body"))
     is_json = F.col("body").startswith("{")
     # parsed ONCE per line into a column: a field taken straight from from_json(...) would be rewritten
     # by Spark's optimizer into a from_json of its own (OptimizeCsvJsonExprs), one parse of the whole
