@@ -197,7 +197,14 @@ def _splits(spark, raw):
             T.StructField("log", T.StringType()),
         ]
     )
-    return spark.createDataFrame(out, schema), sum(before.values())
+    # built in the JVM (a literal array of structs), not with createDataFrame: a DataFrame made from a
+    # Python list is a Python RDD, and every job that joins it would start Python workers to read it
+    if not out:
+        return spark.createDataFrame([], schema), 0
+    rows = F.array(
+        *[F.struct(*[F.lit(v).cast(f.dataType).alias(f.name) for v, f in zip(r, schema.fields)]) for r in out]
+    )
+    return spark.range(1).select(F.inline(rows)), sum(before.values())
 
 
 #: a whole record's line as three spans: 1 what comes before the message (:data:`layout.RECORD_START`),
