@@ -74,7 +74,7 @@ def test_the_lab_makes_these_calls():
         'analyses.latency_over_time(tables.requests, every="1 second", phase="requestQueueTimeMs")',
         "analyses.truncated_records(tables.truncations)",
         'sweep.run({"backlog": [100, 400], "control_plane": [False, True]}, replications=3, seed=0, spark=spark)',
-        "latency_panel(tables.requests, broker=1)",
+        "latency_panel(tables.requests, broker=1, per_second=per_second)",
     ):
         assert call in SRC, call
 
@@ -97,7 +97,7 @@ def tables(spark):
     yield t
     t.records.unpersist()
     t.requests.unpersist()
-    t.lines.unpersist()
+    t.unpersist()
 
 
 @pytest.mark.slow
@@ -133,5 +133,15 @@ class TestOnSpark:
         control.value = 2
         after = output.children[0].value
         assert after != before and "<b>broker 2</b>" in after
+        # given the lab's per-second frame, the panel shows the same without asking Spark again
+        per_second = analyses_latency(tables.requests)
+        again = latency_panel(tables.requests, broker=1, per_second=per_second)
+        assert again.children[1].children[0].value == before
         # broker 2 has the control plane: its LeaderAndIsr never waits
         assert re.search(r"LeaderAndIsr requests' worst p99 is <b>0\.00 ms</b>", after)
+
+
+def analyses_latency(requests):
+    from kafka_lab.spark import analyses
+
+    return analyses.latency_over_time(requests, every="1 second", phase="requestQueueTimeMs")

@@ -109,6 +109,27 @@ def test_same_seed_same_files(tmp_path):
     assert _digest(a) != _digest(c)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"damage": 0.01, "event_every_s": 5},  # copies with and without damaged lines
+        {"request_format": "text", "start": "2024-03-04T10:59:59.500"},  # copies across seconds and an hour
+        {"brokers": 4, "seed": 3, "start": "2024-03-04T11:59:50", "gzip": True},  # rolled at 12:00
+    ],
+)
+def test_block_writes_equal_the_line_by_line_loop(tmp_path, monkeypatch, options):
+    """generate writes each copy of a window as one block per file; the same bytes as line by line."""
+    from kafka_lab.logs import scenario
+
+    generate(tmp_path / "blocks", hours=20 / 3600, **options)
+    monkeypatch.setattr(scenario, "_write_copy", lambda *a: False)
+    generate(tmp_path / "lines", hours=20 / 3600, **options)
+    files = sorted(p.relative_to(tmp_path / "lines") for p in (tmp_path / "lines").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "blocks") for p in (tmp_path / "blocks").rglob("*") if p.is_file())
+    for f in files:
+        assert (tmp_path / "blocks" / f).read_bytes() == (tmp_path / "lines" / f).read_bytes(), f
+
+
 def test_request_truth_agrees_with_the_request_log(small_logs):
     truth = json.loads((small_logs / "ground-truth.json").read_text())
     values = defaultdict(lambda: defaultdict(list))

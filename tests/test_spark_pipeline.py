@@ -111,7 +111,7 @@ def test_damaged_logs_split_across_tasks(spark, tmp_path):
         conts = {(r.file, r.line): r.continuations for r in t.records.where("continuations > 0").collect()}
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", old)
-        t.lines.unpersist()
+        t.unpersist()
     assert c == {k: truth["lines"][k] for k in c}
     assert truth["lines"]["rejected"] > 0 and truth["lines"]["continuations"] > 0
     assert rejects == sorted((f, n) for f, n, _t in ref.rejected)

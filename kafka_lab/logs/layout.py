@@ -38,6 +38,8 @@ __all__ = [
     "LEVELS",
     "TIMESTAMP",
     "PREFIX",
+    "RECORD_START",
+    "RECORD_END",
     "RECORD",
     "HEAD",
     "CONTINUATION",
@@ -62,25 +64,21 @@ _LOGGER = r"([A-Za-z_$][\w$.\-]*)"
 #: RFC 3339 time (group 2, ``docker logs -t``, ``kubectl logs --timestamps``)
 PREFIX = r"(?:([\w.\-]+) +\| )?(?:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+\-]\d{2}:\d{2})) )?"
 
+#: what a record's first line holds before its message: groups 1 compose name, 2 container time,
+#: 3 bracketed date (Kafka's layouts), 4 bare date (Strimzi's), 5 level
+RECORD_START = "^" + PREFIX + r"(?:\[(" + TIMESTAMP + r")\]|(" + TIMESTAMP + r")) " + _LEVEL + r" +"
+
+#: what a record's line holds after its message: `` (logger)``, `` (logger:line)``, then maybe `` [thread]``.
+#: Groups: 1 logger, 2 source line (``%L``), 3 thread (``%t``)
+RECORD_END = r" \(" + _LOGGER + r"(?::(\d+|\?))?\)(?: \[([^\]]*)\])?$"
+
 #: one whole record on one line. Groups: 1 compose name, 2 container time, 3 bracketed date (Kafka's
 #: layouts), 4 bare date (Strimzi's), 5 level, 6 message, 7 logger, 8 source line (``%L``), 9 thread (``%t``)
-RECORD = (
-    "^"
-    + PREFIX
-    + r"(?:\[("
-    + TIMESTAMP
-    + r")\]|("
-    + TIMESTAMP
-    + r")) "
-    + _LEVEL
-    + r" +(.*) \("
-    + _LOGGER
-    + r"(?::(\d+|\?))?\)(?: \[([^\]]*)\])?$"
-)
+RECORD = RECORD_START + "(.*)" + RECORD_END
 
 #: the start of a record whose logger is not on this line: the first line of a message with a newline,
 #: or a line cut short. Same groups 1-6 as :data:`RECORD` (6: the rest of the line)
-HEAD = "^" + PREFIX + r"(?:\[(" + TIMESTAMP + r")\]|(" + TIMESTAMP + r")) " + _LEVEL + r" +(.*)$"
+HEAD = RECORD_START + r"(.*)$"
 
 #: a line that continues the record before it: a stack trace (``\tat ...``, ``Caused by: ...``,
 #: ``\t... 12 more``, an exception's first line) or an indented line of a message with a newline
@@ -121,11 +119,14 @@ class TimestampFormatter:
 
     def __call__(self, epoch_ms: float) -> str:
         ms = int(epoch_ms // 1)
-        s = ms // 1000
+        return f"{self.second(ms // 1000)}{ms % 1000:03d}]"
+
+    def second(self, s: int) -> str:
+        """``[%d]`` up to the milliseconds of the second ``s`` (epoch seconds): ``[2024-03-04 13:05:09,``."""
         if s != self._second:
             self._second = s
             self._text = "[" + (_EPOCH + _dt.timedelta(seconds=s)).strftime("%Y-%m-%d %H:%M:%S") + ","
-        return f"{self._text}{ms % 1000:03d}]"
+        return self._text
 
 
 def record_line(epoch_ms: float, level: str, message: str, logger: str, *, layout: str = LAYOUT, thread: str = "main"):

@@ -24,7 +24,10 @@ not repeat. Known simplifications, each a consequence of the replay: offsets and
 a window restart with each copy; the controller never fails over and no broker restarts (the cluster
 model has no controller election yet: :func:`controller_startup` writes the election at the start).
 
-:func:`generate` streams: memory is the windows' lines plus counters, whatever the hours. The ground
+:func:`generate` streams: memory is the windows' lines plus counters, whatever the hours. Each copy of
+a window is written as one block per file (:func:`_write_copy`: the window's text, prepared once, with
+each copy's dates and correlation ids put in), byte for byte what writing it line by line gives; a
+copy with a damaged line, or whose lines straddle a second, is written line by line. The ground
 truth (:func:`generate`'s return value, also written as ``ground-truth.json``) is computed from the
 simulation's own records of what was written: lines per file, per broker/API/listener request counts
 and exact percentiles of each phase, truncated records per partition, metadata staleness windows.
@@ -318,6 +321,7 @@ def generate(
     dmg = Damage(damage, seed=seed)
     bases: dict = {}  # client -> next correlation id
     copies: dict = dict.fromkeys(windows, 0)
+    plans: dict = {}  # window name -> _CopyPlan
     with LogWriter(out_dir, sorted(sample.brokers), roll=roll, gzip=gzip) as w:
         for b in sorted(sample.brokers):
             for lmm in _startup_server(sample, b):
@@ -335,10 +339,11 @@ def generate(
                 ratios = _imbalance(any_w.end_state, brokers)
                 for lmm in m.auto_rebalance(controller_id, ratios):
                     w.write(controller_id, CONTROLLER, base_ms, _fmt(lmm))
-            for ln in win.lines:
-                t = base_ms + ln.time_ms
-                text = ln.text(None if ln.client is None else bases.get(ln.client, 0) + ln.correlation_id)
-                _write(w, dmg, ln, t, text)
+            if not _write_copy(w, dmg, win, base_ms, bases, plans):
+                for ln in win.lines:
+                    t = base_ms + ln.time_ms
+                    text = ln.text(None if ln.client is None else bases.get(ln.client, 0) + ln.correlation_id)
+                    _write(w, dmg, ln, t, text)
             for c, n in win.corr_span.items():
                 bases[c] = bases.get(c, 0) + n
             if progress is not None:
@@ -359,6 +364,93 @@ def generate(
     )
     Path(out_dir, "ground-truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
     return truth
+
+
+class _CopyPlan:
+    """What every copy of one window writes, prepared once: per file, its lines' positions, and the
+    pieces of the file's block (``"".join``-ed per copy): each line's date up to the second and a
+    request's correlation id go into empty slots between constant pieces, made for the milliseconds
+    the lines fall on."""
+
+    __slots__ = ("times", "files", "clients", "pieces")
+
+    def __init__(self, win: Window):
+        lines = win.lines
+        self.times = np.array([ln.time_ms for ln in lines], dtype=np.float64)
+        self.clients = sorted({ln.client for ln in lines if ln.client is not None})
+        client_index = {c: i for i, c in enumerate(self.clients)}
+        by_file: dict = {}
+        for i, ln in enumerate(lines):
+            by_file.setdefault((ln.broker, ln.file), []).append(i)
+        self.files = []
+        for key, idx in by_file.items():
+            req = [i for i in idx if lines[i].client is not None]
+            dates, ids, k = [], [], 0  # slots: each line is date, text[, id, tail]
+            for i in idx:
+                dates.append(k)
+                k += 2
+                if lines[i].client is not None:
+                    ids.append(k)
+                    k += 2
+            self.files.append(
+                (
+                    key,
+                    idx,
+                    np.array(dates, dtype=np.int64),
+                    np.array(ids, dtype=np.int64),
+                    np.array([client_index[lines[i].client] for i in req], dtype=np.int64),
+                    np.array([lines[i].correlation_id for i in req], dtype=np.int64),
+                )
+            )
+        self.pieces: tuple = (None, None)  # (milliseconds of each line, {file key: object array of pieces})
+
+    def pieces_for(self, lines: list, millis: np.ndarray) -> dict:
+        if self.pieces[0] is None or not np.array_equal(self.pieces[0], millis):
+            out = {}
+            for key, idx, _d, _i, _c, _n in self.files:
+                parts = []
+                for i in idx:
+                    ln = lines[i]
+                    parts += [None, f"{int(millis[i]):03d}]{ln.head}"]
+                    if ln.client is not None:
+                        parts += [None, ln.tail]
+                    parts[-1] += "\n"
+                arr = np.empty(len(parts), dtype=object)
+                arr[:] = parts
+                out[key] = arr
+            self.pieces = (millis, out)
+        return self.pieces[1]
+
+
+def _write_copy(w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dict, plans: dict) -> bool:
+    """Write one copy of ``win`` at ``base_ms`` a block per file, byte for byte what the line-by-line loop
+    of :func:`generate` writes; False (nothing written, no random draw consumed) when the copy needs that
+    loop: a damaged line in it, or lines in more than one second (a start between whole seconds)."""
+    if not win.lines:
+        return True
+    plan = plans.get(win.name)
+    if plan is None:
+        plan = plans[win.name] = _CopyPlan(win)
+    ms = np.floor(base_ms + plan.times).astype(np.int64)  # the loop's int((base_ms + time_ms) // 1), per line
+    second = int(ms.min()) // 1000
+    if int(ms.max()) // 1000 != second:
+        return False
+    if dmg.fraction > 0.0:  # the loop draws one number per line, and more for a damaged one
+        state = dmg.rng.getstate()
+        rnd, f = dmg.rng.random, dmg.fraction
+        if any(rnd() < f for _ in range(len(win.lines))):
+            dmg.rng.setstate(state)
+            return False
+    pieces = plan.pieces_for(win.lines, ms - second * 1000)
+    date = w.fmt.second(second)
+    base = np.array([bases.get(c, 0) for c in plan.clients], dtype=np.int64)
+    for key, idx, dates, ids, clients, corr in plan.files:
+        block = pieces[key].copy()
+        block[dates] = date
+        if len(ids):
+            block[ids] = list(map(str, (base[clients] + corr).tolist()))
+        w.write_block(key[0], key[1], second * 1000, "".join(block.tolist()), len(idx))
+    return True
 
 
 def _write(w: LogWriter, dmg: Damage, ln: Line, t: float, text: str) -> None:

@@ -119,6 +119,16 @@ class LogWriter:
         self.rejected += rejected
         self.bytes += len(s)
 
+    def write_block(self, broker: int, file: int, epoch_ms: int, block: str, lines: int) -> None:
+        """Write ``block``, ``lines`` whole record lines already formatted (each with its date and newline),
+        all in the hour of ``epoch_ms``: what :meth:`write` would write for each of them, in one call."""
+        out = self.files[(broker, file)]
+        self._handle(out, epoch_ms).write(block)
+        out.lines += lines
+        self.lines += lines
+        self.records += lines
+        self.bytes += len(block)
+
     def write_raw(self, broker: int, file: int, epoch_ms: float, text: str, *, rejected=1, continuations=0):
         """Write ``text`` as it is (a damaged line: no date added), counted as rejected or continuation lines."""
         out = self.files[(broker, file)]

@@ -2,29 +2,42 @@
 
 :func:`parse` reads every ``*.log*`` file under a directory (any URI Spark reads, sub-directories
 included: the generator's ``broker-<id>/``, a real ``/var/log/kafka``) with ``spark.read.text``, and
-classifies each line with the patterns of :mod:`kafka_lab.logs.layout` (``rlike``/``regexp_extract``:
+classifies each line with the patterns of :mod:`kafka_lab.logs.layout` (``regexp_replace``/``rlike``:
 the same text the reference parser :mod:`kafka_lab.logs.parse` compiles with Python's ``re``):
 
 - a line that starts a record (``RECORD``: a whole record; ``HEAD``: a record whose logger comes on a
   later line) opens a group; a ``CONTINUATION`` line belongs to the last group opened before it in the
-  same file (a window over the file, ordered by line); anything else is rejected;
+  same file; anything else is rejected;
 - a ``HEAD`` group without a `` (logger)`` tail among its continuations is rejected, lines and all.
 
 So ``lines read = records + continuations + rejected``, always (``Tables.counts``).
 
-Line numbers come from the order Spark reads a file in (``monotonically_increasing_id``: a file's
-splits are read in offset order) and a window over each file; Kafka's hourly rolled files keep
-files, and so those windows, small.
+How it stays a scan (no shuffle, no cache of the text), whatever the size of the logs:
+
+- **line numbers** without sorting: a first pass that decodes no text counts the lines of each split
+  Spark reads (``_metadata.file_block_start``) and the first ``monotonically_increasing_id`` in it
+  (consecutive within a split); a few rows per file, collected and broadcast back, so a line's number is
+  its id's offset in its split plus the lines of the file's earlier splits (:func:`_splits`);
+- **one regular expression per line**: ``RECORD`` is matched once, by a ``regexp_replace`` that turns
+  a matching line into its two short spans around the message; the message is a substring, the fields
+  come from the spans (``HEAD`` and ``CONTINUATION`` are tried only on lines that are not whole records);
+- **the irregular lines** (heads, continuations, garbage: few in any real log) are grouped with a
+  window over each file of them only, cached, and joined back to their records by broadcast.
+
+The files must not change, nor Spark's split size (``spark.sql.files.maxPartitionBytes``), between
+:func:`parse` and the actions on its tables: the splits are counted once.
 
 The derived tables read the records' messages: ``requests`` (the request log, 2.8 JSON with
 ``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``), ``state_changes``,
 ``controller_events`` and ``truncations`` (with the records each truncation removed: the follower's
-log end offset at its become-follower minus the offset it truncates to).
+log end offset at its become-follower minus the offset it truncates to). :func:`analyze` writes the
+records first and derives the other tables from their Parquet.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +64,9 @@ def _types():
 
 
 def request_schema():
-    """The 2.8 request log's JSON (``RequestConvertToJson.requestDescMetrics``); bodies kept as JSON text."""
+    """The 2.8 request log's JSON (``RequestConvertToJson.requestDescMetrics``) as ``requests`` parses it:
+    the header, connection and times. The request body is cut out as text (:func:`_requests`); the
+    response body, the longest part of a line (kept in the records' ``message``), is skipped."""
     T = _types()
     header = T.StructType(
         [
@@ -65,8 +80,6 @@ def request_schema():
     fields = [
         T.StructField("isForwarded", T.BooleanType()),
         T.StructField("requestHeader", header),
-        T.StructField("request", T.StringType()),
-        T.StructField("response", T.StringType()),
         T.StructField("connection", T.StringType()),
     ]
     for p in PHASES:
@@ -87,9 +100,14 @@ REQUEST_SCHEMA = None  # built on first use (pyspark is imported lazily)
 
 @dataclass
 class Tables:
-    """The parsed tables (DataFrames) of one log directory."""
+    """The parsed tables (DataFrames) of one log directory.
 
-    lines: object
+    ``lines_read``: the lines of every file (counted when :func:`parse` numbered them); ``irregular``:
+    the lines that are not a whole record on one line (heads, continuations, rejected lines; cached),
+    with their ``status``."""
+
+    lines_read: int
+    irregular: object
     records: object
     rejects: object
     requests: object
@@ -97,20 +115,27 @@ class Tables:
     controller_events: object
     truncations: object
 
-    def counts(self) -> dict:
-        """``lines_read``, ``records``, ``continuations``, ``rejected`` (one pass over the classified lines)."""
+    def counts(self, records: int | None = None) -> dict:
+        """``lines_read``, ``records``, ``continuations``, ``rejected``; ``records`` counted from the
+        records table unless given (:func:`analyze` passes the count of what it wrote)."""
         from pyspark.sql import functions as F
 
-        row = self.lines.agg(
-            F.count("*").alias("lines_read"),
-            F.sum(F.when(F.col("status") == "record", 1).otherwise(0)).alias("records"),
+        row = self.irregular.agg(
             F.sum(F.when(F.col("status") == "continuation", 1).otherwise(0)).alias("continuations"),
             F.sum(F.when(F.col("status") == "rejected", 1).otherwise(0)).alias("rejected"),
         ).first()
-        return {k: int(row[k] or 0) for k in ("lines_read", "records", "continuations", "rejected")}
+        return {
+            "lines_read": int(self.lines_read),
+            "records": int(self.records.count() if records is None else records),
+            "continuations": int(row["continuations"] or 0),
+            "rejected": int(row["rejected"] or 0),
+        }
 
     def table(self, name: str):
         return getattr(self, name)
+
+    def unpersist(self) -> None:
+        self.irregular.unpersist()
 
 
 def _blank_to_null(c):
@@ -119,121 +144,204 @@ def _blank_to_null(c):
     return F.when(c != "", c)
 
 
-def _read_lines(spark, logdir: str):
+def _text_source(spark, logdir: str):
     from pyspark.errors import AnalysisException
-    from pyspark.sql import functions as F
 
     p = str(logdir)
     if "://" not in p and not Path(p).is_dir():
         raise ValueError(f"no log directory at {p!r}")
     try:
-        df = (
-            spark.read.option("recursiveFileLookup", "true")
-            .option("pathGlobFilter", "*.log*")
-            .text(p)
-            .select(F.input_file_name().alias("uri"), F.col("value").alias("text"))
-        )
+        return spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.log*").text(p)
     except AnalysisException as e:
         raise ValueError(f"cannot read Kafka logs at {p!r}: {str(e).splitlines()[0]}") from None
-    return df.select(
-        F.regexp_extract(F.col("uri"), r"([^/]+/[^/]+)$", 1).alias("file"),
-        "uri",
-        "text",
+
+
+def _read_lines(spark, logdir: str):
+    """Every line of every ``*.log*`` file: ``uri``, ``text``, the split it was read in (``_split``: the
+    file's offset) and ``_id`` (``monotonically_increasing_id``: consecutive within a split)."""
+    from pyspark.sql import functions as F
+
+    return _text_source(spark, logdir).select(
+        F.col("_metadata.file_path").alias("uri"),
+        F.col("_metadata.file_block_start").alias("_split"),
+        F.col("value").alias("text"),
         F.monotonically_increasing_id().alias("_id"),
     )
 
 
+def _splits(spark, raw):
+    """One row per (file, split) Spark reads: the first ``_id`` of the split and the lines before it in
+    its file (so that ``line = _id - _first + _before + 1``), and the file's ``file``, ``broker`` and
+    ``log`` names. One pass over the files that decodes no text (the cost of a raw count); the result,
+    a few rows per file, is collected and broadcast."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    rows = raw.groupBy("uri", "_split").agg(F.min("_id").alias("_first"), F.count("*").alias("_n")).collect()
+    out, before = [], {}
+    for r in sorted(rows, key=lambda r: (r.uri, r._split)):
+        file = "/".join(r.uri.rstrip("/").split("/")[-2:])
+        m = re.search(r"broker-(\d+)/", file)
+        log = re.search(r"([A-Za-z\-]+)\.log[^/]*$", file)
+        n0 = before.get(r.uri, 0)
+        out.append((r.uri, r._split, r._first, n0, file, int(m.group(1)) if m else None, log.group(1) if log else ""))
+        before[r.uri] = n0 + r._n
+    schema = T.StructType(
+        [
+            T.StructField("uri", T.StringType()),
+            T.StructField("_split", T.LongType()),
+            T.StructField("_first", T.LongType()),
+            T.StructField("_before", T.LongType()),
+            T.StructField("file", T.StringType()),
+            T.StructField("broker", T.IntegerType()),
+            T.StructField("log", T.StringType()),
+        ]
+    )
+    # built in the JVM (a literal array of structs), not with createDataFrame: a DataFrame made from a
+    # Python list is a Python RDD, and every job that joins it would start Python workers to read it
+    if not out:
+        return spark.createDataFrame([], schema), 0
+    rows = F.array(
+        *[F.struct(*[F.lit(v).cast(f.dataType).alias(f.name) for v, f in zip(r, schema.fields)]) for r in out]
+    )
+    return spark.range(1).select(F.inline(rows)), sum(before.values())
+
+
+#: a whole record's line as three spans: 1 what comes before the message (:data:`layout.RECORD_START`),
+#: the message, and what comes after it (:data:`layout.RECORD_END`); the same match as :data:`layout.RECORD`
+_SPANS = "(" + layout.RECORD_START + ")(?:.*)(" + layout.RECORD_END + ")"
+_HEAD_SPAN = "(" + layout.RECORD_START + ")(?:.*)$"
+#: marks the result of a matching line in ``regexp_replace`` (a line that matches cannot start with it)
+_MARK = "\u241e"
+
+
 def parse(spark, logdir) -> Tables:
-    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables` (lazy DataFrames; ``lines`` cached)."""
+    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables` (lazy DataFrames but for a small
+    job that counts each file's lines; ``irregular`` cached).
+
+    Every line is matched against :data:`layout.RECORD` once: ``regexp_replace`` with the two short spans
+    around the message (``_SPANS``) leaves a line that does not match as it is, and turns one that does
+    into ``<mark><start>\u241f<end>``; the message is the substring between the spans, and the fields
+    come from the short spans. Lines that are not whole records (a head, a continuation, anything else:
+    few) are the ``irregular`` table, where a small window over each file groups continuations with
+    the record before them; the records take their continuations from it with a broadcast join.
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     raw = _read_lines(spark, logdir)
-    w = Window.partitionBy("uri").orderBy("_id")
-    upto = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    splits, n_lines = _splits(spark, raw)
     text = F.col("text")
+    lines = (
+        raw.join(F.broadcast(splits), ["uri", "_split"])
+        .withColumn("line", F.col("_id") - F.col("_first") + F.col("_before") + 1)
+        .withColumn("_r", F.regexp_replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS)))
+    )
+    whole = F.col("_r").startswith(_MARK) & ~text.startswith(_MARK)
     kind = (
-        F.when(text.rlike(layout.RECORD), "record")
+        F.when(whole, "record")
         .when(text.rlike(layout.HEAD), "head")
         .when(text.rlike(layout.CONTINUATION), "continuation")
         .otherwise("other")
     )
-    lines = (
-        raw.withColumn("line", F.row_number().over(w))
-        .withColumn("kind", kind)
-        .withColumn("start", F.when(F.col("kind").isin("record", "head"), F.col("line")))
-        .withColumn("group", F.last("start", ignorenulls=True).over(upto))
-        .withColumn(
-            "group_kind", F.last(F.when(F.col("start").isNotNull(), F.col("kind")), ignorenulls=True).over(upto)
-        )
-        .withColumn(
-            "tail_logger",
-            F.when(
-                (F.col("kind") == "continuation") & text.rlike(layout.LOGGER_TAIL),
-                F.regexp_extract(text, layout.LOGGER_TAIL, 2),
-            ),
-        )
+    lines = lines.withColumn("kind", kind).select("uri", "file", "broker", "log", "line", "kind", "text", "_r")
+
+    # -- the lines that are not whole records, and the groups they make (few: a small window per file)
+    odd = lines.where(F.col("kind") != "record").select(
+        "uri",
+        "file",
+        "line",
+        "kind",
+        "text",
+        F.when(
+            (F.col("kind") == "continuation") & text.rlike(layout.LOGGER_TAIL),
+            F.regexp_extract(text, layout.LOGGER_TAIL, 2),
+        ).alias("tail_logger"),
     )
-    # HEAD groups that found their logger: few (messages with a newline), so a small join
-    tails = (
-        lines.where(F.col("tail_logger").isNotNull() & (F.col("group_kind") == "head"))
-        .groupBy("uri", "group")
-        .agg(F.min(F.struct("line", "tail_logger", "text")).alias("tail"))
-    )
-    lines = lines.join(F.broadcast(tails), ["uri", "group"], "left")
+    w = Window.partitionBy("uri").orderBy("line")
+    # a run of consecutive odd lines: the line before it (if any) is a whole record, which opens the group
+    odd = odd.withColumn("_run", F.col("line") - F.row_number().over(w))
+    run = Window.partitionBy("uri", "_run").orderBy("line")
+    upto = run.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    first = F.min("line").over(run.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    last_head = F.last(F.when(F.col("kind") == "head", F.col("line")), ignorenulls=True).over(upto)
+    odd = odd.withColumn("_first_odd", first).withColumn("_head", last_head)
+    odd = odd.withColumn(
+        "group", F.coalesce(F.col("_head"), F.when(F.col("_first_odd") > 1, F.col("_first_odd") - 1))
+    ).withColumn("group_kind", F.when(F.col("_head").isNotNull(), "head").when(F.col("group").isNotNull(), "record"))
+    # a head's tail: the first continuation of its group that ends with `` (logger)`` (a window, not a
+    # self-join, which would compute the odd lines, and so read every line, twice)
+    group = Window.partitionBy("uri", "_run", "group")
+    is_tail = F.col("tail_logger").isNotNull() & (F.col("group_kind") == "head")
+    odd = odd.withColumn("tail", F.min(F.when(is_tail, F.struct("line", "tail_logger", "text"))).over(group))
     valid_group = (F.col("group_kind") == "record") | F.col("tail").isNotNull()
     status = (
-        F.when(F.col("kind").isin("record", "head") & valid_group, "record")
+        F.when((F.col("kind") == "head") & valid_group, "record")
         .when((F.col("kind") == "continuation") & F.col("group").isNotNull() & valid_group, "continuation")
         .otherwise("rejected")
     )
-    lines = lines.withColumn("status", status).drop("_id").cache()
+    odd = odd.withColumn("status", status).select("uri", "file", "line", "kind", "text", "group", "tail", "status")
+    odd = odd.cache()
 
+    # per record that has them (the group's first line): its continuation lines, and a head's tail
     conts = (
-        lines.where(F.col("status") == "continuation")
+        odd.where(F.col("status") == "continuation")
         .groupBy("uri", "group")
         .agg(
             F.count("*").alias("continuations"),
             F.transform(F.array_sort(F.collect_list(F.struct("line", "text"))), lambda s: s["text"]).alias("_conts"),
         )
+        .withColumnRenamed("group", "line")
     )
-    heads = lines.where(F.col("status") == "record")
-    R, H, TL = layout.RECORD, layout.HEAD, layout.LOGGER_TAIL
+    heads = odd.where((F.col("kind") == "head") & (F.col("status") == "record")).select(
+        "uri", "line", F.lit(True).alias("_valid_head"), "tail"
+    )
+    extra = conts.join(heads, ["uri", "line"], "full")
+    recs = lines.where(F.col("kind").isin("record", "head")).join(F.broadcast(extra), ["uri", "line"], "left")
+    recs = recs.where((F.col("kind") == "record") | F.col("_valid_head"))
     is_rec = F.col("kind") == "record"
+    # the spans around the message: a record's from _r, a head's (no logger on its line) from HEAD
+    start = F.when(is_rec, F.substring_index(F.substring(F.col("_r"), 2, 1 << 30), "\u241f", 1)).otherwise(
+        F.regexp_extract(text, _HEAD_SPAN, 1)
+    )
+    recs = recs.withColumn("_start", start)
+    recs = recs.withColumn(
+        "_end", F.when(is_rec, F.col("_r").substr(F.length("_start") + 3, F.lit(1 << 30))).otherwise(F.lit(""))
+    )
+    S, E, TL = layout.RECORD_START, layout.RECORD_END, layout.LOGGER_TAIL
 
-    def all_groups(pattern: str, n: int):
-        # every group of a whole-line pattern from ONE regex evaluation (regexp_replace with $1<sep>$2...,
-        # then split): a regexp_extract per group costs a full match each, on lines of a kilobyte and more
-        return F.split(F.regexp_replace(text, pattern, _SEP.join(f"${i}" for i in range(1, n + 1))), _SEP, -1)
+    def sg(i):  # group i of RECORD_START (1 compose name, 2 container time, 3 and 4 date, 5 level)
+        return _blank_to_null(F.regexp_extract("_start", S, i))
 
-    heads = heads.withColumn("_g", F.when(is_rec, all_groups(R, 9)).otherwise(all_groups(H, 6)))
+    def eg(i, j):  # group i of RECORD_END for a record, group j of LOGGER_TAIL of a head's tail line
+        return _blank_to_null(
+            F.when(is_rec, F.regexp_extract("_end", E, i)).otherwise(F.regexp_extract(F.col("tail.text"), TL, j))
+        )
 
-    def g(i):  # group i (1-based) of RECORD, or of HEAD for a head line (the first 6 are the same groups)
-        return _blank_to_null(F.col("_g")[i - 1])
-
-    records = heads.join(conts, ["uri", "group"], "left").select(
-        F.to_timestamp(F.coalesce(g(3), g(4)), "yyyy-MM-dd HH:mm:ss,SSS").alias("timestamp"),
-        g(5).alias("level"),
-        F.when(is_rec, F.col("_g")[6]).otherwise(F.col("tail.tail_logger")).alias("logger"),
-        F.col("_g")[5].alias("message"),
+    # the message in bytes, not characters: a string's length and substr count the characters of the
+    # whole line (UTF-8), each time; a binary's substring and octet_length do not
+    msg_bytes = F.octet_length(text) - F.octet_length("_start") - F.octet_length("_end")
+    message = F.substring(text.cast("binary"), F.octet_length("_start") + 1, msg_bytes).cast("string")
+    records = recs.select(
+        F.to_timestamp(F.coalesce(sg(3), sg(4)), "yyyy-MM-dd HH:mm:ss,SSS").alias("timestamp"),
+        sg(5).alias("level"),
+        F.when(is_rec, F.regexp_extract("_end", E, 1)).otherwise(F.col("tail.tail_logger")).alias("logger"),
+        message.alias("message"),
         "file",
-        _blank_to_null(F.regexp_extract("file", r"broker-(\d+)/", 1)).cast("int").alias("broker"),
-        F.regexp_extract("file", r"([A-Za-z\-]+)\.log[^/]*$", 1).alias("log"),
+        "broker",
+        "log",
         "line",
         F.coalesce(F.col("continuations"), F.lit(0)).alias("continuations"),
         F.array_join(F.col("_conts"), "\n").alias("continuation"),
-        g(1).alias("container"),
-        g(2).alias("container_time"),
-        _blank_to_null(F.when(is_rec, F.col("_g")[7]).otherwise(F.regexp_extract(F.col("tail.text"), TL, 3))).alias(
-            "source_line"
-        ),
-        _blank_to_null(F.when(is_rec, F.col("_g")[8]).otherwise(F.regexp_extract(F.col("tail.text"), TL, 4))).alias(
-            "thread"
-        ),
+        sg(1).alias("container"),
+        sg(2).alias("container_time"),
+        eg(2, 3).alias("source_line"),
+        eg(3, 4).alias("thread"),
     )
-    rejects = lines.where(F.col("status") == "rejected").select("file", "line", "text")
+    rejects = odd.where(F.col("status") == "rejected").select("file", "line", "text")
     return Tables(
-        lines=lines,
+        lines_read=n_lines,
+        irregular=odd,
         records=records,
         rejects=rejects,
         requests=_requests(records),
@@ -241,6 +349,9 @@ def parse(spark, logdir) -> Tables:
         controller_events=_controller_events(records),
         truncations=None,
     )._with_truncations()
+
+
+_START_GROUPS = 5  # groups of layout.RECORD_START (the end span is group 2 + this in _SPANS)
 
 
 def _with_truncations(self):
@@ -251,6 +362,13 @@ def _with_truncations(self):
 Tables._with_truncations = _with_truncations
 
 
+def _after(c, n_bytes: int):
+    """``c`` without its first ``n_bytes`` bytes (a substring of the bytes: no count of the characters)."""
+    from pyspark.sql import functions as F
+
+    return F.substring(c.cast("binary"), n_bytes + 1, 1 << 30).cast("string")
+
+
 def _requests(records):
     from pyspark.sql import functions as F
 
@@ -259,9 +377,13 @@ def _requests(records):
         REQUEST_SCHEMA = request_schema()
     base = records.where(
         (F.col("logger") == "kafka.request.logger") & F.col("message").startswith("Completed request:")
-    ).select("timestamp", "broker", "file", "line", F.substring("message", 19, 1 << 30).alias("body"))
+    ).select("timestamp", "broker", "file", "line", _after(F.col("message"), len("Completed request:")).alias("body"))
     is_json = F.col("body").startswith("{")
-    j = F.from_json(F.col("body"), REQUEST_SCHEMA)
+    # parsed ONCE per line into a column: a field taken straight from from_json(...) would be rewritten
+    # by Spark's optimizer into a from_json of its own (OptimizeCsvJsonExprs), one parse of the whole
+    # line per column; a column referenced many times keeps its own projection (CollapseProject)
+    base = base.withColumn("_j", F.when(is_json, F.from_json(F.col("body"), REQUEST_SCHEMA)))
+    j = F.col("_j")
     body = F.col("body")
 
     def tx(pattern, cast=None):
@@ -301,7 +423,15 @@ def _requests(records):
     for p in PHASES:
         t = "long" if p == "throttleTimeMs" else "double"
         cols.append(F.when(is_json, j[p]).otherwise(tx(rf"[;,]{text_phase[p]}:([\d.E\-]+)", t)).alias(p))
-    cols.append(F.when(is_json, j["request"]).alias("request"))
+    # the request body as the broker wrote it: Kafka writes ``"requestHeader":{...},"request":{...},"response":``,
+    # and a key in quotes cannot occur inside a JSON string (its quotes are escaped), so the text between
+    # the first ``"request":`` and the first ``,"response":`` is the body; other key orders go through the
+    # parsed JSON (re-serialising every body costs as much as parsing the line)
+    kafka_order = body.contains('"request":') & body.contains(',"response":')
+    cut = F.substring_index(F.substring_index(body, ',"response":', 1), '"request":', -1)
+    cols.append(
+        F.when(is_json, F.when(kafka_order, cut).otherwise(F.get_json_object(body, "$.request"))).alias("request")
+    )
     return base.select(*cols)
 
 
@@ -460,27 +590,42 @@ def _read_or_explain(action, logdir):
 
 
 def analyze(spark, logdir, out) -> dict:
-    """Parse ``logdir``, write each table as Parquet under ``out`` and ``summary.json``; return the summary."""
-    tables = parse(spark, logdir)
-    counts = _read_or_explain(tables.counts, logdir)
-    if counts["lines_read"] == 0:
+    """Parse ``logdir``, write each table as Parquet under ``out`` and ``summary.json``; return the summary.
+
+    The records are written first, in one pass over the text; the derived tables then read the records'
+    Parquet (only the columns they use; the files' row groups of other loggers skipped by their
+    statistics), so no table is held in memory whatever the size of the logs."""
+    tables = _read_or_explain(lambda: parse(spark, logdir), logdir)
+    if tables.lines_read == 0:
+        tables.unpersist()
         raise ValueError(f"no Kafka log lines (files named *.log*) under {str(logdir)!r}")
-    tables.records.cache()  # every derived table reads the records: parse them once
-    out_s = str(out)
-    summary = dict(counts)
-    summary["tables"] = {}
-    for name in TABLES:
-        df = tables.table(name)
-        df.write.mode("overwrite").parquet(f"{out_s.rstrip('/')}/{name}")
-        summary["tables"][name] = int(spark.read.parquet(f"{out_s.rstrip('/')}/{name}").count())
+    out_s = str(out).rstrip("/")
+    summary = {"tables": {}}
+
+    def write(name, df):
+        df.write.mode("overwrite").parquet(f"{out_s}/{name}")
+        summary["tables"][name] = int(spark.read.parquet(f"{out_s}/{name}").count())
+
+    _read_or_explain(lambda: write("records", tables.records), logdir)
+    records = spark.read.parquet(f"{out_s}/records")
+    state_changes = _state_changes(records)
+    derived = {
+        "rejects": tables.rejects,
+        "requests": _requests(records),
+        "state_changes": state_changes,
+        "controller_events": _controller_events(records),
+        "truncations": _truncations(records, state_changes),
+    }
+    for name in TABLES[1:]:
+        write(name, derived[name])
+    summary.update(tables.counts(records=summary["tables"]["records"]))
     summary["logdir"] = str(logdir)
     if "://" not in out_s:
         Path(out_s).mkdir(parents=True, exist_ok=True)
         Path(out_s, "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     else:
         spark.createDataFrame([(json.dumps(summary),)], "value string").coalesce(1).write.mode("overwrite").text(
-            f"{out_s.rstrip('/')}/summary.json"
+            f"{out_s}/summary.json"
         )
-    tables.records.unpersist()
-    tables.lines.unpersist()
+    tables.unpersist()
     return summary

@@ -79,12 +79,18 @@ def queue_figure(per_second: pd.DataFrame, broker: int, phase: str = "requestQue
     return fig
 
 
-def latency_panel(requests, broker: int = 1, phase: str = "requestQueueTimeMs") -> widgets.VBox:
-    """The live experiment on the parsed ``requests`` (a Spark DataFrame): broker (primary) and phase."""
-    brokers = [int(r[0]) for r in requests.select("broker").distinct().orderBy("broker").collect()]
+def latency_panel(requests, broker: int = 1, phase: str = "requestQueueTimeMs", per_second=None) -> widgets.VBox:
+    """The live experiment on the parsed ``requests`` (a Spark DataFrame): broker (primary) and phase.
+
+    ``per_second``: ``analyses.latency_over_time(requests, every="1 second", phase=phase)`` when the caller
+    has it already (lab 08 has just plotted it), so that the panel does not ask Spark for it again."""
+    cache: dict = {} if per_second is None else {phase: per_second}
+    if per_second is None:
+        brokers = [int(r[0]) for r in requests.select("broker").distinct().orderBy("broker").collect()]
+    else:  # every request falls in some second: the same brokers
+        brokers = sorted(int(b) for b in per_second["broker"].unique())
     pick = primary(widgets.Dropdown(options=[(f"broker {b}", b) for b in brokers], value=broker, description="broker"))
     phases = widgets.Dropdown(options=list(analyses.PHASES), value=phase, description="phase")
-    cache: dict = {}
     note = widgets.HTML()
     out = widgets.Output()
 
