@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Empty
 
@@ -47,7 +48,14 @@ class Channel:
 
 
 def run(coro, limit_s: float = 3.0):
-    return asyncio.run(asyncio.wait_for(coro, limit_s))
+    """Run ``coro`` to its end or ``limit_s``, on a thread of its own: an earlier test of the session (the
+    browser tests' sync Playwright) may leave an event loop running on this one."""
+
+    async def limited():
+        return await asyncio.wait_for(coro, limit_s)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, limited()).result()
 
 
 def test_without_the_repair_a_lost_wake_up_is_waited_for_for_ever():
