@@ -40,6 +40,29 @@ def test_a_gauge_logs_each_change_and_collapses_changes_at_one_instant():
     assert g.value == 0 and env.now == 6.0
 
 
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from(["pulse", 1, -1, 3])), max_size=12))
+def test_a_pulse_logs_exactly_what_one_in_and_one_out_at_that_instant_log(ops):
+    """``Gauge.pulse`` (a request an idle handler takes at once) is ``add(1)`` then ``add(-1)``, change log and all."""
+    env = simpy.Environment()
+    m = Metrics(env)
+    fast, slow = m.gauge("fast"), m.gauge("slow")
+
+    def proc():
+        for t, op in sorted(ops, key=lambda o: o[0]):
+            yield env.timeout(t - env.now)
+            if op == "pulse":
+                fast.pulse()
+                slow.add(1)
+                slow.add(-1)
+            else:
+                fast.add(op)
+                slow.add(op)
+
+    env.process(proc())
+    env.run()
+    assert (fast.times, fast.values, fast.value) == (slow.times, slow.values, slow.value)
+
+
 def test_integral_at_and_time_average_are_the_step_functions_area():
     # value 0 on [0,1), 1 on [1,3), 5 on [3,6), 0 after: area to 6 is 1*2 + 5*3 = 17
     _, _, g = _run_steps([(1.0, +1), (3.0, +4), (6.0, -5)])
