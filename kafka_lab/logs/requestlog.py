@@ -268,6 +268,20 @@ def _states_by_topic(states):
     return list(out.items())
 
 
+def _partition_state(st, p) -> dict:
+    """The fields a partition's state has in both LeaderAndIsr and UpdateMetadata (their JSON schemas, in
+    this order); each request adds its own after them."""
+    return {
+        "partitionIndex": st["partition"],
+        "controllerEpoch": int(st.get("controller_epoch", p["controller_epoch"])),
+        "leader": int(st["leader"]),
+        "leaderEpoch": int(st["leader_epoch"]),
+        "isr": [int(x) for x in st.get("isr", ())],
+        "zkVersion": int(st.get("zk_version", 0)),
+        "replicas": [int(x) for x in st.get("replicas", ())],
+    }
+
+
 def _leader_and_isr_request(req, view):
     p = req.payload
     states = p["partition_states"]
@@ -278,18 +292,7 @@ def _leader_and_isr_request(req, view):
                 "topicName": topic,
                 "topicId": topic_id(topic),
                 "partitionStates": [
-                    {
-                        "partitionIndex": st["partition"],
-                        "controllerEpoch": int(st.get("controller_epoch", p["controller_epoch"])),
-                        "leader": int(st["leader"]),
-                        "leaderEpoch": int(st["leader_epoch"]),
-                        "isr": [int(x) for x in st.get("isr", ())],
-                        "zkVersion": int(st.get("zk_version", 0)),
-                        "replicas": [int(x) for x in st.get("replicas", ())],
-                        "addingReplicas": [],
-                        "removingReplicas": [],
-                        "isNew": False,
-                    }
+                    {**_partition_state(st, p), "addingReplicas": [], "removingReplicas": [], "isNew": False}
                     for st in sts
                 ],
             }
@@ -310,19 +313,7 @@ def _update_metadata_request(req, view):
             {
                 "topicName": topic,
                 "topicId": topic_id(topic),
-                "partitionStates": [
-                    {
-                        "partitionIndex": st["partition"],
-                        "controllerEpoch": int(st.get("controller_epoch", p["controller_epoch"])),
-                        "leader": int(st["leader"]),
-                        "leaderEpoch": int(st["leader_epoch"]),
-                        "isr": [int(x) for x in st.get("isr", ())],
-                        "zkVersion": int(st.get("zk_version", 0)),
-                        "replicas": [int(x) for x in st.get("replicas", ())],
-                        "offlineReplicas": [],
-                    }
-                    for st in sts
-                ],
+                "partitionStates": [{**_partition_state(st, p), "offlineReplicas": []} for st in sts],
             }
         )
     live = [
