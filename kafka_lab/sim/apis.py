@@ -48,6 +48,7 @@ API_KEYS = {
     "LeaderAndIsr": 4,
     "StopReplica": 5,
     "UpdateMetadata": 6,
+    "ControlledShutdown": 7,
     "AlterIsr": 56,
 }
 CONTROLLER_APIS = frozenset({"LeaderAndIsr", "UpdateMetadata", "StopReplica"})
@@ -80,6 +81,7 @@ def default_costs() -> dict:
         "UpdateMetadata": CostModel(0.5, per_partition_ms=0.01),
         "StopReplica": CostModel(0.5, per_partition_ms=0.05),
         "AlterIsr": CostModel(0.2, per_partition_ms=0.01),
+        "ControlledShutdown": CostModel(0.2),
     }
 
 
@@ -212,6 +214,14 @@ class KafkaApis:
         if req.partition_errors and all(e == "STALE_CONTROLLER_EPOCH" for e in req.partition_errors.values()):
             req.error = "STALE_CONTROLLER_EPOCH"
         self.respond(req)
+
+    def _ControlledShutdown(self, req):
+        """Handed to the controller (``handleControlledShutdownRequest``); answered when its work is done."""
+        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
+        if controller is None or controller.id != self.broker.id:
+            req.error = "NOT_CONTROLLER"
+            return self.respond(req)
+        controller.handle_controlled_shutdown(req, self.respond)
 
     def _AlterIsr(self, req):
         controller = self.broker.cluster.controller if self.broker.cluster is not None else None

@@ -63,6 +63,8 @@ class Broker:
         self.settings = settings = settings or ModelSettings()
         self.id = cfg.broker_id
         self.broker_epoch = broker_epoch  # KIP-380: the czxid of its registration znode
+        self.online = True  # False between a shutdown and the next start-up (:mod:`.lifecycle`)
+        self.lifecycle: list = []  # (time_ms, event, detail): its shutdowns and start-ups
         self.cluster = cluster
         self.metrics = Metrics(env)
         self.replica_manager = rm = ReplicaManager(
@@ -135,6 +137,20 @@ class Broker:
         while True:
             yield self.env.timeout(period)
             self.replica_manager.maybe_shrink_isr()
+
+    def shut_down(self) -> None:
+        """``KafkaServer.shutdown`` after the controlled shutdown: the fetchers stop, connections are refused."""
+        self.online = False
+        if self.fetchers is not None:
+            self.fetchers.remove_partitions(list(self.fetchers.fetching()))
+
+    def start_up(self, broker_epoch: int) -> None:
+        """A new process on the same logs: a new broker epoch, an empty metadata cache, and partitions
+        that wait for the controller's LeaderAndIsr (the leader epochs it knew are not kept in memory)."""
+        self.online = True
+        self.broker_epoch = broker_epoch
+        self.replica_manager.restart()
+        self.metadata_cache.reset()
 
     @property
     def has_control_plane(self) -> bool:

@@ -121,6 +121,7 @@ class Cluster:
         control_plane=False,
         controller_id: int | None = None,
         zk_latency_ms: float = 2.0,
+        controller_epoch: int = 1,
         racks=None,
         broker_overrides: dict | None = None,
         external_brokers=(),
@@ -156,7 +157,11 @@ class Cluster:
         cid = min(self.brokers) if controller_id is None else controller_id
         if cid not in self.brokers:
             raise ValueError(f"controller {cid} is not a broker of this cluster: {sorted(self.brokers)}")
-        self.controller = Controller(self.env, self.brokers, self.log, controller_id=cid, zk_latency_ms=zk_latency_ms)
+        if isinstance(controller_epoch, bool) or not isinstance(controller_epoch, int) or controller_epoch < 1:
+            raise ValueError(f"controller_epoch is a whole number, at least 1, got {controller_epoch!r}")
+        self.controller = Controller(
+            self.env, self.brokers, self.log, controller_id=cid, epoch=controller_epoch, zk_latency_ms=zk_latency_ms
+        )
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)
@@ -243,6 +248,19 @@ class Cluster:
 
     def leader_of(self, tp) -> int:
         return self.controller.state[tp]["leader"]
+
+    # -- brokers and the controller over time ------------------------------------------------------------
+    def restart_broker(self, broker_id: int, *, at_ms: float, down_ms: float) -> None:
+        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.lifecycle`)."""
+        from .lifecycle import restart_broker
+
+        restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+
+    def move_controller(self, *, at_ms: float) -> None:
+        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.lifecycle`)."""
+        from .lifecycle import move_controller
+
+        move_controller(self, at_ms=at_ms)
 
     # -- clients ---------------------------------------------------------------------------------------
     def producer(self, client_id: str | None = None, *, topic: str, **kw) -> KafkaProducer:

@@ -15,6 +15,24 @@ tells the brokers:
   ``StopReplica(deletePartition=true)`` (leader epoch -2) to every replica; the topic is gone when every
   replica has answered the second.
 
+- **a broker leaving** (:meth:`Controller.handle_controlled_shutdown`, ``doControlledShutdown``): each
+  partition it leads moves to the first replica of its assignment that is in the ISR, live and not
+  shutting down (``ControlledShutdownPartitionLeaderElectionStrategy``; the ISR loses the broker), then
+  ``StopReplica(deletePartition=false)`` to it for the partitions it follows, which leave their ISR
+  (``OfflineReplica``: leader epoch + 1, LeaderAndIsr to the other replicas); the reply names the
+  partitions it still leads. When its session is gone (:meth:`Controller.on_broker_failure`) it leaves
+  the live brokers and every broker hears so with ``UpdateMetadata``;
+- **a broker joining** (:meth:`Controller.on_broker_startup`, ``onBrokerStartup``): ``UpdateMetadata``
+  without partitions to the others, with every partition to it, and ``LeaderAndIsr`` for each replica
+  it holds;
+- **a new controller** (:meth:`Controller.fail_over`): the old one resigns (its queued requests are
+  dropped with its channels), the brokers race to create ``/controller``, the winner increments
+  ``/controller_epoch``, reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
+  for every partition (``onControllerFailover``; brokers ignore a leader epoch they already have).
+
+Each of these is kept in :attr:`Controller.events` (time, controller id, event, broker or epoch), the
+record the controller's log is written from.
+
 The channel (``ControllerChannelManager``): one queue per broker and one request in flight; it connects
 to the broker's ``control.plane.listener.name`` listener when the broker has one, else to its
 inter-broker listener (KIP-291). Every request carries the controller's id and epoch, which brokers
@@ -27,6 +45,8 @@ staleness of each broker's metadata can be measured from the moment the controll
 from __future__ import annotations
 
 from collections import deque
+
+import numpy as np
 
 from .apis import CONTROLLER_APIS
 from .records import Request
@@ -49,8 +69,8 @@ class ControllerChannel:
         self.pump()
 
     def pump(self) -> None:
-        if self.busy or not self.queue:
-            return
+        if self.busy or not self.queue or not self.broker.online:
+            return  # a broker that is down: its requests wait until its channel is removed (onBrokerFailure)
         self.busy = True
         req = self.queue.popleft()
         self.controller.log.append(req)
@@ -86,6 +106,12 @@ class Controller:
         self._channels: dict = {}
         self._correlation = 0
         self.sent = 0
+        self.shutting_down: set = set()
+        #: (time_ms, controller id, event, detail dict): "elected", "ready", "resigned" ({"epoch"}, and for
+        #: "ready" the live brokers and topics it read), "controlled_shutdown", "broker_failure",
+        #: "broker_startup" ({"broker"}, and the live brokers after the change)
+        self.events: list = []
+        self.history: list = [(0.0, controller_id, epoch)]  # (from time_ms, controller id (-1: none), epoch)
 
     # -- the channel ---------------------------------------------------------------------------------
     def channel(self, broker) -> ControllerChannel:
@@ -109,6 +135,8 @@ class Controller:
         """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
+        if self.id < 0:
+            return  # no active controller (it resigned, the next is not elected): nothing is sent
         states = [dict(s) for s in (partition_states or [])]
         if api == "StopReplica":
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
@@ -171,14 +199,14 @@ class Controller:
             "zk_version": 0,
         }
 
-    def _publish(self, tps, *, leader_and_isr: bool, at_ms: float | None = None) -> None:
+    def _publish(self, tps, *, leader_and_isr: bool, at_ms: float | None = None, exclude=()) -> None:
         """LeaderAndIsr to each partition's replicas (batched per broker) and UpdateMetadata to all live brokers."""
         at = self.env.now if at_ms is None else at_ms
         if leader_and_isr:
             per_broker: dict = {}
             for tp in tps:
                 for r in self.state[tp]["replicas"]:
-                    if r in self.live_brokers:
+                    if r in self.live_brokers and r not in exclude:
                         per_broker.setdefault(r, []).append(self.partition_state(tp))
             for bid in sorted(per_broker):
                 if bid not in self.brokers:
@@ -192,7 +220,8 @@ class Controller:
         """Move ``tp``'s leadership to ``new_leader`` at ``at_ms`` (a preferred-replica election).
 
         As ``PreferredReplicaPartitionLeaderElectionStrategy``: the new leader must be a live member of
-        the ISR *when the controller decides*; otherwise the election fails and nothing changes
+        the ISR *when the controller decides*, and there must be a controller (none while one is being
+        elected); otherwise the election fails and nothing changes
         (:attr:`failed_elections`). The ISR stays as it is; the leader epoch and the znode version grow.
         """
         st = self.state[tp]
@@ -202,7 +231,7 @@ class Controller:
         def decide():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
-            if new_leader not in st["isr"] or new_leader not in self.live_brokers:
+            if self.id < 0 or new_leader not in st["isr"] or new_leader not in self.live_brokers:
                 self.failed_elections.append((self.env.now, tp[0], tp[1], new_leader, list(st["isr"])))
                 return
             yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
@@ -238,7 +267,13 @@ class Controller:
                 else:
                     changed.append((tp, isr))
             if changed:
+                epoch = self.epoch
                 yield self.env.timeout(self.zk_latency_ms)
+                if self.epoch != epoch or self.id < 0:  # the write is conditioned on the controller epoch
+                    req.error = "NOT_CONTROLLER"
+                    req.result = None
+                    respond(req)
+                    return
             for tp, isr in changed:
                 st = self.state[tp]
                 st["isr"] = list(isr)
@@ -285,3 +320,189 @@ class Controller:
         gone = [{"topic": t, "partition": p, "leader": -2, "leader_epoch": -2} for t, p in tps]
         for bid in sorted(self.live_brokers & set(self.brokers)):
             self.send(self.brokers[bid], "UpdateMetadata", gone, at_ms=at_ms)
+
+    # -- brokers leaving and joining -----------------------------------------------------------------
+    def handle_controlled_shutdown(self, req, respond) -> None:
+        """``doControlledShutdown``: move leadership off the broker, stop its follower replicas, answer.
+
+        ``req.result`` is the partitions it still leads (``remainingPartitions``: none when every one it
+        leads had another live ISR member). A stale broker epoch is ``STALE_BROKER_EPOCH`` and a broker the
+        controller does not know as live ``BROKER_NOT_AVAILABLE``; nothing changes then.
+        """
+        p = req.payload
+
+        def work():
+            bid = p["broker_id"]
+            broker = self.brokers.get(bid)
+            if broker is not None and p.get("broker_epoch", 0) < broker.broker_epoch:
+                req.error = "STALE_BROKER_EPOCH"
+                respond(req)
+                return
+            if broker is None or bid not in self.live_brokers:
+                req.error = "BROKER_NOT_AVAILABLE"
+                respond(req)
+                return
+            self.events.append((self.env.now, self.id, "controlled_shutdown", {"broker": bid}))
+            self.shutting_down.add(bid)
+            led, followed = [], []
+            for tp, st in self.state.items():
+                if bid in st["replicas"] and len(st["replicas"]) > 1:
+                    (led if st["leader"] == bid else followed).append(tp)
+            moves = []
+            for tp in led:
+                st = self.state[tp]
+                new = next(
+                    (
+                        r
+                        for r in st["replicas"]
+                        if r in st["isr"] and r in self.live_brokers and r not in self.shutting_down
+                    ),
+                    None,
+                )
+                if new is not None:
+                    moves.append((tp, new))
+            if moves:
+                yield self.env.timeout(self.zk_latency_ms)  # the state znodes, written together (pipelined)
+                for tp, new in moves:
+                    st = self.state[tp]
+                    st["leader"] = new
+                    st["isr"] = [r for r in st["isr"] if r not in self.shutting_down]
+                    st["leader_epoch"] += 1
+                    st["zk_version"] += 1
+                    self.decisions.append((self.env.now, tp[0], tp[1], new, st["leader_epoch"]))
+                self._publish([tp for tp, _ in moves], leader_and_isr=True)
+            if followed:
+                self.send(broker, "StopReplica", partitions=followed, delete_partitions=False, at_ms=self.env.now)
+                shrink = [tp for tp in followed if bid in self.state[tp]["isr"]]
+                if shrink:  # OfflineReplica: out of the ISR, a new leader epoch, LeaderAndIsr to the others
+                    yield self.env.timeout(self.zk_latency_ms)
+                    for tp in shrink:
+                        st = self.state[tp]
+                        st["isr"] = [r for r in st["isr"] if r != bid]
+                        st["leader_epoch"] += 1
+                        st["zk_version"] += 1
+                    self._publish(shrink, leader_and_isr=True, exclude=(bid,))
+            req.result = tuple(tp for tp in led if self.state[tp]["leader"] == bid)
+            respond(req)
+
+        self.env.process(work())
+
+    def on_broker_failure(self, bid: int, *, at_ms: float) -> None:
+        """``onBrokerFailure``: the broker's registration znode is gone (its session closed) at ``at_ms``.
+
+        Partitions it led elect the first live ISR member (none: leader -1, offline); it leaves every
+        ISR; the changes are written, then LeaderAndIsr to the live replicas and UpdateMetadata (which no
+        longer lists it) to every live broker.
+        """
+
+        def work():
+            if at_ms > self.env.now:
+                yield self.env.timeout(at_ms - self.env.now)
+            was_shutting_down = bid in self.shutting_down
+            self.live_brokers.discard(bid)
+            self.shutting_down.discard(bid)
+            self._channels.pop(bid, None)
+            if self.id < 0:
+                return  # no controller: the next one reads the live brokers when it starts
+            live = sorted(self.live_brokers & set(self.brokers))
+            detail = {"broker": bid, "live": live, "was_shutting_down": was_shutting_down}
+            self.events.append((self.env.now, self.id, "broker_failure", detail))
+            affected = [tp for tp, st in self.state.items() if bid in st["replicas"]]
+            changed = []
+            for tp in affected:
+                st = self.state[tp]
+                if st["leader"] == bid or bid in st["isr"]:
+                    changed.append(tp)
+            if changed:
+                yield self.env.timeout(self.zk_latency_ms)
+                for tp in changed:
+                    st = self.state[tp]
+                    st["isr"] = [r for r in st["isr"] if r != bid]
+                    if st["leader"] == bid:
+                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)
+                        if st["leader"] >= 0:
+                            self.decisions.append((self.env.now, tp[0], tp[1], st["leader"], st["leader_epoch"] + 1))
+                    st["leader_epoch"] += 1
+                    st["zk_version"] += 1
+                self._publish(changed, leader_and_isr=True)
+            rest = [tp for tp in affected if tp not in changed]
+            if rest:
+                self._publish(rest, leader_and_isr=False)
+
+        self.env.process(work())
+
+    def on_broker_startup(self, bid: int, *, at_ms: float) -> None:
+        """``onBrokerStartup``: the broker registered again at ``at_ms`` (with its new broker epoch)."""
+
+        def work():
+            if at_ms > self.env.now:
+                yield self.env.timeout(at_ms - self.env.now)
+            while self.id < 0:  # an election in progress: the new controller finds it live
+                yield self.env.timeout(self.zk_latency_ms)
+            existing = sorted(self.live_brokers & set(self.brokers))
+            self.live_brokers.add(bid)
+            live = sorted(self.live_brokers & set(self.brokers))
+            self.events.append((self.env.now, self.id, "broker_startup", {"broker": bid, "live": live}))
+            for other in existing:
+                self.send(self.brokers[other], "UpdateMetadata", [], at_ms=self.env.now)
+            tps = [tp for tp, st in self.state.items() if bid in st["replicas"]]
+            self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in self.state])
+            if tps:
+                self.send(self.brokers[bid], "LeaderAndIsr", [self.partition_state(tp) for tp in tps])
+
+        self.env.process(work())
+
+    # -- a new controller ----------------------------------------------------------------------------
+    def fail_over(self, *, at_ms: float, rng, load_round_trips: int = 5) -> None:
+        """The controller changes at ``at_ms``: ``/controller`` is gone (its broker shut down, or an admin
+        deleted the znode), the old controller resigns and every live broker races to create it again.
+
+        The winner is the live broker whose create reaches ZooKeeper first (``rng`` draws each one's
+        delay); it increments ``/controller_epoch`` (a second write), reads the cluster's state
+        (``load_round_trips`` pipelined reads: broker registrations, topics, assignments, partition
+        states) and then sends UpdateMetadata without partitions to every live broker, LeaderAndIsr and
+        UpdateMetadata for every partition (``onControllerFailover``).
+        """
+
+        def work():
+            if at_ms > self.env.now:
+                yield self.env.timeout(at_ms - self.env.now)
+            old = self.id
+            if old >= 0:
+                self.events.append((self.env.now, old, "resigned", {"epoch": self.epoch}))
+            for ch in self._channels.values():
+                ch.queue.clear()
+            self._channels = {}
+            self.id = -1
+            self.history.append((self.env.now, -1, self.epoch))
+            yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
+            live = sorted(self.live_brokers & set(self.brokers))
+            if not live:
+                return
+            delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
+            winner = live[int(np.argmin(delays))]
+            yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, then the epoch
+            self.id, self.epoch = winner, self.epoch + 1
+            self.client_id = f"controller-{winner}"
+            self._correlation = 0
+            self.shutting_down = set()
+            self.history.append((self.env.now, winner, self.epoch))
+            self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
+            yield self.env.timeout(load_round_trips * self.zk_latency_ms)
+            live = sorted(self.live_brokers & set(self.brokers))
+            topics = sorted({tp[0] for tp in self.state})
+            self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
+            for bid in live:
+                self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now)
+            self._publish(list(self.state), leader_and_isr=True)
+
+        self.env.process(work())
+
+    def controller_at(self, t: float) -> tuple:
+        """``(controller id, epoch)`` at simulated time ``t`` (id -1 while an election is in progress)."""
+        cid, epoch = self.history[0][1], self.history[0][2]
+        for t0, c, e in self.history:
+            if t0 > t:
+                break
+            cid, epoch = c, e
+        return cid, epoch

@@ -134,10 +134,25 @@ class _MetadataClient:
         req.correlation_id = self._correlation
         self._correlation += 1
         self.sent += 1
+        if not self.cluster.brokers[bid].online:  # connection refused: failed as a disconnection
+            self.in_flight[bid] = self.in_flight.get(bid, 0) + 1
+            self.connections.pop(bid, None)
+            self.env.timeout(0).callbacks.append(lambda _e: self._refused(req))
+            return
         conn = self.connection(bid)  # first: a new connection starts with nothing in flight
         self.in_flight[bid] += 1
         self.cluster.log.append(req)
         conn.send(req)
+
+    def _refused(self, req: Request) -> None:
+        """``NetworkClient.handleDisconnections``: the request fails ``NETWORK_EXCEPTION``, metadata is refreshed."""
+        req.error = "NETWORK_EXCEPTION"
+        req.result = None
+        req.partition_errors = dict.fromkeys(req.partitions, "NETWORK_EXCEPTION")
+        req.end = self.env.now
+        if req.on_done is not None:
+            req.on_done(req)
+        self.request_update()
 
     def request_update(self) -> None:
         self.update_requested = True
@@ -158,7 +173,7 @@ class _MetadataClient:
 
                 self.env.timeout(due - now).callbacks.append(fire)
             return
-        live = sorted(self.cluster.brokers)
+        live = sorted(b for b, br in self.cluster.brokers.items() if br.online)
         bid = (
             self.prefer
             if self.prefer is not None

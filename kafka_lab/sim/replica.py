@@ -372,6 +372,15 @@ class ReplicaManager:
         self.controller_epoch = epoch
         return True
 
+    def restart(self) -> None:
+        """A restarted broker (``Broker.start_up``): its logs and high watermarks stay (recovered from disk);
+        what it knew of leaders, ISRs and the controller is gone until the controller's LeaderAndIsr."""
+        self.controller_epoch = 0
+        for p in self.partitions.values():
+            p.leader, p.leader_epoch = -1, -1
+            p.isr, p.remote = [], {}
+            p.pending_isr, p.pending_kind = None, ""
+
     def become_leader_or_follower(self, states: list[dict], controller_epoch: int | None = None) -> dict:
         """Apply a LeaderAndIsr request's partition states; the per-partition errors."""
         if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):
@@ -527,6 +536,13 @@ class MetadataCache:
         self.controller_epoch = 0
         self.updates: list = []  # (correlation_id, controller_sent_ms, applied_ms)
         self.applied: list = []  # (applied_ms, topic, partition, leader, leader_epoch)
+
+    def reset(self) -> None:
+        """A restarted broker's cache: empty until its first UpdateMetadata (the records of updates stay)."""
+        self.partitions = {}
+        self.live_brokers = set()
+        self.controller_id = -1
+        self.controller_epoch = 0
 
     @property
     def leaders(self) -> dict:
