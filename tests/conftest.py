@@ -21,12 +21,13 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def small_logs(tmp_path_factory):
-    """A generated log directory: 3 brokers, 90 simulated seconds with a leader move every 30 s (one
-    spike on each broker), seed 1. Shared by the log and Spark tests (small: a few thousand lines)."""
+    """A generated log directory: 3 brokers, 90 simulated seconds, seed 1: a leader move every 20 s (at 10,
+    30 and 70 s: a spike on each broker) and the rolling restart from 45 s (brokers 2, 3, then 1, the
+    controller). Shared by the log and Spark tests (small: a few thousand lines)."""
     from kafka_lab.logs.scenario import generate
 
     root = tmp_path_factory.mktemp("logs")
-    generate(root, hours=90 / 3600, brokers=3, seed=1, event_every_s=30)
+    generate(root, hours=90 / 3600, brokers=3, seed=1, event_every_s=20)
     return root
 
 

@@ -63,10 +63,18 @@ def test_the_prose_numbers_are_the_ground_truth():
     assert f"{per_broker[1]:,} on broker 1" in PROSE and f"{per_broker[3]:,} on broker 3" in PROSE
     assert f"{per_broker[2]:,} on broker 2" in PROSE
     assert ex.no_control_plane_truth() == [1, 3] and "Brokers 1 and 3 receive theirs on `PLAINTEXT`" in PROSE
+    # the rolling restart: every broker once, the controller's last; its restart moves the controller
+    assert [r["broker"] for r in t["restarts"]] == [2, 3, 1] and t["controller"] == 1
+    resigned, elected = [c for c in t["controllers"] if c["time_ms"] > 0]
+    assert (resigned["event"], resigned["controller"], elected["event"]) == ("resigned", 1, "elected")
+    gap = elected["time_ms"] - resigned["time_ms"]
+    assert f"broker **{elected['controller']}** wins the election **{gap} ms** later" in PROSE
+    assert f"with controller epoch **{elected['epoch']}**" in PROSE
 
 
 def test_the_lab_makes_these_calls():
     for call in (
+        "analyses.controller_changes(tables.controller_events)",
         "parse(spark, str(sample_dir()))",
         'lines_table(tables.counts(), ground_truth()["lines"])',
         "analyses.control_plane(tables.requests)",

@@ -6,6 +6,7 @@ One Spark session for the run (conftest ``spark``), small data (``small_logs``: 
 import json
 from collections import Counter
 
+import pandas as pd
 import pytest
 
 from kafka_lab.logs.parse import Parsed, parse_lines
@@ -27,7 +28,9 @@ def test_lines_read_are_records_continuations_and_rejects(spark_tables, small_lo
     assert c["lines_read"] == c["records"] + c["continuations"] + c["rejected"]
     # the KafkaConfig records carry their setting lines
     cfg = spark_tables.records.where("logger = 'kafka.server.KafkaConfig'").collect()
-    assert len(cfg) == 3 and all(r.continuations > 5 and "\tbroker.id = " in r.continuation for r in cfg)
+    # one per broker start: at the beginning, and again in the rolling restart
+    starts = 3 + len(_truth(small_logs)["restarts"])
+    assert len(cfg) == starts and all(r.continuations > 5 and "\tbroker.id = " in r.continuation for r in cfg)
 
 
 def test_request_percentiles_agree_with_the_truth(spark_tables, small_logs):
@@ -87,11 +90,41 @@ def test_controller_events(spark_tables, small_logs):
     truth = _truth(small_logs)
     ev = Counter(r.event for r in spark_tables.controller_events.select("event").collect())
     moves = sum(n for name, n in truth["windows"].items() if name.startswith("move-"))
-    assert ev["elected"] == 1 and ev["ready"] == 1
-    assert ev["election_started"] == ev["election_completed"] == moves == 3
+    restarts = sum(n for name, n in truth["windows"].items() if name.startswith("restart-"))
+    assert restarts == 3  # the rolling restart fits in the 90 s
+    # the start-up election, and the one when the controller's broker restarts
+    assert ev["elected"] == ev["ready"] == 2
+    # a preferred-replica election per move, and per restart (the broker gets its partitions back)
+    assert ev["election_started"] == moves + restarts
     tl = analyses.controller_timeline(spark_tables.controller_events, spark_tables.state_changes, limit=None)
     assert tl["timestamp"].is_monotonic_increasing
-    assert (tl["event"] == "partition_changed").sum() == moves
+
+
+def test_restarts_and_controller_changes_agree_with_the_truth(spark_tables, small_logs):
+    """From controller.log alone: each election (who, which epoch, when) and each broker's restart."""
+    truth = _truth(small_logs)
+    start = pd.Timestamp(truth["start"])
+    ch = analyses.controller_changes(spark_tables.controller_events)
+    ms = ((ch["timestamp"] - start) / pd.Timedelta(milliseconds=1)).round().astype(int)
+    elected = ch[ch["event"] == "elected"]
+    want = [(c["time_ms"], c["controller"], c["epoch"]) for c in truth["controllers"] if c["event"] == "elected"]
+    got = [
+        (int(a), int(b), int(e)) for a, b, e in zip(ms[elected.index], elected["broker"], elected["epoch"], strict=True)
+    ]
+    assert got == want
+    resigned = ch[ch["event"] == "resigned"]
+    want = [(c["time_ms"], c["controller"]) for c in truth["controllers"] if c["event"] == "resigned"]
+    assert [(int(a), int(b)) for a, b in zip(ms[resigned.index], resigned["broker"], strict=True)] == want
+    # each restart: the controller logs the controlled shutdown as it starts, and the start-up after it
+    down = ch[ch["event"] == "controlled_shutdown"]
+    assert list(down["target_broker"]) == [r["broker"] for r in truth["restarts"]]
+    assert list(ms[down.index]) == [r["shutting_down_ms"] for r in truth["restarts"]]
+    up = ch[ch["event"] == "broker_startup"]
+    assert list(up["target_broker"]) == [r["broker"] for r in truth["restarts"]]
+    assert all(0 <= a - r["started_ms"] < 10 for a, r in zip(ms[up.index], truth["restarts"], strict=True))
+    # the controller's own restart has no broker-failure line: it resigned, and the next one never knew it live
+    failed = ch[ch["event"] == "broker_failure"]
+    assert list(failed["target_broker"]) == [r["broker"] for r in truth["restarts"]][:-1]
 
 
 def test_damaged_logs_split_across_tasks(spark, tmp_path):

@@ -40,6 +40,18 @@ __all__ = [
     "kafka_config",
     "socket_server_created",
     "kafka_server_started",
+    "kafka_server_shutting_down",
+    "controlled_shutdown_starting",
+    "controlled_shutdown_succeeded",
+    "controlled_shutdown_failed",
+    "controlled_shutdown_retrying",
+    "unclean_shutdown",
+    "kafka_server_shut_down",
+    "controller_shutting_down_broker",
+    "controller_broker_change",
+    "controller_broker_failure",
+    "controller_broker_startup",
+    "controller_resigned",
 ]
 
 STATE_CHANGE = "state.change.logger"
@@ -264,6 +276,53 @@ def kafka_server_started(b):
     return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] started")
 
 
+def kafka_server_shutting_down(b):
+    """KafkaServer.shutdown."""
+    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] shutting down")
+
+
+def controlled_shutdown_starting(b):
+    """KafkaServer.controlledShutdown."""
+    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Starting controlled shutdown")
+
+
+def controlled_shutdown_succeeded(b):
+    """KafkaServer.controlledShutdown: no error and no partition left to move."""
+    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Controlled shutdown succeeded")
+
+
+def controlled_shutdown_failed(b, remaining, error):
+    """KafkaServer.controlledShutdown: the two lines of an attempt that left partitions or failed."""
+    parts = ", ".join(f"RemainingPartition(topicName='{t}', partitionIndex={p})" for t, p in remaining)
+    return [
+        ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Remaining partitions to move: [{parts}]"),
+        ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Error from controller: {error}"),
+    ]
+
+
+def controlled_shutdown_retrying(b):
+    """KafkaServer.controlledShutdown, after ``controlled.shutdown.retry.backoff.ms``."""
+    return (
+        "WARN",
+        "kafka.server.KafkaServer",
+        f"[KafkaServer id={b}] Retrying controlled shutdown after the previous attempt failed...",
+    )
+
+
+def unclean_shutdown(b):
+    """KafkaServer.controlledShutdown, every attempt failed."""
+    return (
+        "WARN",
+        "kafka.server.KafkaServer",
+        f"[KafkaServer id={b}] Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed",
+    )
+
+
+def kafka_server_shut_down(b):
+    """KafkaServer.shutdown, at its end."""
+    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] shut down completed")
+
+
 # -- controller.log (KafkaController, RequestSendThread) ---------------------------------------------
 def _controller(c) -> str:
     return f"[Controller id={c}] "
@@ -302,6 +361,41 @@ def controller_failover(c, epoch, live_brokers, topics):
         ("INFO", CONTROLLER, f"{ident}Ready to serve as the new controller with epoch {epoch}"),
         ("INFO", CONTROLLER, f"{ident}Starting the controller scheduler"),
     ]
+
+
+def controller_shutting_down_broker(c, b):
+    """KafkaController.doControlledShutdown."""
+    return ("INFO", CONTROLLER, f"{_controller(c)}Shutting down broker {b}")
+
+
+def controller_broker_change(c, new=(), dead=(), bounced=(), live=()):
+    """KafkaController.processBrokerChange."""
+    j = ",".join
+    return (
+        "INFO",
+        CONTROLLER,
+        f"{_controller(c)}Newly added brokers: {j(map(str, sorted(new)))}, deleted brokers: "
+        f"{j(map(str, sorted(dead)))}, bounced brokers: {j(map(str, sorted(bounced)))}, all live brokers: "
+        f"{j(map(str, sorted(live)))}",
+    )
+
+
+def controller_broker_failure(c, b, was_shutting_down: bool):
+    """KafkaController.onBrokerFailure."""
+    out = [("INFO", CONTROLLER, f"{_controller(c)}Broker failure callback for {b}")]
+    if was_shutting_down:
+        out.append(("INFO", CONTROLLER, f"{_controller(c)}Removed {b} from list of shutting down brokers."))
+    return out
+
+
+def controller_broker_startup(c, b):
+    """KafkaController.onBrokerStartup."""
+    return ("INFO", CONTROLLER, f"{_controller(c)}New broker startup callback for {b}")
+
+
+def controller_resigned(c):
+    """KafkaController.onControllerResignation, at its end."""
+    return ("INFO", CONTROLLER, f"{_controller(c)}Resigned")
 
 
 def controller_connected(c, broker, host, port, rack=None):

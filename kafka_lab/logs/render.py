@@ -12,8 +12,12 @@ window of simulated time, the lines each broker's log4j would have written (docs
                    controller's broker, each decision (``Changed partition ...``) and what it sends
                    (the controller's decisions and its requests)
 ``server``         truncation (``Truncating to offset ...``, and the fetcher's warning below the high
-                   watermark), the fetcher changes of a become-follower (the replica managers' events)
-``controller``     written by the scenario (:mod:`.scenario`): election, auto-rebalance checks
+                   watermark), the fetcher changes of a become-follower (the replica managers' events);
+                   a restart's steps: shutting down, the controlled shutdown, shut down, the start-up
+                   (``Broker.lifecycle``, :func:`lifecycle_messages`)
+``controller``     the controller's events (``Controller.events``): a broker shutting down, leaving and
+                   joining, the old controller resigning, the new one elected and ready, its connections;
+                   the scenario (:mod:`.scenario`) adds the start-up election and auto-rebalance checks
 ================== ====================================================================================
 
 A :class:`Line` keeps its time in simulated ms and its text without the ``[%d]`` date, so that the
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from . import messages as m
 from .requestlog import BrokerView, json_message, text_message
 
-__all__ = ["FILES", "Line", "render", "render_request", "MARKER"]
+__all__ = ["FILES", "Line", "render", "render_request", "MARKER", "lifecycle_messages", "server_startup"]
 
 #: the four files of a broker's log directory, as Kafka's ``config/log4j.properties`` names them
 FILES = ("server", "state-change", "kafka-request", "controller")
@@ -77,6 +81,83 @@ def render_request(req, view: BrokerView, fmt: str = "json") -> tuple[str, str]:
 
 def _ok(t) -> bool:
     return t == t and not math.isinf(t)
+
+
+def lifecycle_messages(cluster) -> list:
+    """``(time_ms, "broker" | "controller", broker id, [(level, logger, message), ...])`` for every restart
+    step a broker kept (``Broker.lifecycle``) and every controller event (``Controller.events``), in order."""
+    from kafka_lab.logs.requestlog import BrokerView
+
+    out = []
+    for bid, b in sorted(cluster.brokers.items()):
+        for t, ev, d in b.lifecycle:
+            if ev == "shutting_down":
+                lmms = [m.kafka_server_shutting_down(bid)]
+            elif ev == "controlled_shutdown_started":
+                lmms = [m.controlled_shutdown_starting(bid)]
+            elif ev == "controlled_shutdown_succeeded":
+                lmms = [m.controlled_shutdown_succeeded(bid)]
+            elif ev == "controlled_shutdown_failed":
+                err, remaining = d if d is not None else ("NETWORK_EXCEPTION", ())
+                lmms = m.controlled_shutdown_failed(bid, remaining, err)
+            elif ev == "controlled_shutdown_retry":
+                lmms = [m.controlled_shutdown_retrying(bid)]
+            elif ev == "unclean_shutdown":
+                lmms = [m.unclean_shutdown(bid)]
+            elif ev == "shut_down":
+                lmms = [m.kafka_server_shut_down(bid)]
+            elif ev == "started":
+                lmms = server_startup(cluster, bid)
+            else:
+                continue
+            out.append((t, "broker", bid, lmms))
+    ctl = cluster.controller
+    for t, cid, ev, d in ctl.events:
+        if ev == "controlled_shutdown":
+            lmms = [m.controller_shutting_down_broker(cid, d["broker"])]
+        elif ev == "broker_failure":
+            lmms = [m.controller_broker_change(cid, dead=[d["broker"]], live=d["live"])]
+            lmms += m.controller_broker_failure(cid, d["broker"], d["was_shutting_down"])
+        elif ev == "broker_startup":
+            b = d["broker"]
+            lmms = [m.controller_broker_change(cid, new=[b], live=d["live"]), m.controller_broker_startup(cid, b)]
+            lmms.append(controller_channel(cluster, cid, b, BrokerView(cluster, cid)))
+        elif ev == "resigned":
+            lmms = [m.controller_resigned(cid)]
+        elif ev == "elected":
+            lmms = [m.controller_elected(cid, d["epoch"], d["epoch"])]
+        elif ev == "ready":
+            lmms = m.controller_failover(cid, d["epoch"], d["live"], d["topics"])
+            view = BrokerView(cluster, cid)
+            lmms += [controller_channel(cluster, cid, b, view) for b in d["live"]]
+        else:
+            continue
+        out.append((t, "controller", cid, lmms))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def server_startup(cluster, b: int) -> list:
+    """server.log as a broker starts: its configuration, its socket servers (control plane last), started."""
+    broker = cluster.brokers[b]
+    cfg = broker.config
+    out = [m.kafka_config(b, dict(cfg.props))]
+    for lst in cfg.data_plane_listeners:
+        out.append(m.socket_server_created(b, lst.name, False))
+    if cfg.control_plane_listener:
+        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))
+    out.append(m.kafka_server_started(b))
+    return out
+
+
+def controller_channel(cluster, c: int, b: int, view):
+    """``RequestSendThread``'s line as controller ``c`` connects to broker ``b`` (its controller listener)."""
+    cfg = cluster.brokers[b].config
+    name = cfg.control_plane_listener.name if cfg.control_plane_listener else cfg.inter_broker_listener_name
+    port = next(
+        lst.port for lst in (list(cfg.data_plane_listeners) + [cfg.control_plane_listener]) if lst and lst.name == name
+    )
+    return m.controller_connected(c, b, view.hosts[b], port)
 
 
 def render(cluster, t0: float, t1: float, *, request_format: str = "json", views: dict | None = None) -> list[Line]:
@@ -213,26 +294,28 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
 
     # -- the controller's side: its decisions and what it sends, on its own broker's state-change.log
     ctl = cluster.controller
-    cb = ctl.id
-    if cb in cluster.brokers:
+    if any(c in cluster.brokers for _t, c, _e in ctl.history):
         decided = {}
         for t, topic, part, leader, epoch in ctl.decisions:
-            decided[(topic, part, epoch)] = t
+            cb, cep = ctl.controller_at(t)
+            decided[(topic, part, epoch, cb, cep)] = t
             st = ctl.state.get((topic, part))
             isr = st["isr"] if st is not None else []
             zkv = st["zk_version"] if st is not None else 0
-            add(t, cb, STATE, m.changed_partition(cb, ctl.epoch, m.tp_name(topic, part), leader, epoch, isr, zkv))
+            if cb in cluster.brokers:
+                add(t, cb, STATE, m.changed_partition(cb, cep, m.tp_name(topic, part), leader, epoch, isr, zkv))
         um_groups: dict = {}
         for r in cluster.log:
             if not r.is_controller or not _ok(r.sent):
                 continue
             p = r.payload
+            cb, cep = p["controller_id"], p["controller_epoch"]
             states = p["partition_states"]
-            when = min(
+            when = min(  # a decision of this controller that the request carries (a new one's are its own)
                 (
-                    decided[(s["topic"], s["partition"], s["leader_epoch"])]
+                    decided[(s["topic"], s["partition"], s["leader_epoch"], cb, cep)]
                     for s in states
-                    if (s["topic"], s["partition"], s.get("leader_epoch")) in decided
+                    if (s["topic"], s["partition"], s.get("leader_epoch"), cb, cep) in decided
                 ),
                 default=r.sent,
             )
@@ -248,10 +331,15 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
                     ),
                 )
             elif r.api == "UpdateMetadata":
-                key = (when, tuple((s["topic"], s["partition"], s["leader_epoch"]) for s in states))
+                key = (when, cb, tuple((s["topic"], s["partition"], s["leader_epoch"]) for s in states))
                 um_groups.setdefault(key, (p["controller_epoch"], []))[1].append(r.connection.broker_id)
-        for (when, key), (cep, brokers) in sorted(um_groups.items(), key=lambda kv: kv[0][0]):
+        for (when, cb, key), (cep, brokers) in sorted(um_groups.items(), key=lambda kv: kv[0][0]):
             add(when, cb, STATE, m.sending_update_metadata(cb, cep, brokers, len(key)))
+
+    # -- restarts and controller changes: server.log of the broker, controller.log of the controller
+    for t, kind, cid, lmms in lifecycle_messages(cluster):
+        for lmm in lmms:
+            add(t, cid, SERVER if kind == "broker" else CONTROLLER, lmm)
 
     # -- the request log
     for r in requests:

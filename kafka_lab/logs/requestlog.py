@@ -61,6 +61,7 @@ API_KEY_NAMES = {
     "LeaderAndIsr": "LEADER_AND_ISR",
     "StopReplica": "STOP_REPLICA",
     "UpdateMetadata": "UPDATE_METADATA",
+    "ControlledShutdown": "CONTROLLED_SHUTDOWN",
     "AlterIsr": "ALTER_ISR",
 }
 #: the newest version of each API a 2.8 client or broker sends
@@ -71,6 +72,7 @@ API_VERSIONS = {
     "LeaderAndIsr": 5,
     "StopReplica": 3,
     "UpdateMetadata": 7,
+    "ControlledShutdown": 3,
     "AlterIsr": 0,
 }
 #: ``org.apache.kafka.common.protocol.Errors`` codes (2.8)
@@ -80,6 +82,7 @@ ERROR_CODES = {
     "LEADER_NOT_AVAILABLE": 5,
     "NOT_LEADER_OR_FOLLOWER": 6,
     "REQUEST_TIMED_OUT": 7,
+    "BROKER_NOT_AVAILABLE": 8,
     "STALE_CONTROLLER_EPOCH": 11,
     "NETWORK_EXCEPTION": 13,
     "NOT_ENOUGH_REPLICAS": 19,
@@ -367,6 +370,11 @@ def _alter_isr_request(req, view):
     return {"brokerId": int(p["broker_id"]), "brokerEpoch": int(p.get("broker_epoch", -1)), "topics": topics}
 
 
+def _controlled_shutdown_request(req, view):
+    p = req.payload
+    return {"brokerId": int(p["broker_id"]), "brokerEpoch": int(p.get("broker_epoch", -1))}
+
+
 _REQUESTS = {
     "Produce": _produce_request,
     "Fetch": _fetch_request,
@@ -375,6 +383,7 @@ _REQUESTS = {
     "UpdateMetadata": _update_metadata_request,
     "StopReplica": _stop_replica_request,
     "AlterIsr": _alter_isr_request,
+    "ControlledShutdown": _controlled_shutdown_request,
 }
 
 
@@ -556,6 +565,14 @@ def _alter_isr_response(req, view):
     return {"throttleTimeMs": 0, "errorCode": 0, "topics": topics}
 
 
+def _controlled_shutdown_response(req, view):
+    remaining = req.result or ()
+    return {
+        "errorCode": _top_error(req),
+        "remainingPartitions": [{"topicName": t, "partitionIndex": int(part)} for t, part in remaining],
+    }
+
+
 _RESPONSES = {
     "Produce": _produce_response,
     "Fetch": _fetch_response,
@@ -564,6 +581,7 @@ _RESPONSES = {
     "UpdateMetadata": _update_metadata_response,
     "StopReplica": _stop_replica_response,
     "AlterIsr": _alter_isr_response,
+    "ControlledShutdown": _controlled_shutdown_response,
 }
 
 
@@ -572,7 +590,7 @@ def _client_id(req, view) -> str:
     """The client id Kafka's own clients use: the controller's and the AlterIsr channel's is the broker id."""
     if req.is_controller:
         return str(req.payload["controller_id"])
-    if req.api == "AlterIsr":
+    if req.api in ("AlterIsr", "ControlledShutdown"):
         return str(req.payload["broker_id"])
     return req.client_id
 

@@ -1,7 +1,7 @@
 """The committed sample of a cluster's logs (``data/sample-logs/``), lab 08's data, and how it was made.
 
 :data:`SAMPLE_OPTIONS` are the :func:`kafka_lab.logs.scenario.generate` arguments that wrote it (the same
-as ``kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 20 --seed 8
+as ``kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 10 --seed 8
 --damage 0.002 --gzip``): one simulated minute of three brokers half-way through KIP-291 (broker 2 has
 the control plane, brokers 1 and 3 do not), a leader move with a load spike on each broker in turn,
 0.2 % of the lines damaged, every file gzip-compressed (Spark reads them as text).
@@ -17,7 +17,7 @@ from pathlib import Path
 __all__ = ["SAMPLE_DIR", "SAMPLE_OPTIONS", "sample_dir", "ground_truth"]
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "data" / "sample-logs"
-SAMPLE_OPTIONS = {"hours": 0.016666666667, "brokers": 3, "seed": 8, "damage": 0.002, "event_every_s": 20, "gzip": True}
+SAMPLE_OPTIONS = {"hours": 0.016666666667, "brokers": 3, "seed": 8, "damage": 0.002, "event_every_s": 10, "gzip": True}
 
 
 def sample_dir() -> Path:
@@ -25,7 +25,7 @@ def sample_dir() -> Path:
     if not (SAMPLE_DIR / "ground-truth.json").is_file():
         raise FileNotFoundError(
             f"no log sample at {SAMPLE_DIR}: it comes with the repository (data/sample-logs); to write it again, "
-            "run kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 20 --seed 8 "
+            "run kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 10 --seed 8 "
             "--damage 0.002 --gzip"
         )
     return SAMPLE_DIR

@@ -10,7 +10,13 @@ of those windows, one after another on the clock:
 - ``move-<broker>``: every :data:`EVENT_EVERY_S` seconds, a load spike on one broker (a burst of
   :data:`SPIKE_PRODUCERS` producers writing to the partitions it leads), and the controller moves
   leadership of one of them to another replica (a preferred-replica election). The broker hit turns
-  round the cluster, so each broker is hit in turn.
+  round the cluster, so each broker is hit in turn;
+- ``restart-<broker>`` (:data:`RESTART_MS` long): from half-way through the run, a **rolling restart**,
+  one broker after another and the controller's broker last (:func:`restart_order`): its controlled
+  shutdown, :data:`DOWN_MS` down, its start-up, and the controller's preferred-replica election giving
+  it back its partitions (:mod:`kafka_lab.sim.lifecycle`). The controller's own restart moves the
+  controller: every window after it is simulated again with the new controller and controller epoch 2
+  (names ending in :data:`NEW_CONTROLLER`).
 
 The cluster is **half-way through KIP-291's migration**: brokers with an even id have
 ``control.plane.listener.name`` (the controller reaches them on ``CONTROLLER``), the others do not (it
@@ -21,8 +27,11 @@ and its metadata stays stale longer.
 
 Every window copy continues each client's correlation ids (:class:`.render.Line`), so request ids do
 not repeat. Known simplifications, each a consequence of the replay: offsets and leader epochs inside
-a window restart with each copy; the controller never fails over and no broker restarts (the cluster
-model has no controller election yet: :func:`controller_startup` writes the election at the start).
+a window restart with each copy (so a restarted broker's broker epoch is 2 in every restart window);
+a broker is down for :data:`DOWN_MS` (a real restart also spends time on the JVM and log recovery,
+and logs it); the preferred-replica election comes at the end of the restart window, where Kafka's
+``leader.imbalance.check.interval.seconds`` (300) may wait longer; the start-up election is written
+by :func:`controller_startup`.
 
 :func:`generate` streams: memory is the windows' lines plus counters, whatever the hours. Each copy of
 a window is written as one block per file (:func:`_write_copy`: the window's text, prepared once, with
@@ -45,7 +54,7 @@ import numpy as np
 
 from . import messages as m
 from .damage import Damage
-from .render import CONTROLLER, REQUEST, SERVER, Line, render
+from .render import CONTROLLER, REQUEST, SERVER, Line, controller_channel, render, server_startup
 from .requestlog import API_KEY_NAMES, BrokerView, phase_ms
 from .writer import LogWriter
 
@@ -82,6 +91,12 @@ PHASES = {
     "responseQueueTimeMs": ("response_complete", "response_dequeue"),
     "sendTimeMs": ("response_dequeue", "end"),
 }
+#: a restart window: its length, when the broker's controlled shutdown starts, how long it stays down,
+#: and when the controller's preferred-replica election gives it back the partitions it prefers
+RESTART_MS = 8000
+RESTART_AT_MS, DOWN_MS, REBALANCE_AT_MS = 500.0, 4000.0, 7000.0
+#: the name suffix of the windows after the rolling restart (a new controller, controller epoch 2)
+NEW_CONTROLLER = "/epoch-2"
 DEFAULT_START = "2024-03-04T00:00:00"
 QUANTILES = (0.5, 0.99)
 
@@ -103,12 +118,23 @@ class Window:
     truncations: dict  # (broker, topic, partition) -> (records, events)
     staleness: list  # (broker, topic, partition, leader epoch, decided_ms, stale_ms, applied)
     end_state: dict = field(default_factory=dict)  # (topic, partition) -> (leader, replicas)
+    duration_ms: int = WINDOW_MS
+    #: restarts and controller changes: (time_ms, event, broker id, detail), from the simulation's records
+    events: list = field(default_factory=list)
+    controller: tuple = (1, 1)  # (controller id, epoch) at the window's end
 
 
-def _cluster(n_brokers: int, seed: int):
+def _cluster(n_brokers: int, seed: int, controller: tuple | None = None):
     from kafka_lab.sim import Cluster
 
-    cluster = Cluster(n_brokers, seed=seed, control_plane={b: b % 2 == 0 for b in range(1, n_brokers + 1)})
+    cid, epoch = controller or (None, 1)
+    cluster = Cluster(
+        n_brokers,
+        seed=seed,
+        control_plane={b: b % 2 == 0 for b in range(1, n_brokers + 1)},
+        controller_id=cid,
+        controller_epoch=epoch,
+    )
     # a log line needs the whole request (its payload, its response, who sent it), not the columns the
     # request log streams answered Produce/Fetch requests into; a window is one simulated second, so it fits
     cluster.log.keep_answered = True
@@ -116,9 +142,26 @@ def _cluster(n_brokers: int, seed: int):
     return cluster
 
 
-def _window(name: str, n_brokers: int, seed: int, *, producers: int, spike_on: int | None, fmt: str = "json") -> Window:
-    cluster = _cluster(n_brokers, seed)
+def _window(
+    name: str,
+    n_brokers: int,
+    seed: int,
+    *,
+    producers: int,
+    spike_on: int | None,
+    fmt: str = "json",
+    restart: int | None = None,
+    controller: tuple | None = None,
+) -> Window:
+    cluster = _cluster(n_brokers, seed, controller)
     tps = cluster.partitions_of(TOPIC)
+    duration = float(WINDOW_MS if restart is None else RESTART_MS)
+    rebalance = []
+    if restart is not None:  # a rolling restart's step: this broker restarts, then gets its leaders back
+        cluster.restart_broker(restart, at_ms=RESTART_AT_MS, down_ms=DOWN_MS)
+        rebalance = [tp for tp in tps if cluster.controller.state[tp]["replicas"][0] == restart]
+        for tp in rebalance:
+            cluster.controller.elect_leader(tp, restart, at_ms=REBALANCE_AT_MS)
     for i in range(producers):
         cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=1).open_loop(RATE_PER_S)
     cluster.consumer("consumer-1", topic=TOPIC)
@@ -130,11 +173,29 @@ def _window(name: str, n_brokers: int, seed: int, *, producers: int, spike_on: i
         moved = led[0]
         new_leader = next(r for r in cluster.controller.state[moved]["replicas"] if r != spike_on)
         cluster.controller.elect_leader(moved, new_leader, at_ms=2.0)
-    res = cluster.run(float(WINDOW_MS))
+    res = cluster.run(duration)
     views = {bid: BrokerView(cluster, bid) for bid in cluster.brokers}
-    lines = render(cluster, 0.0, float(WINDOW_MS), request_format=fmt, views=views)
+    lines = render(cluster, 0.0, duration, request_format=fmt, views=views)
+    ctl = cluster.controller
+    if rebalance:  # the automatic preferred-replica election, as the controller logs it
+        t = REBALANCE_AT_MS
+        cid = ctl.controller_at(t)[0]
+        leaders = {tp: ctl.state[tp]["replicas"][0] for tp in tps}  # created with the preferred leaders
+        for td, topic, part, leader, _epoch in ctl.decisions:
+            if td < t:
+                leaders[(topic, part)] = leader
+        ratios = _imbalance({tp: (leaders[tp], ctl.state[tp]["replicas"]) for tp in tps}, n_brokers)
+        for lmm in m.auto_rebalance(cid, ratios):
+            lines.append(Line(t, cid, CONTROLLER, _fmt(lmm)))
+        names = [m.tp_name(*tp) for tp in rebalance]
+        lines.append(Line(t, cid, CONTROLLER, _fmt(m.preferred_election_started(cid, names))))
+        for td, topic, part, leader, _epoch in ctl.decisions:
+            if td >= REBALANCE_AT_MS and (topic, part) in rebalance and leader == restart:
+                lines.append(
+                    Line(td, cid, CONTROLLER, _fmt(m.preferred_election_completed(cid, m.tp_name(topic, part), leader)))
+                )
+        lines.sort(key=lambda ln: ln.time_ms)
     if spike_on is not None:  # the election as the controller logs it (KafkaController.onReplicaElection)
-        ctl = cluster.controller
         for t, topic, part, leader, _epoch in ctl.decisions:
             tp = m.tp_name(topic, part)
             start = max(0.0, t - ctl.zk_latency_ms)
@@ -152,7 +213,7 @@ def _window(name: str, n_brokers: int, seed: int, *, producers: int, spike_on: i
     # the requests written (render writes a request line at its end, inside the window)
     groups: dict = {}
     for r in cluster.log:
-        if not (r.end == r.end and 0.0 <= r.end < WINDOW_MS):
+        if not (r.end == r.end and 0.0 <= r.end < duration):
             continue
         key = (r.connection.broker_id, API_KEY_NAMES[r.api], r.connection.listener)
         g = groups.setdefault(key, {k: [] for k in PHASES})
@@ -162,7 +223,7 @@ def _window(name: str, n_brokers: int, seed: int, *, producers: int, spike_on: i
     trunc: dict = {}
     for bid, b in cluster.brokers.items():
         for t, kind, topic, part, d in b.replica_manager.events:
-            if kind == "truncated" and t < WINDOW_MS and d["removed_records"] > 0:
+            if kind == "truncated" and t < duration and d["removed_records"] > 0:
                 rec, ev = trunc.get((bid, topic, part), (0, 0))
                 trunc[(bid, topic, part)] = (rec + int(d["removed_records"]), ev + 1)
     stale = [
@@ -177,8 +238,22 @@ def _window(name: str, n_brokers: int, seed: int, *, producers: int, spike_on: i
         )
         for r in res.staleness.itertuples()
     ]
-    end_state = {tp: (st["leader"], list(st["replicas"])) for tp, st in cluster.controller.state.items()}
-    return Window(name, lines, span, requests, trunc, stale, end_state)
+    end_state = {tp: (st["leader"], list(st["replicas"])) for tp, st in ctl.state.items()}
+    events = [(t, ev, bid, d) for bid, b in cluster.brokers.items() for t, ev, d in b.lifecycle]
+    events += [(t, ev, cid, d) for t, cid, ev, d in ctl.events]
+    events.sort(key=lambda e: e[0])
+    return Window(
+        name,
+        lines,
+        span,
+        requests,
+        trunc,
+        stale,
+        end_state,
+        int(duration),
+        events,
+        (ctl.id, ctl.epoch),
+    )
 
 
 def _fmt(lmm) -> str:
@@ -186,36 +261,104 @@ def _fmt(lmm) -> str:
     return f" {level} {msg} ({logger})"
 
 
-def build_windows(n_brokers: int = 3, seed: int = 0, *, request_format: str = "json") -> dict:
-    """Every window the scenario uses, simulated and rendered (seeded: same seed, same windows)."""
+def build_windows(
+    n_brokers: int = 3, seed: int = 0, *, request_format: str = "json", rolling_restart: bool = True
+) -> dict:
+    """Every window the scenario uses, simulated and rendered (seeded: same seed, same windows).
+
+    With ``rolling_restart`` (and at least two brokers): a ``restart-<b>`` window per broker, and the
+    steady and move windows again with the controller the last restart left (names ending in
+    :data:`NEW_CONTROLLER`).
+    """
     if isinstance(n_brokers, bool) or not isinstance(n_brokers, int) or n_brokers < 1:
         raise ValueError(f"--brokers is a whole number of brokers, at least 1, got {n_brokers!r}")
+    out = _era(n_brokers, seed, request_format, "", None)
+    if rolling_restart and n_brokers >= 2:
+        first = _cluster(n_brokers, seed).controller.id
+        for b in restart_order(n_brokers, first):
+            out[f"restart-{b}"] = _window(
+                f"restart-{b}",
+                n_brokers,
+                seed * 1000 + 200 + b,
+                producers=LEVELS["mid"],
+                spike_on=None,
+                fmt=request_format,
+                restart=b,
+            )
+        after = out[f"restart-{first}"].controller
+        out.update(_era(n_brokers, seed, request_format, NEW_CONTROLLER, after))
+    return out
+
+
+def _era(n_brokers: int, seed: int, fmt: str, suffix: str, controller) -> dict:
     out = {}
     for i, (level, n) in enumerate(LEVELS.items()):
-        out[f"steady-{level}"] = _window(
-            f"steady-{level}", n_brokers, seed * 1000 + i, producers=n, spike_on=None, fmt=request_format
+        name = f"steady-{level}{suffix}"
+        out[name] = _window(
+            name, n_brokers, seed * 1000 + i, producers=n, spike_on=None, fmt=fmt, controller=controller
         )
     if n_brokers >= 2:
         for b in range(1, n_brokers + 1):
-            out[f"move-{b}"] = _window(
-                f"move-{b}", n_brokers, seed * 1000 + 100 + b, producers=LEVELS["mid"], spike_on=b, fmt=request_format
+            name = f"move-{b}{suffix}"
+            out[name] = _window(
+                name,
+                n_brokers,
+                seed * 1000 + 100 + b,
+                producers=LEVELS["mid"],
+                spike_on=b,
+                fmt=fmt,
+                controller=controller,
             )
     return out
 
 
-def schedule(hours: float, n_brokers: int, start: _dt.datetime, event_every_s: int = EVENT_EVERY_S):
-    """``(offset ms, window name)`` of each second of the run, in order (a generator)."""
-    n = round(hours * 3600_000 / WINDOW_MS)
-    every = max(1, int(event_every_s) * 1000 // WINDOW_MS)
-    event = 0
-    for k in range(n):
-        t = k * WINDOW_MS
-        if n_brokers >= 2 and k % every == every // 2:
+def restart_order(n_brokers: int, controller_id: int) -> list:
+    """The rolling restart's order: every other broker by id, the controller last (one controller change)."""
+    return [b for b in range(1, n_brokers + 1) if b != controller_id] + [controller_id]
+
+
+def schedule(
+    hours: float,
+    n_brokers: int,
+    start: _dt.datetime,
+    event_every_s: int = EVENT_EVERY_S,
+    *,
+    rolling_restart: bool = True,
+    controller_id: int = 1,
+):
+    """``(offset ms, window name)`` of each window of the run, in order (a generator).
+
+    Every ``event_every_s`` a leader move; from the first whole second at or after half the run, when it
+    fits before the end, the rolling restart (:func:`restart_order`, one ``restart-<b>`` window each,
+    back to back; moves that fall inside it are skipped); after it every window is the new controller's.
+    """
+    total = round(hours * 3600_000 / WINDOW_MS) * WINDOW_MS
+    every = max(1, int(event_every_s) * 1000 // WINDOW_MS) * WINDOW_MS
+    restarts = []
+    if rolling_restart and n_brokers >= 2:
+        restarts = [f"restart-{b}" for b in restart_order(n_brokers, controller_id)]
+    restart_at = (total // 2) // WINDOW_MS * WINDOW_MS
+    if restart_at + len(restarts) * RESTART_MS > total:
+        restarts = []
+    next_event = (every // WINDOW_MS // 2) * WINDOW_MS
+    event, suffix, t = 0, "", 0
+    while t < total:
+        if restarts and t >= restart_at:
+            yield t, restarts.pop(0)
+            t += RESTART_MS
+            if not restarts:
+                suffix = NEW_CONTROLLER
+            while next_event < t:
+                next_event += every
+            continue
+        if n_brokers >= 2 and t == next_event:
             event += 1
-            yield t, f"move-{(event - 1) % n_brokers + 1}"
+            next_event += every
+            yield t, f"move-{(event - 1) % n_brokers + 1}{suffix}"
         else:
             hod = (start.hour + start.minute / 60 + t / 3600_000) % 24
-            yield t, f"steady-{load_level(hod)}"
+            yield t, f"steady-{load_level(hod)}{suffix}"
+        t += WINDOW_MS
 
 
 def controller_startup(cluster_like, controller_id: int, epoch: int = 1) -> list:
@@ -225,27 +368,7 @@ def controller_startup(cluster_like, controller_id: int, epoch: int = 1) -> list
     out = [m.controller_elected(controller_id, epoch, epoch)]
     out += m.controller_failover(controller_id, epoch, brokers, [TOPIC])
     view = BrokerView(cluster_like, controller_id)
-    for b in brokers:
-        cfg = cluster_like.brokers[b].config
-        name = cfg.control_plane_listener.name if cfg.control_plane_listener else cfg.inter_broker_listener_name
-        port = next(
-            lst.port
-            for lst in (list(cfg.data_plane_listeners) + [cfg.control_plane_listener])
-            if lst and lst.name == name
-        )
-        out.append(m.controller_connected(controller_id, b, view.hosts[b], port))
-    return out
-
-
-def _startup_server(cluster_like, b: int) -> list:
-    broker = cluster_like.brokers[b]
-    cfg = broker.config
-    out = [m.kafka_config(b, dict(broker.config.props))]
-    for lst in cfg.data_plane_listeners:
-        out.append(m.socket_server_created(b, lst.name, False))
-    if cfg.control_plane_listener:
-        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))
-    out.append(m.kafka_server_started(b))
+    out += [controller_channel(cluster_like, controller_id, b, view) for b in brokers]
     return out
 
 
@@ -300,11 +423,13 @@ def generate(
     event_every_s: int = EVENT_EVERY_S,
     progress=None,
     gzip: bool = False,
+    rolling_restart: bool = True,
 ) -> dict:
     """Write the cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth.
 
     ``event_every_s``: seconds between leader moves (each with a load spike on the broker that loses
-    leadership). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the number of windows written since the last call (a tqdm's ``update``).
+    leadership). ``rolling_restart``: restart every broker once, from half-way through the run
+    (:func:`schedule`; the controller's restart moves the controller). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the number of windows written since the last call (a tqdm's ``update``).
     """
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
@@ -313,10 +438,12 @@ def generate(
     if isinstance(event_every_s, bool) or not isinstance(event_every_s, int) or event_every_s < 2:
         raise ValueError(f"--event-every is a whole number of seconds, at least 2, got {event_every_s!r}")
     t0 = _parse_start(start)
-    windows = build_windows(brokers, seed, request_format=request_format)
+    windows = build_windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
     any_w = next(iter(windows.values()))
     sample = _cluster(brokers, seed)  # the cluster's brokers and configs, for the start-up lines
     controller_id = sample.controller.id
+    controllers = [{"time_ms": 0, "controller": controller_id, "epoch": 1, "event": "elected"}]
+    restarts: list = []
     start_ms = int(t0.timestamp() * 1000)
     dmg = Damage(damage, seed=seed)
     bases: dict = {}  # client -> next correlation id
@@ -324,13 +451,16 @@ def generate(
     plans: dict = {}  # window name -> _CopyPlan
     with LogWriter(out_dir, sorted(sample.brokers), roll=roll, gzip=gzip) as w:
         for b in sorted(sample.brokers):
-            for lmm in _startup_server(sample, b):
+            for lmm in server_startup(sample, b):
                 text = _fmt(lmm)
                 w.write(b, SERVER, start_ms, text, continuations=text.count("\n"))
         for lmm in controller_startup(sample, controller_id):
             w.write(controller_id, CONTROLLER, start_ms, _fmt(lmm))
         last_check = 0
-        for off, name in schedule(hours, brokers, t0, event_every_s):
+        plan = schedule(
+            hours, brokers, t0, event_every_s, rolling_restart=rolling_restart, controller_id=sample.controller.id
+        )
+        for off, name in plan:
             win = windows[name]
             copies[name] += 1
             base_ms = start_ms + off
@@ -339,6 +469,9 @@ def generate(
                 ratios = _imbalance(any_w.end_state, brokers)
                 for lmm in m.auto_rebalance(controller_id, ratios):
                     w.write(controller_id, CONTROLLER, base_ms, _fmt(lmm))
+            if win.events:
+                _record_events(win, off, restarts, controllers)
+                controller_id = win.controller[0]
             if not _write_copy(w, dmg, win, base_ms, bases, plans):
                 for ln in win.lines:
                     t = base_ms + ln.time_ms
@@ -361,6 +494,8 @@ def generate(
         start=t0,
         sample=sample,
         event_every_s=event_every_s,
+        restarts=restarts,
+        controllers=controllers,
     )
     Path(out_dir, "ground-truth.json").write_text(json.dumps(truth, indent=1, sort_keys=True) + "\n")
     return truth
@@ -372,10 +507,11 @@ class _CopyPlan:
     request's correlation id go into empty slots between constant pieces, made for the milliseconds
     the lines fall on."""
 
-    __slots__ = ("times", "files", "clients", "pieces")
+    __slots__ = ("times", "files", "clients", "pieces", "multiline")
 
     def __init__(self, win: Window):
         lines = win.lines
+        self.multiline = any("\n" in ln.head or "\n" in ln.tail for ln in lines)
         self.times = np.array([ln.time_ms for ln in lines], dtype=np.float64)
         self.clients = sorted({ln.client for ln in lines if ln.client is not None})
         client_index = {c: i for i, c in enumerate(self.clients)}
@@ -431,6 +567,8 @@ def _write_copy(w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dic
     plan = plans.get(win.name)
     if plan is None:
         plan = plans[win.name] = _CopyPlan(win)
+    if plan.multiline:  # a block counts one record per line
+        return False
     ms = np.floor(base_ms + plan.times).astype(np.int64)  # the loop's int((base_ms + time_ms) // 1), per line
     second = int(ms.min()) // 1000
     if int(ms.max()) // 1000 != second:
@@ -455,8 +593,9 @@ def _write_copy(w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dic
 
 def _write(w: LogWriter, dmg: Damage, ln: Line, t: float, text: str) -> None:
     kind = dmg.roll()
-    if kind == 0:
-        w.write(ln.broker, ln.file, t, text)
+    more = text.count("\n")  # a message with newlines (a restart's KafkaConfig values): continuation lines
+    if kind == 0 or (kind == 1 and more):  # only a one-line record is cut short
+        w.write(ln.broker, ln.file, t, text, continuations=more)
     elif kind == 1:
         full = w.fmt(int(t // 1)) + text
         w.write_raw(ln.broker, ln.file, t, dmg.cut(full))
@@ -465,12 +604,12 @@ def _write(w: LogWriter, dmg: Damage, ln: Line, t: float, text: str) -> None:
             dmg.counts["cut_requests"][key] = dmg.counts["cut_requests"].get(key, 0) + 1
     elif kind == 2:
         w.write_raw(ln.broker, ln.file, t, dmg.garbage())
-        w.write(ln.broker, ln.file, t, text)
+        w.write(ln.broker, ln.file, t, text, continuations=more)
     else:
         other = ln.broker + 1 if ln.broker + 1 in {k[0] for k in w.files} else 1
         _level, head, trace = dmg.stack_trace(ln.broker, other)
         w.write(ln.broker, SERVER, t, head + "\n" + "\n".join(trace), continuations=len(trace))
-        w.write(ln.broker, ln.file, t, text)
+        w.write(ln.broker, ln.file, t, text, continuations=more)
 
 
 def _request_key(text: str, broker: int):
@@ -494,7 +633,24 @@ def _imbalance(end_state: dict, brokers: int) -> dict:
     return {b: (off / n if n else 0.0) for b, (n, off) in pref.items()}
 
 
-def _truth(windows, copies, w, files, dmg, *, hours, brokers, seed, start, sample, event_every_s) -> dict:
+def _record_events(win: Window, off: int, restarts: list, controllers: list) -> None:
+    """The ground truth of a restart window's copy at ``off`` ms: each broker's restart and each controller
+    change, at their times in the run (ms from its start)."""
+    steps: dict = {}
+    for t, ev, bid, d in win.events:
+        at = off + math.floor(t)  # log4j writes whole milliseconds
+        if ev in ("shutting_down", "controlled_shutdown_succeeded", "shut_down", "started"):
+            steps.setdefault(bid, {"broker": bid})[f"{ev}_ms"] = at
+            if ev == "started":
+                steps[bid]["broker_epoch"] = d
+        elif ev in ("resigned", "elected"):
+            controllers.append({"time_ms": at, "controller": bid, "epoch": d["epoch"], "event": ev})
+    restarts.extend(steps[b] for b in sorted(steps))
+
+
+def _truth(
+    windows, copies, w, files, dmg, *, hours, brokers, seed, start, sample, event_every_s, restarts, controllers
+) -> dict:
     used = {k: v for k, v in copies.items() if v}
     req: dict = {}
     for name, k in used.items():
@@ -552,5 +708,7 @@ def _truth(windows, copies, w, files, dmg, *, hours, brokers, seed, start, sampl
             for (b, t, p), (rec, ev) in sorted(trunc.items())
         ],
         "staleness": staleness,
+        "restarts": restarts,
+        "controllers": controllers,
         "damage": dmg.summary(),
     }

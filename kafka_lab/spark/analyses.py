@@ -12,7 +12,8 @@ notebook can show or plot it. Each agrees with the generator's ground truth (tes
 - :func:`staleness`: per controller decision and broker, how long the broker's metadata stayed stale
   (the decision's ``Changed partition`` line to the broker's ``UpdateMetadata`` that carried it);
 - :func:`truncated_records`: records truncated per broker and partition;
-- :func:`controller_timeline`: the controller's log and its partition decisions, in order.
+- :func:`controller_timeline`: the controller's log and its partition decisions, in order;
+- :func:`controller_changes`: elections, resignations, and brokers shutting down, leaving and joining.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "staleness_by_broker",
     "truncated_records",
     "controller_timeline",
+    "controller_changes",
 ]
 
 PHASES = ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "responseQueueTimeMs", "sendTimeMs")
@@ -204,6 +206,24 @@ def truncated_records(truncations):
         truncations.groupBy("broker", "topic", "partition")
         .agg(F.count("*").alias("events"), F.sum("records").alias("records"))
         .orderBy("broker", "topic", "partition")
+        .toPandas()
+    )
+
+
+def controller_changes(controller_events):
+    """pandas: who was controller when, and each broker leaving and joining, from ``controller.log`` alone.
+
+    One row per election (``elected``: the broker that won and its ``epoch``), resignation, controlled
+    shutdown, broker failure (its session gone) and broker start-up (``target_broker``: the broker the
+    controller acted on), in time order; ``broker`` is the controller that wrote the line.
+    """
+    from pyspark.sql import functions as F
+
+    kinds = ["elected", "resigned", "controlled_shutdown", "broker_failure", "broker_startup"]
+    return (
+        controller_events.where(F.col("event").isin(kinds))
+        .select("timestamp", "broker", "event", "epoch", "target_broker")
+        .orderBy("timestamp", "broker")
         .toPandas()
     )
 

@@ -499,6 +499,9 @@ _CONTROLLER_EVENTS = [
     ("Processing automatic preferred replica leader election", "auto_rebalance"),
     (r"^\[Controller id=\d+\] Resigned", "resigned"),
     (r"Shutting down broker \d+", "controlled_shutdown"),
+    ("Newly added brokers: ", "broker_change"),
+    ("Broker failure callback for ", "broker_failure"),
+    ("New broker startup callback for ", "broker_startup"),
     (r"Controller \d+ connected to", "connected"),
 ]
 
@@ -520,6 +523,7 @@ def _controller_events(records):
             F.regexp_extract(msg, r"(?:for partitions |^\[Controller id=\d+\] Partition )(\S+?)(?: |,|$)", 1)
         ).alias("partition"),
         _int(msg, r"New leader is (\d+)").alias("new_leader"),
+        _int(msg, r"(?:Shutting down broker|failure callback for|startup callback for) (\d+)").alias("target_broker"),
         _blank_to_null(F.regexp_extract(msg, r"triggered by (\w+)", 1)).alias("trigger"),
         _int(msg, r"ratio for broker (\d+)").alias("ratio_broker"),
         _blank_to_null(F.regexp_extract(msg, r"ratio for broker \d+ is ([\d.E\-]+)", 1)).cast("double").alias("ratio"),
