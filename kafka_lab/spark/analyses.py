@@ -225,6 +225,7 @@ def controller_changes(controller_events):
         .select("timestamp", "broker", "event", "epoch", "target_broker")
         .orderBy("timestamp", "broker")
         .toPandas()
+        .astype({"epoch": "Int64", "target_broker": "Int64"})  # whole numbers, blank where none
     )
 
 
