@@ -134,7 +134,7 @@ def _ms_list(answer):
 
 @exercise(
     "08.lai_p99",
-    solution=[9.08, 0.0, 5.51],
+    solution=[9.27, 0.0, 4.72],
     wrong=[[0, 0, 0], [0.00908, 0, 0.00551], [1.05, 1.05, 1.05], [9.27, 0.0, 5.62]],
     prompt="The p99 of LeaderAndIsr's requestQueueTimeMs on each broker, in ms: a list in broker order "
     "[broker 1, broker 2, broker 3] (two decimals are enough).",
@@ -188,7 +188,7 @@ def truncated_truth() -> dict:
 
 @exercise(
     "08.truncated",
-    solution=2790,
+    solution=4270,
     wrong=[4, 1480, 0, 3],
     prompt="How many records, in the whole sample, did an old leader acknowledge (acks=1) and then truncate "
     "when it became a follower? Answer with one whole number.",
