@@ -1,7 +1,7 @@
 """``kafka-lab``: the command line (``python -m kafka_lab`` works the same).
 
-- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION]``: a simulated
-  cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
+- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION] [--no-restart]``: a
+  simulated cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
 - ``kafka-lab analyze LOGDIR --out DIR [--master URL]``: the Spark pipeline (:mod:`kafka_lab.spark`):
   Parquet tables and ``summary.json``;
 - ``kafka-lab sweep [--backlog 100,200,400] [--control-plane both] [--replications R] [--seed S] [--master URL
@@ -40,6 +40,7 @@ def _generate(args) -> int:
             event_every_s=args.event_every,
             progress=bar.update,
             gzip=args.gzip,
+            rolling_restart=not args.no_restart,
         )
     dt = time.perf_counter() - t0
     n = truth["lines"]["lines_read"]
@@ -112,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
     g.add_argument("--damage", type=float, default=0.0, help="fraction of lines damaged: cut, garbage, stack traces")
     g.add_argument("--event-every", type=int, default=300, help="seconds between leader moves with a spike (300)")
+    g.add_argument(
+        "--no-restart", action="store_true", help="no rolling restart (by default one, from half-way through)"
+    )
     g.add_argument("--start", default="2024-03-04T00:00:00", help="UTC time of the first line (ISO 8601)")
     g.add_argument(
         "--request-format", choices=("json", "text"), default="json", help="2.8's JSON request log or 2.7's text"

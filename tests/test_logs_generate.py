@@ -4,6 +4,7 @@ The ground truth is computed from the simulation's records; here it is recompute
 text with the reference parser (and ``json``), an independent path to the same numbers.
 """
 
+import datetime as _dt
 import hashlib
 import json
 import re
@@ -16,7 +17,15 @@ import numpy as np
 import pytest
 
 from kafka_lab.logs.parse import Parsed, parse_lines
-from kafka_lab.logs.scenario import generate, load_level, weighted_quantile
+from kafka_lab.logs.scenario import (
+    NEW_CONTROLLER,
+    RESTART_MS,
+    WINDOW_MS,
+    generate,
+    load_level,
+    schedule,
+    weighted_quantile,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,3 +250,50 @@ def test_cli_generate_logs_bad_input(tmp_path, args, message):
     r = _cli("generate-logs", str(tmp_path / "out"), "--quiet", *args)
     assert r.returncode == 2
     assert message in r.stderr
+
+
+def test_the_rolling_restart_starts_half_way_brokers_in_turn_the_controller_last():
+    start = _dt.datetime(2024, 3, 4)
+    plan = list(schedule(90 / 3600, 3, start, 20, controller_id=1))
+    names = [n for _t, n in plan]
+    restarts = [(t, n) for t, n in plan if n.startswith("restart-")]
+    assert restarts == [
+        (45_000, "restart-2"),
+        (45_000 + RESTART_MS, "restart-3"),
+        (45_000 + 2 * RESTART_MS, "restart-1"),
+    ]
+    # the windows cover the run back to back
+    ends = [t + (RESTART_MS if n.startswith("restart-") else WINDOW_MS) for t, n in plan]
+    assert [t for t, _n in plan][1:] == ends[:-1] and ends[-1] == 90_000
+    # moves every 20 s (10, 30, ...), none inside the restart; after it, the new controller's windows
+    moves = [(t, n) for t, n in plan if n.startswith("move-")]
+    assert moves == [(10_000, "move-1"), (30_000, "move-2"), (70_000, "move-3/epoch-2")]
+    after = names[names.index("restart-1") + 1 :]
+    assert after and all(n.endswith(NEW_CONTROLLER) for n in after)
+    assert not any(n.endswith(NEW_CONTROLLER) for n in names[: names.index("restart-1")])
+    # the controller restarts last, whoever it is
+    assert [n for _t, n in schedule(90 / 3600, 3, start, 20, controller_id=2) if n.startswith("restart-")] == [
+        "restart-1",
+        "restart-3",
+        "restart-2",
+    ]
+
+
+def test_no_rolling_restart_when_it_does_not_fit_or_is_not_asked_for():
+    start = _dt.datetime(2024, 3, 4)
+    short = [n for _t, n in schedule(40 / 3600, 3, start, 20)]  # from 20 s, 3 x 8 s would end after 40 s
+    assert not any(n.startswith("restart-") for n in short) and len(short) == 40
+    off = [n for _t, n in schedule(90 / 3600, 3, start, 20, rolling_restart=False)]
+    assert len(off) == 90 and [n for n in off if n.startswith("move-")] == ["move-1", "move-2", "move-3", "move-1"]
+    assert not any(n.startswith("restart-") or n.endswith(NEW_CONTROLLER) for n in off)
+    one = [n for _t, n in schedule(90 / 3600, 1, start, 20)]  # one broker: nothing to move, nothing to restart
+    assert set(one) == {"steady-low"}
+
+
+def test_progress_counts_simulated_seconds(tmp_path):
+    seen = []
+    truth = generate(tmp_path / "a", hours=60 / 3600, brokers=2, seed=3, event_every_s=20, progress=seen.append)
+    assert sum(seen) == 60 and sum(truth["windows"].values()) == len(seen)
+    assert [r["broker"] for r in truth["restarts"]] == [2, 1]
+    off = generate(tmp_path / "b", hours=60 / 3600, brokers=2, seed=3, event_every_s=20, rolling_restart=False)
+    assert off["restarts"] == [] and [c["event"] for c in off["controllers"]] == ["elected"]

@@ -429,7 +429,7 @@ def generate(
 
     ``event_every_s``: seconds between leader moves (each with a load spike on the broker that loses
     leadership). ``rolling_restart``: restart every broker once, from half-way through the run
-    (:func:`schedule`; the controller's restart moves the controller). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the number of windows written since the last call (a tqdm's ``update``).
+    (:func:`schedule`; the controller's restart moves the controller). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the simulated seconds written since the last call (a tqdm's ``update``).
     """
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
@@ -480,7 +480,7 @@ def generate(
             for c, n in win.corr_span.items():
                 bases[c] = bases.get(c, 0) + n
             if progress is not None:
-                progress(1)
+                progress(win.duration_ms // WINDOW_MS)
         files = w.close()
     truth = _truth(
         windows,
