@@ -12,7 +12,14 @@ from kafka_lab.exercises.answers import Choices, choice, number, whole_number, w
 from kafka_lab.logs.parse import parse_lines
 from kafka_lab.logs.sample import ground_truth
 
-__all__ = ["STACK_TRACE", "COUNT_CHOICES", "lai_p99_truth", "no_control_plane_truth", "truncated_truth"]
+__all__ = [
+    "STACK_TRACE",
+    "COUNT_CHOICES",
+    "lai_p99_truth",
+    "no_control_plane_truth",
+    "truncated_truth",
+    "new_controller_truth",
+]
 
 #: an ERROR record with a 4-line stack trace, as server.log holds them
 STACK_TRACE = [
@@ -217,4 +224,55 @@ def _(answer):
         "not this number. Sum, over the truncations table, the log end offset at become-follower minus the "
         "offset truncated to.",
         hint="truncated_records(tables.truncations)['records'].sum()",
+    )
+
+
+def new_controller_truth() -> tuple[int, int]:
+    """``(controller id, controller epoch)`` at the end of the sample: the last election the simulation logged."""
+    last = [c for c in ground_truth()["controllers"] if c["event"] == "elected"][-1]
+    return int(last["controller"]), int(last["epoch"])
+
+
+@exercise(
+    "08.new_controller",
+    solution=(2, 2),
+    wrong=[(1, 1), (1, 2), (2, 1), (3, 2)],
+    prompt="At the end of the sample, which broker is the controller, and under which controller epoch? "
+    "Answer with a pair (broker id, epoch).",
+    explanation="Each election increments /controller_epoch; the broker that wins logs 'successfully elected as "
+    "the controller' on its own controller.log. A broker that restarts does not take the controller back.",
+)
+def _(answer):
+    got = whole_numbers(answer)
+    if got is None or len(got) != 2:
+        return incorrect(f"{answer!r} is not a pair of whole numbers.", hint="answer like (3, 1).")
+    cid, epoch = got
+    truth_id, truth_epoch = new_controller_truth()
+    first = ground_truth()["controller"]
+    if (cid, epoch) == (truth_id, truth_epoch):
+        return correct(
+            f"broker {truth_id}, epoch {truth_epoch}. Broker {first} restarted last; its ZooKeeper session, and "
+            f"/controller with it, went away as it shut down, and broker {truth_id} won the race to create "
+            f"/controller again, incrementing the epoch. When broker {first} came back, /controller existed: it "
+            "stayed an ordinary broker."
+        )
+    if (cid, epoch) == (first, 1):
+        return incorrect(
+            "that is the controller at the start of the minute. What happens to /controller when its broker restarts?",
+            hint="look for 'Resigned' and 'successfully elected' in controller.log.",
+        )
+    if cid == first:
+        return incorrect(
+            f"broker {first} came back, but /controller already had an owner: a restarted broker does not take "
+            "the controller back.",
+            hint="which broker's controller.log says 'successfully elected' last?",
+        )
+    if cid == truth_id:
+        return incorrect(
+            "the right broker, but every election increments the controller epoch.",
+            hint="controller_changes shows the epoch of each election.",
+        )
+    return incorrect(
+        "not this broker: the winner writes 'successfully elected as the controller' on its own controller.log.",
+        hint="analyses.controller_changes(tables.controller_events)",
     )
