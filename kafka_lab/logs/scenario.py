@@ -68,6 +68,7 @@ __all__ = [
     "DEFAULT_START",
     "Window",
     "build_windows",
+    "Windows",
     "schedule",
     "load_level",
     "controller_startup",
@@ -270,46 +271,54 @@ def build_windows(
     steady and move windows again with the controller the last restart left (names ending in
     :data:`NEW_CONTROLLER`).
     """
-    if isinstance(n_brokers, bool) or not isinstance(n_brokers, int) or n_brokers < 1:
-        raise ValueError(f"--brokers is a whole number of brokers, at least 1, got {n_brokers!r}")
-    out = _era(n_brokers, seed, request_format, "", None)
-    if rolling_restart and n_brokers >= 2:
-        first = _cluster(n_brokers, seed).controller.id
-        for b in restart_order(n_brokers, first):
-            out[f"restart-{b}"] = _window(
-                f"restart-{b}",
-                n_brokers,
-                seed * 1000 + 200 + b,
-                producers=LEVELS["mid"],
-                spike_on=None,
-                fmt=request_format,
-                restart=b,
-            )
-        after = out[f"restart-{first}"].controller
-        out.update(_era(n_brokers, seed, request_format, NEW_CONTROLLER, after))
-    return out
+    windows = Windows(n_brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
+    return {name: windows[name] for name in windows.names()}
 
 
-def _era(n_brokers: int, seed: int, fmt: str, suffix: str, controller) -> dict:
-    out = {}
-    for i, (level, n) in enumerate(LEVELS.items()):
-        name = f"steady-{level}{suffix}"
-        out[name] = _window(
-            name, n_brokers, seed * 1000 + i, producers=n, spike_on=None, fmt=fmt, controller=controller
+class Windows(dict):
+    """The scenario's windows by name, each simulated the first time it is asked for (a run that never
+    reaches the afternoon's load simulates no ``steady-high``); the same window whatever the order, since
+    each one's seed comes from its name."""
+
+    def __init__(self, n_brokers: int, seed: int, *, request_format: str = "json", rolling_restart: bool = True):
+        super().__init__()
+        if isinstance(n_brokers, bool) or not isinstance(n_brokers, int) or n_brokers < 1:
+            raise ValueError(f"--brokers is a whole number of brokers, at least 1, got {n_brokers!r}")
+        self.n, self.seed, self.fmt = n_brokers, seed, request_format
+        self.restarts = rolling_restart and n_brokers >= 2
+        self.first_controller = _cluster(n_brokers, seed).controller.id if self.restarts else None
+
+    def names(self) -> list:
+        """Every window name, in the order :func:`build_windows` lists them."""
+        era = [f"steady-{level}" for level in LEVELS]
+        if self.n >= 2:
+            era += [f"move-{b}" for b in range(1, self.n + 1)]
+        if not self.restarts:
+            return era
+        return (
+            era
+            + [f"restart-{b}" for b in restart_order(self.n, self.first_controller)]
+            + [name + NEW_CONTROLLER for name in era]
         )
-    if n_brokers >= 2:
-        for b in range(1, n_brokers + 1):
-            name = f"move-{b}{suffix}"
-            out[name] = _window(
-                name,
-                n_brokers,
-                seed * 1000 + 100 + b,
-                producers=LEVELS["mid"],
-                spike_on=b,
-                fmt=fmt,
-                controller=controller,
-            )
-    return out
+
+    def __missing__(self, name: str) -> Window:
+        base, suffix = (name[: -len(NEW_CONTROLLER)], NEW_CONTROLLER) if name.endswith(NEW_CONTROLLER) else (name, "")
+        kind, _, arg = base.partition("-")
+        if name not in self.names():
+            raise KeyError(name)
+        controller = self[f"restart-{self.first_controller}"].controller if suffix else None
+        s, n = self.seed * 1000, self.n
+        if kind == "steady":
+            level = list(LEVELS).index(arg)
+            w = _window(name, n, s + level, producers=LEVELS[arg], spike_on=None, fmt=self.fmt, controller=controller)
+        elif kind == "move":
+            b = int(arg)
+            w = _window(name, n, s + 100 + b, producers=LEVELS["mid"], spike_on=b, fmt=self.fmt, controller=controller)
+        else:
+            b = int(arg)
+            w = _window(name, n, s + 200 + b, producers=LEVELS["mid"], spike_on=None, fmt=self.fmt, restart=b)
+        self[name] = w
+        return w
 
 
 def restart_order(n_brokers: int, controller_id: int) -> list:
@@ -438,8 +447,8 @@ def generate(
     if isinstance(event_every_s, bool) or not isinstance(event_every_s, int) or event_every_s < 2:
         raise ValueError(f"--event-every is a whole number of seconds, at least 2, got {event_every_s!r}")
     t0 = _parse_start(start)
-    windows = build_windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
-    any_w = next(iter(windows.values()))
+    windows = Windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
+    any_w = windows["steady-low"]  # every steady window ends with the preferred leaders
     sample = _cluster(brokers, seed)  # the cluster's brokers and configs, for the start-up lines
     controller_id = sample.controller.id
     controllers = [{"time_ms": 0, "controller": controller_id, "epoch": 1, "event": "elected"}]
@@ -447,7 +456,7 @@ def generate(
     start_ms = int(t0.timestamp() * 1000)
     dmg = Damage(damage, seed=seed)
     bases: dict = {}  # client -> next correlation id
-    copies: dict = dict.fromkeys(windows, 0)
+    copies: dict = {}  # window name -> copies written
     plans: dict = {}  # window name -> _CopyPlan
     with LogWriter(out_dir, sorted(sample.brokers), roll=roll, gzip=gzip) as w:
         for b in sorted(sample.brokers):
@@ -462,7 +471,7 @@ def generate(
         )
         for off, name in plan:
             win = windows[name]
-            copies[name] += 1
+            copies[name] = copies.get(name, 0) + 1
             base_ms = start_ms + off
             if off - last_check >= EVENT_EVERY_S * 1000:  # leader.imbalance.check.interval.seconds = 300
                 last_check = off
