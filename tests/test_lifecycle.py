@@ -66,6 +66,11 @@ def test_a_partition_no_other_replica_can_lead_is_left_and_the_shutdown_retried_
     answers = [r for r in c.log if r.api == "ControlledShutdown" and r.payload["broker_id"] == 2]
     # it leads orders-0, and orders-1 since broker 3 left: no other live replica can take either
     assert [r.result for r in answers] == [((TOPIC, 0), (TOPIC, 1))] * CONTROLLED_SHUTDOWN_MAX_RETRIES
+    # gone uncleanly, its session closed: the partitions it led have no live ISR member left, so no leader
+    # (onBrokerFailure: OfflinePartitionLeaderElectionStrategy, unclean election off)
+    for p in (0, 1):
+        st = c.controller.state[(TOPIC, p)]
+        assert st["leader"] == -1 and 2 not in st["isr"]
     t_fail = [t for t, e, _d in c.brokers[2].lifecycle if e == "controlled_shutdown_failed"]
     assert [b - a for a, b in pairwise(t_fail)] == pytest.approx([CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] * 2, abs=5)
 

@@ -912,6 +912,14 @@ MUTATIONS = [
         "KafkaController: elections run in the active controller's event thread (isActive)",
     ),
     M(
+        "broker-failure-keeps-leader",
+        "controller.py",
+        '                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)\n',
+        "                        pass\n",
+        "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
+        "KafkaController.onBrokerFailure -> onReplicasBecomeOffline: OfflinePartitionLeaderElectionStrategy",
+    ),
+    M(
         "broker-startup-lai",
         "controller.py",
         '            if tps:\n                self.send(self.brokers[bid], "LeaderAndIsr"',

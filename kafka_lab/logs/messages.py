@@ -273,54 +273,47 @@ def socket_server_created(b, listener: str, control_plane: bool):
 
 def kafka_server_started(b):
     """KafkaServer.startup."""
-    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] started")
+    return _server(b, "started")
+
+
+def _server(b, message: str, level: str = "INFO"):
+    return (level, "kafka.server.KafkaServer", f"[KafkaServer id={b}] {message}")
 
 
 def kafka_server_shutting_down(b):
     """KafkaServer.shutdown."""
-    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] shutting down")
+    return _server(b, "shutting down")
 
 
 def controlled_shutdown_starting(b):
     """KafkaServer.controlledShutdown."""
-    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Starting controlled shutdown")
+    return _server(b, "Starting controlled shutdown")
 
 
 def controlled_shutdown_succeeded(b):
     """KafkaServer.controlledShutdown: no error and no partition left to move."""
-    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Controlled shutdown succeeded")
+    return _server(b, "Controlled shutdown succeeded")
 
 
 def controlled_shutdown_failed(b, remaining, error):
     """KafkaServer.controlledShutdown: the two lines of an attempt that left partitions or failed."""
     parts = ", ".join(f"RemainingPartition(topicName='{t}', partitionIndex={p})" for t, p in remaining)
-    return [
-        ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Remaining partitions to move: [{parts}]"),
-        ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] Error from controller: {error}"),
-    ]
+    return [_server(b, f"Remaining partitions to move: [{parts}]"), _server(b, f"Error from controller: {error}")]
 
 
 def controlled_shutdown_retrying(b):
     """KafkaServer.controlledShutdown, after ``controlled.shutdown.retry.backoff.ms``."""
-    return (
-        "WARN",
-        "kafka.server.KafkaServer",
-        f"[KafkaServer id={b}] Retrying controlled shutdown after the previous attempt failed...",
-    )
+    return _server(b, "Retrying controlled shutdown after the previous attempt failed...", "WARN")
 
 
 def unclean_shutdown(b):
     """KafkaServer.controlledShutdown, every attempt failed."""
-    return (
-        "WARN",
-        "kafka.server.KafkaServer",
-        f"[KafkaServer id={b}] Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed",
-    )
+    return _server(b, "Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed", "WARN")
 
 
 def kafka_server_shut_down(b):
     """KafkaServer.shutdown, at its end."""
-    return ("INFO", "kafka.server.KafkaServer", f"[KafkaServer id={b}] shut down completed")
+    return _server(b, "shut down completed")
 
 
 # -- controller.log (KafkaController, RequestSendThread) ---------------------------------------------

@@ -83,33 +83,32 @@ def _ok(t) -> bool:
     return t == t and not math.isinf(t)
 
 
+#: a restart's one-line steps on the broker's server.log (``Broker.lifecycle`` events)
+_BROKER_STEPS = {
+    "shutting_down": m.kafka_server_shutting_down,
+    "controlled_shutdown_started": m.controlled_shutdown_starting,
+    "controlled_shutdown_succeeded": m.controlled_shutdown_succeeded,
+    "controlled_shutdown_retry": m.controlled_shutdown_retrying,
+    "unclean_shutdown": m.unclean_shutdown,
+    "shut_down": m.kafka_server_shut_down,
+}
+
+
 def lifecycle_messages(cluster) -> list:
     """``(time_ms, "broker" | "controller", broker id, [(level, logger, message), ...])`` for every restart
     step a broker kept (``Broker.lifecycle``) and every controller event (``Controller.events``), in order."""
-    from kafka_lab.logs.requestlog import BrokerView
-
     out = []
     for bid, b in sorted(cluster.brokers.items()):
         for t, ev, d in b.lifecycle:
-            if ev == "shutting_down":
-                lmms = [m.kafka_server_shutting_down(bid)]
-            elif ev == "controlled_shutdown_started":
-                lmms = [m.controlled_shutdown_starting(bid)]
-            elif ev == "controlled_shutdown_succeeded":
-                lmms = [m.controlled_shutdown_succeeded(bid)]
-            elif ev == "controlled_shutdown_failed":
+            if ev == "controlled_shutdown_failed":
                 err, remaining = d if d is not None else ("NETWORK_EXCEPTION", ())
                 lmms = m.controlled_shutdown_failed(bid, remaining, err)
-            elif ev == "controlled_shutdown_retry":
-                lmms = [m.controlled_shutdown_retrying(bid)]
-            elif ev == "unclean_shutdown":
-                lmms = [m.unclean_shutdown(bid)]
-            elif ev == "shut_down":
-                lmms = [m.kafka_server_shut_down(bid)]
             elif ev == "started":
                 lmms = server_startup(cluster, bid)
+            elif ev in _BROKER_STEPS:
+                lmms = [_BROKER_STEPS[ev](bid)]
             else:
-                continue
+                continue  # "starting": nothing logged yet
             out.append((t, "broker", bid, lmms))
     ctl = cluster.controller
     for t, cid, ev, d in ctl.events:

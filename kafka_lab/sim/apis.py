@@ -215,17 +215,20 @@ class KafkaApis:
             req.error = "STALE_CONTROLLER_EPOCH"
         self.respond(req)
 
+    def _active_controller(self, req):
+        """The controller, if this broker is it; else ``req`` is answered ``NOT_CONTROLLER`` and None."""
+        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
+        if controller is None or controller.id != self.broker.id:
+            req.error = "NOT_CONTROLLER"
+            self.respond(req)
+            return None
+        return controller
+
     def _ControlledShutdown(self, req):
         """Handed to the controller (``handleControlledShutdownRequest``); answered when its work is done."""
-        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
-        if controller is None or controller.id != self.broker.id:
-            req.error = "NOT_CONTROLLER"
-            return self.respond(req)
-        controller.handle_controlled_shutdown(req, self.respond)
+        if (controller := self._active_controller(req)) is not None:
+            controller.handle_controlled_shutdown(req, self.respond)
 
     def _AlterIsr(self, req):
-        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
-        if controller is None or controller.id != self.broker.id:
-            req.error = "NOT_CONTROLLER"
-            return self.respond(req)
-        controller.handle_alter_isr(req, self.respond)
+        if (controller := self._active_controller(req)) is not None:
+            controller.handle_alter_isr(req, self.respond)

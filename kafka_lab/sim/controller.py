@@ -111,7 +111,7 @@ class Controller:
         #: "ready" the live brokers and topics it read), "controlled_shutdown", "broker_failure",
         #: "broker_startup" ({"broker"}, and the live brokers after the change)
         self.events: list = []
-        self.history: list = [(0.0, controller_id, epoch)]  # (from time_ms, controller id (-1: none), epoch)
+        self._first = (controller_id, epoch)
 
     # -- the channel ---------------------------------------------------------------------------------
     def channel(self, broker) -> ControllerChannel:
@@ -418,12 +418,12 @@ class Controller:
                 for tp in changed:
                     st = self.state[tp]
                     st["isr"] = [r for r in st["isr"] if r != bid]
-                    if st["leader"] == bid:
-                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)
-                        if st["leader"] >= 0:
-                            self.decisions.append((self.env.now, tp[0], tp[1], st["leader"], st["leader_epoch"] + 1))
                     st["leader_epoch"] += 1
                     st["zk_version"] += 1
+                    if st["leader"] == bid:  # a live ISR member takes over, or none does (offline: leader -1)
+                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)
+                        if st["leader"] >= 0:
+                            self.decisions.append((self.env.now, tp[0], tp[1], st["leader"], st["leader_epoch"]))
                 self._publish(changed, leader_and_isr=True)
             rest = [tp for tp in affected if tp not in changed]
             if rest:
@@ -467,14 +467,12 @@ class Controller:
         def work():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
-            old = self.id
-            if old >= 0:
-                self.events.append((self.env.now, old, "resigned", {"epoch": self.epoch}))
+            if self.id >= 0:
+                self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
             for ch in self._channels.values():
                 ch.queue.clear()
             self._channels = {}
             self.id = -1
-            self.history.append((self.env.now, -1, self.epoch))
             yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
             live = sorted(self.live_brokers & set(self.brokers))
             if not live:
@@ -486,7 +484,6 @@ class Controller:
             self.client_id = f"controller-{winner}"
             self._correlation = 0
             self.shutting_down = set()
-            self.history.append((self.env.now, winner, self.epoch))
             self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
             yield self.env.timeout(load_round_trips * self.zk_latency_ms)
             live = sorted(self.live_brokers & set(self.brokers))
@@ -497,6 +494,16 @@ class Controller:
             self._publish(list(self.state), leader_and_isr=True)
 
         self.env.process(work())
+
+    @property
+    def history(self) -> list:
+        """``(from time_ms, controller id, epoch)`` of each controller in turn, id -1 from a resignation to the
+        next election (read from :attr:`events`)."""
+        out = [(0.0, *self._first)]
+        for t, cid, ev, d in self.events:
+            if ev in ("resigned", "elected"):
+                out.append((t, -1 if ev == "resigned" else cid, d["epoch"]))
+        return out
 
     def controller_at(self, t: float) -> tuple:
         """``(controller id, epoch)`` at simulated time ``t`` (id -1 while an election is in progress)."""
