@@ -153,3 +153,15 @@ def analyses_latency(requests):
     from kafka_lab.spark import analyses
 
     return analyses.latency_over_time(requests, every="1 second", phase="requestQueueTimeMs")
+
+
+def test_blank_missing_shows_an_empty_cell_and_keeps_the_data():
+    import pandas as pd
+
+    from kafka_lab.ui.lab08 import blank_missing
+
+    df = pd.DataFrame({"event": ["elected", "broker_startup"], "epoch": [2, None]}).astype({"epoch": "Int64"})
+    html = blank_missing(df).to_html()
+    assert "&lt;NA&gt;" not in html and "<NA>" not in html and ">2<" in html and "broker_startup" in html
+    assert "<NA>" in df.to_html() or "&lt;NA&gt;" in df.to_html()  # what pandas alone would show
+    assert blank_missing(df).data is df

@@ -6,6 +6,7 @@ The numbers come from :mod:`kafka_lab.spark.analyses` (Spark); this module only 
   generator's own counts;
 - :func:`queue_figure`: per second, a phase's p99 per API on one broker (the spikes, and the
   LeaderAndIsr that waits in them);
+- :func:`blank_missing`: a table with its missing values shown blank (pandas writes ``<NA>``);
 - :func:`latency_panel`: the live experiment: pick a broker (primary) and a phase; the figure and a
   one-line summary redraw from Spark.
 """
@@ -22,7 +23,7 @@ from kafka_lab.spark import analyses
 
 from . import PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
-__all__ = ["lines_table", "queue_figure", "latency_panel", "API_COLOURS"]
+__all__ = ["lines_table", "blank_missing", "queue_figure", "latency_panel", "API_COLOURS"]
 
 #: one colour per API, in every figure of the lab
 API_COLOURS = {
@@ -42,6 +43,12 @@ def lines_table(counts: dict, truth: dict | None = None) -> widgets.HTML:
     total = counts["records"] + counts["continuations"] + counts["rejected"]
     rows.append(["records + continuations + rejected", f"{total:,}"] + ([""] if truth else []))
     return widgets.HTML(html_table(header, rows, numeric=(1, 2)))
+
+
+def blank_missing(df: pd.DataFrame):
+    """``df`` to display with an empty cell where a value is missing (an election has no target broker,
+    a shutdown no epoch), without the row numbers; the data is unchanged (``.data``)."""
+    return df.style.format(na_rep="").hide(axis="index")
 
 
 def queue_figure(per_second: pd.DataFrame, broker: int, phase: str = "requestQueueTimeMs") -> go.Figure:
