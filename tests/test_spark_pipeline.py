@@ -226,3 +226,30 @@ def test_analyze_cli_corrupt_gzip(spark, tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "logs"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kafka-lab analyze: cannot read the Kafka logs under ") and "\tat " not in err
+
+
+def test_request_json_fields_whatever_the_bodies_hold_and_in_any_key_order(spark, tmp_path):
+    """``requests`` reads the header and times from the short parts of Kafka's JSON (before the first
+    ``,"request":``, after the last ``,"connection":``): a body holding a ``"connection"`` key of its own,
+    or a ``,"request":`` inside a string, must not move them; another key order is parsed whole."""
+    head = '{"isForwarded":false,"requestHeader":{"requestApiKey":0,"requestApiVersion":8,"correlationId":7,"clientId":"p","requestApiKeyName":"PRODUCE"}'
+    tail = (
+        '"127.0.0.1:9092-10.0.0.9:5-1","totalTimeMs":12.5,"requestQueueTimeMs":3.25,"localTimeMs":1.0,'
+        '"remoteTimeMs":8.0,"throttleTimeMs":0,"responseQueueTimeMs":0.125,"sendTimeMs":0.125,'
+        '"securityProtocol":"PLAINTEXT","principal":"User:ANONYMOUS","listener":"PLAINTEXT",'
+        '"clientInformation":{"softwareName":"x","softwareVersion":"1"}}'
+    )
+    nested = ',"request":{"connection":"not this","note":",\\"request\\":"},"response":{"connection":"nor this"},"connection":'
+    reordered = '{"connection":' + tail[:-1] + "," + head[1:] + ',"request":{},"response":{}}'
+    bodies = [head + nested + tail, reordered]
+    lines = [
+        f"[2024-03-04 00:00:0{i},000] DEBUG Completed request:{b} (kafka.request.logger)" for i, b in enumerate(bodies)
+    ]
+    (tmp_path / "kafka-request.log").write_text("\n".join(lines) + "\n")
+    got = parse(spark, str(tmp_path)).requests.orderBy("line").collect()
+    assert len(got) == 2
+    for r in got:
+        assert (r.api, r.api_version, r.correlation_id, r.client_id) == ("PRODUCE", 8, 7, "p")
+        assert r.connection == "127.0.0.1:9092-10.0.0.9:5-1" and r.listener == "PLAINTEXT"
+        assert (r.totalTimeMs, r.requestQueueTimeMs, r.sendTimeMs) == (12.5, 3.25, 0.125)
+    assert got[0].request == '{"connection":"not this","note":",\\"request\\":"}'
