@@ -14,17 +14,15 @@ So ``lines read = records + continuations + rejected``, always (``Tables.counts`
 
 How it stays a scan (no shuffle, no cache of the text), whatever the size of the logs:
 
-- **one scan to number the lines and set the irregular ones aside**: every line is classified, and one
-  aggregation per split Spark reads (``_metadata.file_block_start``) gives its first
-  ``monotonically_increasing_id`` (consecutive within a split), its number of lines, and the lines that
-  are not whole records (heads, continuations, garbage: few in any real log), kept aside (spilled to
-  disk if need be). The counts, a few rows per file, are collected and broadcast back, so a line's
-  number is its id's offset in its split plus the lines of the file's earlier splits (:func:`_splits`);
-- **one regular expression per line and scan**: ``RECORD`` is matched once, by a ``regexp_replace`` that turns
+- **line numbers** without sorting: a first pass that decodes no text counts the lines of each split
+  Spark reads (``_metadata.file_block_start``) and the first ``monotonically_increasing_id`` in it
+  (consecutive within a split); a few rows per file, collected and broadcast back, so a line's number is
+  its id's offset in its split plus the lines of the file's earlier splits (:func:`_splits`);
+- **one regular expression per line**: ``RECORD`` is matched once, by a ``regexp_replace`` that turns
   a matching line into its two short spans around the message; the message is a substring, the fields
   come from the spans (``HEAD`` and ``CONTINUATION`` are tried only on lines that are not whole records);
-- **the irregular lines** are grouped with a window over each file of them only, cached, and joined
-  back to their records by broadcast; the records are the second and last scan of the text.
+- **the irregular lines** (heads, continuations, garbage: few in any real log) are grouped with a
+  window over each file of them only, cached, and joined back to their records by broadcast.
 
 The files must not change, nor Spark's split size (``spark.sql.files.maxPartitionBytes``), between
 :func:`parse` and the actions on its tables: the splits are counted once.
@@ -171,14 +169,15 @@ def _read_lines(spark, logdir: str):
     )
 
 
-def _splits(spark, rows):
-    """From one row per (file, split) Spark reads (``uri``, ``_split``, ``_first``: the split's first
-    ``_id``, ``_n``: its lines), the table that numbers the lines: per split, the lines before it in its
-    file (so that ``line = _id - _first + _before + 1``), and the file's ``file``, ``broker`` and ``log``
-    names. A few rows per file, built in the JVM to be broadcast; and the number of lines of all files."""
+def _splits(spark, raw):
+    """One row per (file, split) Spark reads: the first ``_id`` of the split and the lines before it in
+    its file (so that ``line = _id - _first + _before + 1``), and the file's ``file``, ``broker`` and
+    ``log`` names. One pass over the files that decodes no text (the cost of a raw count); the result,
+    a few rows per file, is collected and broadcast."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    rows = raw.groupBy("uri", "_split").agg(F.min("_id").alias("_first"), F.count("*").alias("_n")).collect()
     out, before = [], {}
     for r in sorted(rows, key=lambda r: (r.uri, r._split)):
         file = "/".join(r.uri.rstrip("/").split("/")[-2:])
@@ -217,8 +216,8 @@ _MARK = "\u241e"
 
 
 def parse(spark, logdir) -> Tables:
-    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables` (lazy DataFrames but for the
-    scan that counts each split's lines and keeps the irregular ones; ``irregular`` cached).
+    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables` (lazy DataFrames but for a small
+    job that counts each file's lines; ``irregular`` cached).
 
     Every line is matched against :data:`layout.RECORD` once: ``regexp_replace`` with the two short spans
     around the message (``_SPANS``) leaves a line that does not match as it is, and turns one that does
@@ -227,55 +226,37 @@ def parse(spark, logdir) -> Tables:
     few) are the ``irregular`` table, where a small window over each file groups continuations with
     the record before them; the records take their continuations from it with a broadcast join.
     """
-    from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     raw = _read_lines(spark, logdir)
+    splits, n_lines = _splits(spark, raw)
     text = F.col("text")
-    # a matching line becomes <mark><start>\u241f<end>; one that does not match stays as it is
-    spans = F.regexp_replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS))
-    whole = spans.startswith(_MARK) & ~text.startswith(_MARK)
+    lines = (
+        raw.join(F.broadcast(splits), ["uri", "_split"])
+        .withColumn("line", F.col("_id") - F.col("_first") + F.col("_before") + 1)
+        .withColumn("_r", F.regexp_replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS)))
+    )
+    whole = F.col("_r").startswith(_MARK) & ~text.startswith(_MARK)
     kind = (
-        F.when(F.col("_whole"), "record")
+        F.when(whole, "record")
         .when(text.rlike(layout.HEAD), "head")
         .when(text.rlike(layout.CONTINUATION), "continuation")
         .otherwise("other")
     )
-    classified = raw.withColumn("_r", spans).withColumn("_whole", whole).withColumn("kind", kind)
-
-    # -- one scan of every line: per split, its first _id and its number of lines (to number the lines)
-    # and the lines that are not whole records (few), kept (spilled to disk if need be) for the windows
-    odd_line = F.when(~F.col("_whole"), F.struct(F.col("_id"), F.col("kind"), text.alias("text")))
-    per_split = (
-        classified.groupBy("uri", "_split")
-        .agg(F.min("_id").alias("_first"), F.count("*").alias("_n"), F.collect_list(odd_line).alias("_odd"))
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    splits, n_lines = _splits(spark, per_split.select("uri", "_split", "_first", "_n").collect())
-    number = F.col("_id") - F.col("_first") + F.col("_before") + 1
-    lines = (
-        classified.join(F.broadcast(splits), ["uri", "_split"])
-        .withColumn("line", number)
-        .select("uri", "file", "broker", "log", "line", "kind", "text", "_r")
-    )
+    lines = lines.withColumn("kind", kind).select("uri", "file", "broker", "log", "line", "kind", "text", "_r")
 
     # -- the lines that are not whole records, and the groups they make (few: a small window per file)
-    odd = (
-        per_split.select("uri", "_split", F.explode("_odd").alias("o"))
-        .select("uri", "_split", "o._id", "o.kind", "o.text")
-        .join(F.broadcast(splits.select("uri", "_split", "_first", "_before", "file")), ["uri", "_split"])
-        .select(
-            "uri",
-            "file",
-            number.alias("line"),
-            "kind",
-            "text",
-            F.when(
-                (F.col("kind") == "continuation") & text.rlike(layout.LOGGER_TAIL),
-                F.regexp_extract(text, layout.LOGGER_TAIL, 2),
-            ).alias("tail_logger"),
-        )
+    odd = lines.where(F.col("kind") != "record").select(
+        "uri",
+        "file",
+        "line",
+        "kind",
+        "text",
+        F.when(
+            (F.col("kind") == "continuation") & text.rlike(layout.LOGGER_TAIL),
+            F.regexp_extract(text, layout.LOGGER_TAIL, 2),
+        ).alias("tail_logger"),
     )
     w = Window.partitionBy("uri").orderBy("line")
     # a run of consecutive odd lines: the line before it (if any) is a whole record, which opens the group
@@ -301,8 +282,6 @@ def parse(spark, logdir) -> Tables:
     )
     odd = odd.withColumn("status", status).select("uri", "file", "line", "kind", "text", "group", "tail", "status")
     odd = odd.cache()
-    odd.count()  # from the kept lines, not the files
-    per_split.unpersist()
 
     # per record that has them (the group's first line): its continuation lines, and a head's tail
     conts = (
@@ -403,22 +382,9 @@ def _requests(records):
     # parsed ONCE per line into a column: a field taken straight from from_json(...) would be rewritten
     # by Spark's optimizer into a from_json of its own (OptimizeCsvJsonExprs), one parse of the whole
     # line per column; a column referenced many times keeps its own projection (CollapseProject)
-    # and only its short parts: Kafka writes ``{"isForwarded":..,"requestHeader":{..},"request":{..},
-    # "response":{..},"connection":..,<times>,..}``; the header is what comes before the first
-    # ``,"request":`` and the rest what comes after the last ``,"connection":`` (a key of the request or
-    # response body can come before it, never after), so Jackson reads a few hundred bytes, not the
-    # bodies (half of the parse's time); any other key order is parsed whole
-    body = F.col("body")
-    short = F.concat(
-        F.substring_index(body, ',"request":', 1),
-        F.lit(',"connection":'),
-        F.substring_index(body, ',"connection":', -1),
-    )
-    kafka_layout = body.contains(',"request":') & body.contains(',"connection":')
-    base = base.withColumn(
-        "_j", F.when(is_json, F.from_json(F.when(kafka_layout, short).otherwise(body), REQUEST_SCHEMA))
-    )
+    base = base.withColumn("_j", F.when(is_json, F.from_json(F.col("body"), REQUEST_SCHEMA)))
     j = F.col("_j")
+    body = F.col("body")
 
     def tx(pattern, cast=None):
         c = _blank_to_null(F.regexp_extract(body, pattern, 1))
