@@ -160,8 +160,15 @@ def test_blank_missing_shows_an_empty_cell_and_keeps_the_data():
 
     from kafka_lab.ui.lab08 import blank_missing
 
-    df = pd.DataFrame({"event": ["elected", "broker_startup"], "epoch": [2, None]}).astype({"epoch": "Int64"})
+    df = pd.DataFrame(
+        {
+            "timestamp": pd.to_datetime(["2024-03-04 00:00:00.000", "2024-03-04 00:00:30.500"]),
+            "event": ["elected", "broker_startup"],
+            "epoch": [2, None],
+        }
+    ).astype({"epoch": "Int64"})
     html = blank_missing(df).to_html()
     assert "&lt;NA&gt;" not in html and "<NA>" not in html and ">2<" in html and "broker_startup" in html
+    assert ">2024-03-04 00:00:00.000<" in html and ">2024-03-04 00:00:30.500<" in html
     assert "<NA>" in df.to_html() or "&lt;NA&gt;" in df.to_html()  # what pandas alone would show
     assert blank_missing(df).data is df

@@ -47,8 +47,14 @@ def lines_table(counts: dict, truth: dict | None = None) -> widgets.HTML:
 
 def blank_missing(df: pd.DataFrame):
     """``df`` to display with an empty cell where a value is missing (an election has no target broker,
-    a shutdown no epoch), without the row numbers; the data is unchanged (``.data``)."""
-    return df.style.format(na_rep="").hide(axis="index")
+    a shutdown no epoch), times to the millisecond as log4j writes them, and without the row numbers;
+    the data is unchanged (``.data``)."""
+    times = {c: _millis for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])}
+    return df.style.format(times, na_rep="").hide(axis="index")
+
+
+def _millis(t) -> str:
+    return "" if pd.isna(t) else t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 def queue_figure(per_second: pd.DataFrame, broker: int, phase: str = "requestQueueTimeMs") -> go.Figure:
