@@ -172,3 +172,30 @@ def test_blank_missing_shows_an_empty_cell_and_keeps_the_data():
     assert ">2024-03-04 00:00:00.000<" in html and ">2024-03-04 00:00:30.500<" in html
     assert "<NA>" in df.to_html() or "&lt;NA&gt;" in df.to_html()  # what pandas alone would show
     assert blank_missing(df).data is df
+
+
+def test_sweep_table_regroups_the_same_numbers():
+    import pandas as pd
+
+    from kafka_lab.spark.sweep import summarise
+    from kafka_lab.ui.lab08 import sweep_table
+
+    results = pd.DataFrame(
+        {
+            "backlog": [100, 100, 400, 400],
+            "control_plane": [False, False, False, False],
+            "replication": [0, 1, 0, 1],
+            "lai_wait_ms": [10.0, 12.0, 50.0, 52.0],
+            "produce_p50_ms": [5.0, 6.0, 24.0, 25.0],
+            "produce_p99_ms": [12.0, 13.0, 51.0, 52.0],
+            "produces": [10, 10, 10, 10],
+        }
+    )
+    flat = summarise(results)
+    t = sweep_table(flat)
+    assert list(t.index.names) == ["backlog", "control_plane"]
+    assert t.loc[(400, False), ("lai_wait_ms", "mean")] == 51.0 and t.loc[(100, False), ("", "replications")] == 2
+    for _, row in flat.iterrows():
+        for col in flat.columns.drop(["backlog", "control_plane"]):
+            key = ("", col) if col == "replications" else tuple(col.rsplit("_", 1))
+            assert t.loc[(row["backlog"], row["control_plane"]), key] == round(row[col], 2)

@@ -7,6 +7,7 @@ The numbers come from :mod:`kafka_lab.spark.analyses` (Spark); this module only 
 - :func:`queue_figure`: per second, a phase's p99 per API on one broker (the spikes, and the
   LeaderAndIsr that waits in them);
 - :func:`blank_missing`: a table with its missing values shown blank (pandas writes ``<NA>``);
+- :func:`sweep_table`: a sweep's summary with one column group per result (mean, min, max), to fit the page;
 - :func:`latency_panel`: the live experiment: pick a broker (primary) and a phase; the figure and a
   one-line summary redraw from Spark.
 """
@@ -23,7 +24,7 @@ from kafka_lab.spark import analyses
 
 from . import PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
-__all__ = ["lines_table", "blank_missing", "queue_figure", "latency_panel", "API_COLOURS"]
+__all__ = ["lines_table", "blank_missing", "sweep_table", "queue_figure", "latency_panel", "API_COLOURS"]
 
 #: one colour per API, in every figure of the lab
 API_COLOURS = {
@@ -51,6 +52,19 @@ def blank_missing(df: pd.DataFrame):
     the data is unchanged (``.data``)."""
     times = {c: _millis for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])}
     return df.style.format(times, na_rep="").hide(axis="index")
+
+
+def sweep_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """:func:`kafka_lab.spark.sweep.summarise`'s table for reading: the grid point as the row labels and,
+    per result, its ``mean``, ``min`` and ``max`` under one heading (the flat ``lai_wait_ms_mean`` names
+    made the table twice as wide as a notebook), rounded to ``digits``. The same numbers."""
+    stats = ("mean", "min", "max")
+    keys = [c for c in summary.columns if c != "replications" and not c.endswith(tuple(f"_{s}" for s in stats))]
+    out = summary.set_index(keys)
+    out.columns = pd.MultiIndex.from_tuples(
+        [("", c) if c == "replications" else tuple(c.rsplit("_", 1)) for c in out.columns]
+    )
+    return out.round(digits)
 
 
 def _millis(t) -> str:
