@@ -140,6 +140,26 @@ def test_block_writes_equal_the_line_by_line_loop(tmp_path, monkeypatch, options
         assert (tmp_path / "blocks" / f).read_bytes() == (tmp_path / "lines" / f).read_bytes(), f
 
 
+def test_windows_simulated_by_worker_processes_give_the_same_files_and_truth(tmp_path, monkeypatch):
+    """generate(workers=2): every window from the pool (none simulated here), byte for byte the serial run."""
+    from kafka_lab.logs import scenario
+
+    # a minute of 3 brokers: moves, the rolling restart and the windows after it (the new controller), damage
+    options = {"hours": 60 / 3600, "brokers": 3, "seed": 2, "damage": 0.01, "event_every_s": 10}
+    serial = generate(tmp_path / "serial", **options)
+    assert serial["restarts"] and any(n.endswith(NEW_CONTROLLER) for n in serial["windows"])
+
+    def not_here(*a, **k):
+        raise AssertionError("a window was simulated in the writing process")
+
+    monkeypatch.setattr(scenario, "_window", not_here)  # the workers (forked from a fresh server) keep theirs
+    pooled = generate(tmp_path / "pooled", workers=2, **options)
+    assert pooled == serial
+    assert _digest(tmp_path / "pooled") == _digest(tmp_path / "serial")
+    with pytest.raises(ValueError, match="--workers is a whole number of processes"):
+        generate(tmp_path / "bad", workers=0, **options)
+
+
 def test_request_truth_agrees_with_the_request_log(small_logs):
     truth = json.loads((small_logs / "ground-truth.json").read_text())
     values = defaultdict(lambda: defaultdict(list))
