@@ -1,7 +1,8 @@
 """``kafka-lab``: the command line (``python -m kafka_lab`` works the same).
 
-- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION] [--no-restart]``: a
-  simulated cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
+- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION] [--no-restart]
+  [--workers W]``: a simulated cluster's log directories and ``ground-truth.json``
+  (:func:`kafka_lab.logs.scenario.generate`; its windows simulated by W worker processes, default the cores);
 - ``kafka-lab analyze LOGDIR --out DIR [--master URL]``: the Spark pipeline (:mod:`kafka_lab.spark`):
   Parquet tables and ``summary.json``;
 - ``kafka-lab sweep [--backlog 100,200,400] [--control-plane both] [--replications R] [--seed S] [--master URL
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -21,6 +23,10 @@ __all__ = ["main"]
 
 
 def _generate(args) -> int:
+    if args.workers > 1:  # the fork server imports the model on another core while this process does
+        from kafka_lab.logs.pool import start_server
+
+        start_server()
     from tqdm import tqdm
 
     from kafka_lab.logs.scenario import WINDOW_MS, generate
@@ -41,6 +47,7 @@ def _generate(args) -> int:
             progress=bar.update,
             gzip=args.gzip,
             rolling_restart=not args.no_restart,
+            workers=args.workers,
         )
     dt = time.perf_counter() - t0
     n = truth["lines"]["lines_read"]
@@ -49,6 +56,12 @@ def _generate(args) -> int:
         f"({n / dt:,.0f} lines/s) to {args.out}; ground truth: {args.out}/ground-truth.json"
     )
     return 0
+
+
+def _default_workers() -> int:
+    """The cores this process may use, at most 4 (a run needs at most 15 windows, most of them early)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, 4))
 
 
 def _analyze(args) -> int:
@@ -122,6 +135,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--no-roll", action="store_true", help="one file per log instead of hourly rolled files")
     g.add_argument("--gzip", action="store_true", help="gzip each file (server.log.gz), as logrotate's compress")
+    g.add_argument(
+        "--workers",
+        type=int,
+        default=_default_workers(),
+        help="processes that simulate the windows while this one writes (default: the machine's cores, at most 4, "
+        f"here {_default_workers()}); 1: no pool, each window simulated here when first needed",
+    )
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(func=_generate)
     a = sub.add_parser("analyze", help="parse a log directory with Spark into Parquet tables and summary.json")

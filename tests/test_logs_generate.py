@@ -264,6 +264,7 @@ def test_cli_generate_logs(tmp_path):
         (["--damage", "0.9"], "--damage is a fraction"),
         (["--brokers", "0"], "--brokers is a whole number"),
         (["--start", "yesterday"], "--start is an ISO 8601 time"),
+        (["--workers", "0"], "--workers is a whole number of processes"),
     ],
 )
 def test_cli_generate_logs_bad_input(tmp_path, args, message):
