@@ -23,32 +23,36 @@ __all__ = ["main"]
 
 
 def _generate(args) -> int:
-    if args.workers > 1:  # the fork server imports the model on another core while this process does
-        from kafka_lab.logs.pool import start_server
-
-        start_server()
     from tqdm import tqdm
 
+    from kafka_lab.logs.pool import forked_pool
     from kafka_lab.logs.scenario import WINDOW_MS, generate
 
+    # the workers are forks of this process, sharing the model just imported: made before the progress bar,
+    # whose tqdm starts a monitor thread (a fork with another thread running is not safe)
+    pool = forked_pool(args.workers) if args.workers > 1 else None
     total = round(args.hours * 3600_000 / WINDOW_MS)
     t0 = time.perf_counter()
-    with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
-        truth = generate(
-            args.out,
-            hours=args.hours,
-            brokers=args.brokers,
-            seed=args.seed,
-            damage=args.damage,
-            start=args.start,
-            request_format=args.request_format,
-            roll=not args.no_roll,
-            event_every_s=args.event_every,
-            progress=bar.update,
-            gzip=args.gzip,
-            rolling_restart=not args.no_restart,
-            workers=args.workers,
-        )
+    try:
+        with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
+            truth = generate(
+                args.out,
+                hours=args.hours,
+                brokers=args.brokers,
+                seed=args.seed,
+                damage=args.damage,
+                start=args.start,
+                request_format=args.request_format,
+                roll=not args.no_roll,
+                event_every_s=args.event_every,
+                progress=bar.update,
+                gzip=args.gzip,
+                rolling_restart=not args.no_restart,
+                workers=pool or args.workers,
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     dt = time.perf_counter() - t0
     n = truth["lines"]["lines_read"]
     print(

@@ -50,6 +50,7 @@ import gc
 import itertools
 import json
 import math
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -503,7 +504,7 @@ def generate(
     progress=None,
     gzip: bool = False,
     rolling_restart: bool = True,
-    workers: int = 1,
+    workers: int | Executor = 1,
 ) -> dict:
     """Write the cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth.
 
@@ -512,11 +513,13 @@ def generate(
     (:func:`schedule`; the controller's restart moves the controller). ``gzip``: each file gzip-compressed (:class:`.writer.LogWriter`). ``progress``: called with the simulated seconds written since the last call (a tqdm's ``update``).
 
     ``workers``: processes that simulate the windows. 1: this process, each window when the schedule
-    first asks for it. More: a pool of that many processes (:func:`.pool.window_pool`) is given every
-    window the run needs at the start, and this process writes the copies meanwhile: the same files
-    and ground truth (each window's seed comes from its name), sooner when there are cores to spare.
-    The pool's fork server imports a script's main module, so a script that asks for workers calls
-    this under ``if __name__ == "__main__":`` (a notebook, pytest and ``kafka-lab`` need nothing).
+    first asks for it. More: a pool of that many processes (:func:`.pool.window_pool`, shut down at the
+    end) is given every window the run needs at the start, and this process writes the copies
+    meanwhile: the same files and ground truth (each window's seed comes from its name), sooner when
+    there are cores to spare. Or a :class:`concurrent.futures.Executor` of processes to use (and not
+    shut down), such as ``kafka-lab``'s :func:`.pool.forked_pool`. The fork server imports a script's
+    main module, so a script that asks for a number of workers calls this under
+    ``if __name__ == "__main__":`` (a notebook, pytest and ``kafka-lab`` need nothing).
     """
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
@@ -524,7 +527,7 @@ def generate(
         raise ValueError(f"request log format is 'json' (2.8) or 'text' (2.7 and earlier), got {request_format!r}")
     if isinstance(event_every_s, bool) or not isinstance(event_every_s, int) or event_every_s < 2:
         raise ValueError(f"--event-every is a whole number of seconds, at least 2, got {event_every_s!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if not isinstance(workers, Executor) and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"--workers is a whole number of processes, at least 1, got {workers!r}")
     t0 = _parse_start(start)
     windows = Windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
@@ -536,9 +539,9 @@ def generate(
             hours, brokers, t0, event_every_s, rolling_restart=rolling_restart, controller_id=sample.controller.id
         )
 
-    pool = None
-    if workers > 1:  # every window the run needs, simulated in the pool while this process writes
-        pool = window_pool(workers)
+    own = not isinstance(workers, Executor) and workers > 1
+    pool = window_pool(workers) if own else (workers if isinstance(workers, Executor) else None)
+    if pool is not None:  # every window the run needs, simulated in the pool while this process writes
         windows.prefetch(itertools.chain(["steady-low"], (name for _off, name in plan())), pool)
     try:
         controllers = [{"time_ms": 0, "controller": controller_id, "epoch": 1, "event": "elected"}]
@@ -581,7 +584,7 @@ def generate(
                     progress(win.duration_ms // WINDOW_MS)
             files = w.close()
     finally:
-        if pool is not None:
+        if own:
             pool.shutdown(wait=True, cancel_futures=True)
     truth = _truth(
         windows,
