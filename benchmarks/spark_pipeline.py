@@ -4,7 +4,8 @@ For each size N (millions of lines), in this order:
 
 1. **generate**: ``kafka-lab generate-logs`` in a child process (the hours are chosen for about N million
    lines at the scenario's midnight load); lines per second and the child's peak RSS (constant memory:
-   the same at every N). Goal: at least 200k lines per second.
+   the same at every N), and the sum of the peaks of the processes under it (its window workers; pass
+   ``--workers`` to choose their number). Goal: at least 200k lines per second.
 2. **raw scan**: ``spark.read.text(...).count()`` of the same files: the floor of any Spark job on them.
 3. **full parse**: :func:`kafka_lab.spark.pipeline.analyze`, every table written as Parquet, and
    summary.json; the ratio full / raw (goal: within 4x) and lines per second (linear in N: flat).
@@ -54,6 +55,32 @@ asks for them), same command, quiet machine: 1,008,717 lines in 5.7 s (176k line
 goal) and 4,023,458 lines in 12.1 s (334k lines/s), peak RSS 155 MB at both sizes (constant). The fixed
 cost is now about 2.3 s of window simulation (0.03-0.44 s a window), which a 1M-line run does not amortize.
 
+Then (branch gen-speed): the windows simulated by a pool of worker processes while the command writes
+the copies (``--workers``, default the cores, at most 4: 2 here; forked from the command after its
+imports, so they share them), the cyclic GC paused while a window is simulated, and the plain files
+opened with ``newline="\n"`` (the default made TextIOWrapper copy every block to translate newlines).
+Paired, alternating runs of this benchmark's ``_generate`` (the whole command; "workers MB": the sum of
+their VmHWM, shared pages counted in each), quiet machine, load average 0.7-1.4 before and after:
+
+    code                    lines         s      lines/s  gen RSS MB  workers MB
+    before              1,008,717      3.12         324k         155           -
+    after               1,008,717  2.15-2.19   461k-470k         120         161
+    after, --workers 1  1,008,717      2.98         339k         125           -
+    before              4,023,458  8.15-8.31   484k-493k         155           -
+    after               4,023,458  5.98-6.49   620k-673k     120-121         161
+    after, --workers 1  4,023,458  6.76-7.12   565k-596k         125           -
+
+(3 runs of each at 1M, 2 at 4M; "before" today took 3.1 s, not the 5.7 s above: same code and command.)
+The goal is met at 1M lines, with the same files byte for byte and constant memory (the same peaks at
+1M and 4M; summed over the processes by PSS, 178 MB with the pool against 121 MB without, sampled).
+The pool costs little CPU (user + sys of the whole tree: 3.45-3.47 s, against 3.21-3.24 s serially and
+3.33-3.36 s before), so it is the default; but it gains only while a core is free. With another job's
+Spark JVM on both cores (load 3.6-4.0), 1M lines took 3.2-3.7 s before, 2.4-4.4 s after, 3.0-3.6 s
+with ``--workers 1``;
+a first version whose workers came from a fork server (a fresh interpreter: a second import of the
+model, 0.5 s of CPU) took 4.8-5.6 s there, slower than no pool, hence the fork. With two more busy
+loops on top (load 3-4, the cores oversubscribed), every variant fell to 76k-219k lines/s (4.6-13.3 s).
+
 What changed, and why (measured with ``explain()``, stage timings on a 100k-line directory, and jstack
 samples of the executor threads):
 
@@ -91,29 +118,51 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _generate(out: Path, hours: float, brokers: int) -> tuple[dict, float, float]:
+def _hwm_kb(pid: int) -> int:
+    """VmHWM (peak RSS) of a live process, 0 once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/status").read_text().split("VmHWM:")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = [int(k) for t in os.listdir(f"/proc/{p}/task") for k in
+                    Path(f"/proc/{p}/task/{t}/children").read_text().split()]  # fmt: skip
+        except (OSError, ValueError):
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
+def _generate(out: Path, hours: float, brokers: int, workers: int | None = None) -> tuple[dict, float, float, float]:
+    """Run the generator; (ground truth, seconds, its peak RSS MB, the sum of its worker processes' peaks MB)."""
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "kafka_lab", "generate-logs", str(out), "--hours", f"{hours:.6f}",
-         "--brokers", str(brokers), "--quiet"],
+         "--brokers", str(brokers), "--quiet", *(["--workers", str(workers)] if workers else [])],
         cwd=REPO, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     # the child's own peak RSS: VmHWM of its address space, read until it exits (rusage's ru_maxrss would
-    # not do: Linux keeps across exec the peak of the forked copy of this process, Spark and all)
-    hwm_kb = 0
+    # not do: Linux keeps across exec the peak of the forked copy of this process, Spark and all); and the
+    # same of every process under it (the window pool's fork server, workers and resource tracker), summed:
+    # an upper bound of what they hold at once (each one's peak, and the pages they share counted each time)
+    hwm_kb, sub_kb = 0, {}
     while child.poll() is None:
-        try:
-            status = Path(f"/proc/{child.pid}/status").read_text()
-            hwm_kb = max(hwm_kb, int(status.split("VmHWM:")[1].split()[0]))
-        except (OSError, IndexError, ValueError):
-            pass
+        hwm_kb = max(hwm_kb, _hwm_kb(child.pid))
+        for pid in _descendants(child.pid):
+            sub_kb[pid] = max(sub_kb.get(pid, 0), _hwm_kb(pid))
         time.sleep(0.05)
     dt = time.perf_counter() - t0
     if child.returncode:
         raise subprocess.CalledProcessError(child.returncode, child.args)
-    rss_mb = hwm_kb / 1024
-    return json.loads((out / "ground-truth.json").read_text()), dt, rss_mb
+    return json.loads((out / "ground-truth.json").read_text()), dt, hwm_kb / 1024, sum(sub_kb.values()) / 1024
 
 
 def _python_parse(root: Path) -> tuple[int, float]:
@@ -135,6 +184,7 @@ def main(argv=None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the generated files")
     p.add_argument("--no-python", action="store_true", help="skip the plain Python baseline")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (local mode: all of Spark's heap)")
+    p.add_argument("--workers", type=int, default=None, help="generate-logs --workers (default: the CLI's)")
     args = p.parse_args(argv)
     sizes = [float(x) for x in args.millions.split(",")]
     base = Path(args.dir)
@@ -143,7 +193,7 @@ def main(argv=None) -> int:
     from kafka_lab.spark.session import get_session
 
     # lines per simulated hour at the scenario's start (midnight: the daily shape's low level)
-    probe, _, _ = _generate(base / "probe", 0.01, args.brokers)
+    probe, *_ = _generate(base / "probe", 0.01, args.brokers, args.workers)
     per_hour = probe["lines"]["lines_read"] / 0.01
     t0 = time.perf_counter()
     spark = get_session(driver_memory=args.driver_memory)
@@ -155,7 +205,7 @@ def main(argv=None) -> int:
     rows = []
     for n in sizes:
         d = base / f"{n:g}M"
-        truth, gen_s, rss = _generate(d, n * 1e6 / per_hour, args.brokers)
+        truth, gen_s, rss, workers_rss = _generate(d, n * 1e6 / per_hour, args.brokers, args.workers)
         lines = truth["lines"]["lines_read"]
         mb = truth["bytes"] / 1e6
         t = time.perf_counter()
@@ -174,6 +224,7 @@ def main(argv=None) -> int:
             "MB": round(mb),
             "generate_lines_per_s": round(lines / gen_s),
             "generate_peak_rss_MB": round(rss),
+            "generate_workers_rss_MB": round(workers_rss),
             "raw_scan_s": round(raw_s, 1),
             "full_parse_s": round(full_s, 1),
             "full_over_raw": round(full_s / raw_s, 1),
@@ -185,11 +236,12 @@ def main(argv=None) -> int:
         if not args.keep:
             shutil.rmtree(d, ignore_errors=True)
             shutil.rmtree(str(d) + "-tables", ignore_errors=True)
-    print(f"\n{'lines':>11} {'MB':>6} {'gen lines/s':>12} {'gen RSS MB':>10} {'raw s':>7} {'full s':>7} "
+    print(f"\n{'lines':>11} {'MB':>6} {'gen lines/s':>12} {'gen RSS MB':>10} {'workers MB':>10} {'raw s':>7} {'full s':>7} "
           f"{'full/raw':>8} {'spark lines/s':>13} {'python lines/s':>14}")  # fmt: skip
     for r in rows:
         print(
             f"{r['lines']:>11,} {r['MB']:>6,} {r['generate_lines_per_s']:>12,} {r['generate_peak_rss_MB']:>10} "
+            f"{r['generate_workers_rss_MB']:>10} "
             f"{r['raw_scan_s']:>7} {r['full_parse_s']:>7} {r['full_over_raw']:>8} {r['spark_lines_per_s']:>13,} "
             f"{r['python_lines_per_s'] or '-':>14}"
         )

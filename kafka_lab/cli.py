@@ -1,7 +1,8 @@
 """``kafka-lab``: the command line (``python -m kafka_lab`` works the same).
 
-- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION] [--no-restart]``: a
-  simulated cluster's log directories and ``ground-truth.json`` (:func:`kafka_lab.logs.scenario.generate`);
+- ``kafka-lab generate-logs OUT [--hours H] [--brokers N] [--seed S] [--damage FRACTION] [--no-restart]
+  [--workers W]``: a simulated cluster's log directories and ``ground-truth.json``
+  (:func:`kafka_lab.logs.scenario.generate`; its windows simulated by W worker processes, default the cores);
 - ``kafka-lab analyze LOGDIR --out DIR [--master URL]``: the Spark pipeline (:mod:`kafka_lab.spark`):
   Parquet tables and ``summary.json``;
 - ``kafka-lab sweep [--backlog 100,200,400] [--control-plane both] [--replications R] [--seed S] [--master URL
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -23,25 +25,34 @@ __all__ = ["main"]
 def _generate(args) -> int:
     from tqdm import tqdm
 
+    from kafka_lab.logs.pool import forked_pool
     from kafka_lab.logs.scenario import WINDOW_MS, generate
 
+    # the workers are forks of this process, sharing the model just imported: made before the progress bar,
+    # whose tqdm starts a monitor thread (a fork with another thread running is not safe)
+    pool = forked_pool(args.workers) if args.workers > 1 else None
     total = round(args.hours * 3600_000 / WINDOW_MS)
     t0 = time.perf_counter()
-    with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
-        truth = generate(
-            args.out,
-            hours=args.hours,
-            brokers=args.brokers,
-            seed=args.seed,
-            damage=args.damage,
-            start=args.start,
-            request_format=args.request_format,
-            roll=not args.no_roll,
-            event_every_s=args.event_every,
-            progress=bar.update,
-            gzip=args.gzip,
-            rolling_restart=not args.no_restart,
-        )
+    try:
+        with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
+            truth = generate(
+                args.out,
+                hours=args.hours,
+                brokers=args.brokers,
+                seed=args.seed,
+                damage=args.damage,
+                start=args.start,
+                request_format=args.request_format,
+                roll=not args.no_roll,
+                event_every_s=args.event_every,
+                progress=bar.update,
+                gzip=args.gzip,
+                rolling_restart=not args.no_restart,
+                workers=pool or args.workers,
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     dt = time.perf_counter() - t0
     n = truth["lines"]["lines_read"]
     print(
@@ -49,6 +60,12 @@ def _generate(args) -> int:
         f"({n / dt:,.0f} lines/s) to {args.out}; ground truth: {args.out}/ground-truth.json"
     )
     return 0
+
+
+def _default_workers() -> int:
+    """The cores this process may use, at most 4 (a run needs at most 15 windows, most of them early)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, 4))
 
 
 def _analyze(args) -> int:
@@ -122,6 +139,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--no-roll", action="store_true", help="one file per log instead of hourly rolled files")
     g.add_argument("--gzip", action="store_true", help="gzip each file (server.log.gz), as logrotate's compress")
+    g.add_argument(
+        "--workers",
+        type=int,
+        default=_default_workers(),
+        help="processes that simulate the windows while this one writes (default: the machine's cores, at most 4, "
+        f"here {_default_workers()}); 1: no pool, each window simulated here when first needed",
+    )
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(func=_generate)
     a = sub.add_parser("analyze", help="parse a log directory with Spark into Parquet tables and summary.json")

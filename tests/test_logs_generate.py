@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from kafka_lab.logs.parse import Parsed, parse_lines
+from kafka_lab.logs.pool import forked_pool, window_pool
 from kafka_lab.logs.scenario import (
     NEW_CONTROLLER,
     RESTART_MS,
@@ -140,6 +142,48 @@ def test_block_writes_equal_the_line_by_line_loop(tmp_path, monkeypatch, options
         assert (tmp_path / "blocks" / f).read_bytes() == (tmp_path / "lines" / f).read_bytes(), f
 
 
+def test_windows_simulated_by_worker_processes_give_the_same_files_and_truth(tmp_path, monkeypatch):
+    """generate(workers=2): every window from the pool (none simulated here), byte for byte the serial run."""
+    from kafka_lab.logs import scenario
+
+    # a minute of 3 brokers: moves, the rolling restart and the windows after it (the new controller), damage
+    options = {"hours": 60 / 3600, "brokers": 3, "seed": 2, "damage": 0.01, "event_every_s": 10}
+    serial = generate(tmp_path / "serial", **options)
+    assert serial["restarts"] and any(n.endswith(NEW_CONTROLLER) for n in serial["windows"])
+
+    def not_here(*a, **k):
+        raise AssertionError("a window was simulated in the writing process")
+
+    monkeypatch.setattr(scenario, "_window", not_here)  # the workers (forked from a fresh server) keep theirs
+    pooled = generate(tmp_path / "pooled", workers=2, **options)
+    assert pooled == serial
+    assert _digest(tmp_path / "pooled") == _digest(tmp_path / "serial")
+    # a pool of the caller's: used, and left running
+    with window_pool(1) as pool:
+        assert generate(tmp_path / "given", workers=pool, **options) == serial
+        assert _digest(tmp_path / "given") == _digest(tmp_path / "serial")
+        assert pool.submit(abs, -3).result() == 3
+    with pytest.raises(ValueError, match="--workers is a whole number of processes"):
+        generate(tmp_path / "bad", workers=0, **options)
+
+
+def test_a_pool_is_forked_only_from_a_process_with_one_thread():
+    """A fork copies only the calling thread: with another one running, the pool comes from the fork server."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        pool = forked_pool(1)
+        try:
+            assert pool._mp_context.get_start_method() in ("forkserver", "spawn")
+            assert pool.submit(abs, -2).result() == 2
+        finally:
+            pool.shutdown()
+    finally:
+        stop.set()
+        other.join()
+
+
 def test_request_truth_agrees_with_the_request_log(small_logs):
     truth = json.loads((small_logs / "ground-truth.json").read_text())
     values = defaultdict(lambda: defaultdict(list))
@@ -237,6 +281,17 @@ def test_cli_generate_logs(tmp_path):
     assert truth["brokers"] == 2 and truth["lines"]["lines_read"] > 0
 
 
+def test_cli_workers_write_what_the_serial_generator_writes(tmp_path):
+    """kafka-lab's pool (forked from the command's process) gives the library's serial files and truth."""
+    hours = 40 / 3600  # the rolling restart from 20 s, and the new controller's windows after it
+    r = _cli("generate-logs", str(tmp_path / "cli"), "--hours", repr(hours), "--brokers", "2", "--seed", "6",
+             "--event-every", "10", "--workers", "2", "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    serial = generate(tmp_path / "lib", hours=hours, brokers=2, seed=6, event_every_s=10)
+    assert serial["restarts"] and any(n.endswith(NEW_CONTROLLER) for n in serial["windows"])
+    assert _digest(tmp_path / "cli") == _digest(tmp_path / "lib")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -244,6 +299,7 @@ def test_cli_generate_logs(tmp_path):
         (["--damage", "0.9"], "--damage is a fraction"),
         (["--brokers", "0"], "--brokers is a whole number"),
         (["--start", "yesterday"], "--start is an ISO 8601 time"),
+        (["--workers", "0"], "--workers is a whole number of processes"),
     ],
 )
 def test_cli_generate_logs_bad_input(tmp_path, args, message):

@@ -79,7 +79,9 @@ class LogWriter:
             fh = io.TextIOWrapper(io.BufferedWriter(raw, self.buffer_bytes), encoding="utf-8", newline="\n")
             fh.kafka_lab_file = file
             return fh
-        return open(path, "w", encoding="utf-8", buffering=self.buffer_bytes)
+        # newline="\n": log4j's "\n" as it is; the default (None) makes TextIOWrapper copy every string it is
+        # given to translate "\n" to os.linesep, which cost more than half the writing time (1M lines: 1.1 s)
+        return open(path, "w", encoding="utf-8", newline="\n", buffering=self.buffer_bytes)
 
     def _close(self, fh) -> None:
         fh.close()  # closes the gzip stream, not the file under it
