@@ -43,24 +43,37 @@ ensure_env() {
     command -v java >/dev/null 2>&1 || echo "run.sh: note: no 'java' on PATH; the Spark lab needs a JDK 17 (apt-get install openjdk-17-jdk-headless)" >&2
 }
 
+# sets port (--port N, --port=N, else $KAFKA_LAB_PORT, else the default $1) and args (everything else);
+# $2 is the example a missing number's message gives
+port_and_args() {
+    local example="$2"
+    port="${KAFKA_LAB_PORT:-$1}"
+    args=()
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --port) [ $# -ge 2 ] || die "--port needs a number, e.g. $example"
+                    port="$2"; shift 2 ;;
+            --port=*) port="${1#--port=}"; shift ;;
+            *) args+=("$1"); shift ;;
+        esac
+    done
+}
+
+# decides the port now (the next free one if $port is taken), so the URL printed is the server's; Spark
+# on loopback; the token (a new one unless KAFKA_LAB_TOKEN is set)
+serve_on_loopback() {
+    port="$("$VENV/bin/python" tools/free_port.py "$port" 127.0.0.1)" || exit 1
+    export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+    token="${KAFKA_LAB_TOKEN:-$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(24))')}"
+}
+
 cmd="${1:-}"; shift || true
 case "$cmd" in
     lab)
-        port="${KAFKA_LAB_PORT:-8888}"
-        args=()
-        while [ $# -gt 0 ]; do
-            case "$1" in
-                --port) [ $# -ge 2 ] || die "--port needs a number, e.g. ./run.sh lab --port 8890"
-                        port="$2"; shift 2 ;;
-                --port=*) port="${1#--port=}"; shift ;;
-                *) args+=("$1"); shift ;;
-            esac
-        done
+        port_and_args 8888 "./run.sh lab --port 8890" "$@"
         ensure_env
-        # decide the port now (the next free one if it is taken), so the URL below is the server's
-        port="$("$VENV/bin/python" tools/free_port.py "$port" 127.0.0.1)" || exit 1
-        export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
-        token="${KAFKA_LAB_TOKEN:-$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(24))')}"
+        serve_on_loopback
         [ "$(id -u)" = 0 ] && args+=(--allow-root)
         echo "run.sh: open http://127.0.0.1:$port/lab/tree/00_start_here.ipynb?token=$token" >&2
         echo "run.sh: stop the server with Ctrl+C in this terminal" >&2
@@ -71,21 +84,10 @@ case "$cmd" in
     present)
         [ $# -ge 1 ] || die "present needs a lab's number, e.g. ./run.sh present 04"
         which="$1"; shift
-        port="${KAFKA_LAB_PORT:-8866}"
-        args=()
-        while [ $# -gt 0 ]; do
-            case "$1" in
-                --port) [ $# -ge 2 ] || die "--port needs a number, e.g. ./run.sh present 04 --port 8870"
-                        port="$2"; shift 2 ;;
-                --port=*) port="${1#--port=}"; shift ;;
-                *) args+=("$1"); shift ;;
-            esac
-        done
+        port_and_args 8866 "./run.sh present 04 --port 8870" "$@"
         ensure_env
         view="$("$VENV/bin/python" tools/present.py "$which")" || exit 1
-        port="$("$VENV/bin/python" tools/free_port.py "$port" 127.0.0.1)" || exit 1
-        export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
-        token="${KAFKA_LAB_TOKEN:-$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(24))')}"
+        serve_on_loopback
         echo "run.sh: presenting $(basename "$view") (its experiments, without code or exercises)" >&2
         echo "run.sh: open http://127.0.0.1:$port/?token=$token" >&2
         echo "run.sh: stop the server with Ctrl+C in this terminal" >&2
