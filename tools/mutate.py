@@ -457,9 +457,9 @@ MUTATIONS = [
     M(
         "election-keeps-leader-epoch",
         "controller.py",
-        '            st["leader"] = new_leader\n            st["leader_epoch"] += 1\n',
-        '            st["leader"] = new_leader\n',
-        "a leader election bumps the leader epoch",
+        '            st["leader"] = leader\n        st["leader_epoch"] += 1\n',
+        '            st["leader"] = leader\n',
+        "a leader election (every controller write of a partition's leader or ISR) bumps the leader epoch",
         "PartitionStateMachine.electLeaderForPartitions: leaderAndIsr.newLeaderAndIsr (leaderEpoch + 1)",
     ),
     M(
@@ -914,8 +914,8 @@ MUTATIONS = [
     M(
         "broker-failure-keeps-leader",
         "controller.py",
-        '                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)\n',
-        "                        pass\n",
+        '                    leader = next((r for r in isr if r in self.live_brokers), -1) if st["leader"] == bid else None\n',
+        "                    leader = None\n",
         "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
         "KafkaController.onBrokerFailure -> onReplicasBecomeOffline: OfflinePartitionLeaderElectionStrategy",
     ),

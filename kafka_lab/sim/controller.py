@@ -235,13 +235,25 @@ class Controller:
                 self.failed_elections.append((self.env.now, tp[0], tp[1], new_leader, list(st["isr"])))
                 return
             yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
-            st["leader"] = new_leader
-            st["leader_epoch"] += 1
-            st["zk_version"] += 1
-            self.decisions.append((self.env.now, tp[0], tp[1], new_leader, st["leader_epoch"]))
+            self._write_state(tp, leader=new_leader)
             self._publish([tp], leader_and_isr=True)
 
         self.env.process(decide())
+
+    def _write_state(self, tp, *, leader: int | None = None, isr: list | None = None) -> None:
+        """A new leader and/or ISR of ``tp`` written to its state znode (the caller has waited the write's
+        ZooKeeper round trip): the controller's every such write gives the partition a new leader epoch,
+        and the znode's version grows. A new leader (``-1``: none, offline) is kept in :attr:`decisions`
+        when there is one. (AlterIsr, the leader's own ISR change, keeps the epoch: ``handle_alter_isr``.)"""
+        st = self.state[tp]
+        if isr is not None:
+            st["isr"] = isr
+        if leader is not None:
+            st["leader"] = leader
+        st["leader_epoch"] += 1
+        st["zk_version"] += 1
+        if leader is not None and leader >= 0:
+            self.decisions.append((self.env.now, tp[0], tp[1], leader, st["leader_epoch"]))
 
     # -- AlterIsr ------------------------------------------------------------------------------------
     def handle_alter_isr(self, req, respond) -> None:
@@ -364,12 +376,8 @@ class Controller:
             if moves:
                 yield self.env.timeout(self.zk_latency_ms)  # the state znodes, written together (pipelined)
                 for tp, new in moves:
-                    st = self.state[tp]
-                    st["leader"] = new
-                    st["isr"] = [r for r in st["isr"] if r not in self.shutting_down]
-                    st["leader_epoch"] += 1
-                    st["zk_version"] += 1
-                    self.decisions.append((self.env.now, tp[0], tp[1], new, st["leader_epoch"]))
+                    isr = [r for r in self.state[tp]["isr"] if r not in self.shutting_down]
+                    self._write_state(tp, leader=new, isr=isr)
                 self._publish([tp for tp, _ in moves], leader_and_isr=True)
             if followed:
                 self.send(broker, "StopReplica", partitions=followed, delete_partitions=False, at_ms=self.env.now)
@@ -377,10 +385,7 @@ class Controller:
                 if shrink:  # OfflineReplica: out of the ISR, a new leader epoch, LeaderAndIsr to the others
                     yield self.env.timeout(self.zk_latency_ms)
                     for tp in shrink:
-                        st = self.state[tp]
-                        st["isr"] = [r for r in st["isr"] if r != bid]
-                        st["leader_epoch"] += 1
-                        st["zk_version"] += 1
+                        self._write_state(tp, isr=[r for r in self.state[tp]["isr"] if r != bid])
                     self._publish(shrink, leader_and_isr=True, exclude=(bid,))
             req.result = tuple(tp for tp in led if self.state[tp]["leader"] == bid)
             respond(req)
@@ -417,13 +422,10 @@ class Controller:
                 yield self.env.timeout(self.zk_latency_ms)
                 for tp in changed:
                     st = self.state[tp]
-                    st["isr"] = [r for r in st["isr"] if r != bid]
-                    st["leader_epoch"] += 1
-                    st["zk_version"] += 1
-                    if st["leader"] == bid:  # a live ISR member takes over, or none does (offline: leader -1)
-                        st["leader"] = next((r for r in st["isr"] if r in self.live_brokers), -1)
-                        if st["leader"] >= 0:
-                            self.decisions.append((self.env.now, tp[0], tp[1], st["leader"], st["leader_epoch"]))
+                    isr = [r for r in st["isr"] if r != bid]
+                    # a live ISR member takes over, or none does (offline: leader -1)
+                    leader = next((r for r in isr if r in self.live_brokers), -1) if st["leader"] == bid else None
+                    self._write_state(tp, leader=leader, isr=isr)
                 self._publish(changed, leader_and_isr=True)
             rest = [tp for tp in affected if tp not in changed]
             if rest:
