@@ -84,14 +84,8 @@ def shutdown_in_cluster(
     ctl = cluster.controller
 
     def write(tp, led):
-        st = ctl.state[tp]
-        if led:
-            st["leader"] = BUSY
-        st["isr"] = [r for r in st["isr"] if r != SHUTTING_DOWN] or st["isr"][:1]
-        st["leader_epoch"] += 1
-        st["zk_version"] += 1
-        if led:
-            ctl.decisions.append((cluster.env.now, tp[0], tp[1], BUSY, st["leader_epoch"]))
+        isr = ctl.state[tp]["isr"]
+        ctl._write_state(tp, leader=BUSY if led else None, isr=[r for r in isr if r != SHUTTING_DOWN] or isr[:1])
 
     def send(group):
         """One round of requests: LeaderAndIsr per broker (batched), UpdateMetadata to all, StopReplica to 3."""
