@@ -83,7 +83,7 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
                 cluster.log.append(req)
                 conn.send(req)
                 yield done
-            if req is not None and req.error in ("NONE", "IN_FLIGHT") and not req.result:
+            if req is not None and req.error == "NONE" and not req.result:
                 broker.lifecycle.append((env.now, "controlled_shutdown_succeeded", env.now - t0))
                 break
             broker.lifecycle.append(
