@@ -13,6 +13,7 @@ from kafka_lab.sim.controller_scale import (
     TALK_FIGURES,
     VERSIONS,
     calibration_table,
+    cluster_partitions,
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
@@ -255,11 +256,45 @@ def test_1_0_moves_one_partition_at_a_time_1_1_in_one_batch():
     assert led_new["leader_moved_ms"].min() > new.timeline[new.timeline["role"] == "leader"]["zk_written_ms"].max()
 
 
-def test_shutdown_time_grows_linearly_with_partitions():
-    for v in VERSIONS:
+def test_shutdown_time_grows_linearly_with_partitions_from_1_1_on():
+    for v in ("1.1", "2.8"):
         small = controlled_shutdown_closed_form(partitions=1000, version=v)
         big = controlled_shutdown_closed_form(partitions=100_000, version=v)
         assert big / small == pytest.approx(100, rel=0.02)
+
+
+def test_1_0_shutdown_grows_with_the_square_of_the_cluster():
+    """KAFKA-6116 / apache/kafka PR #4075: before the fix, each leader election logged the state of every
+    partition of the cluster. A broker with N replicas (RF 2, 5 brokers) leads N/2 and sits in a cluster of
+    2.5 N partitions: N/2 x 2.5 N entries logged, quadratic; the ZooKeeper and request work stays linear."""
+    per_entry = CALIBRATION["election_log_us_per_entry_1_0"].value
+    assert cluster_partitions(10_000) == 25_000  # the blog's 25,000 single-partition topics
+    runs = {n: controlled_shutdown(partitions=n, version="1.0", jitter_cv=0) for n in (1000, 10_000)}
+    for n, r in runs.items():
+        assert r.phases["election_log_s"] == pytest.approx(n // 2 * 2.5 * n * per_entry / 1e6)
+    small, big = runs[1000], runs[10_000]
+    assert big.phases["election_log_s"] / small.phases["election_log_s"] == pytest.approx(100)
+    assert big.phases["zookeeper_s"] / small.phases["zookeeper_s"] == pytest.approx(10)
+    assert big.phases["requests_built_s"] / small.phases["requests_built_s"] == pytest.approx(10)
+    # the closed form is the same sum
+    assert controlled_shutdown_closed_form(partitions=10_000, version="1.0") == pytest.approx(big.duration_s)
+
+
+def test_1_0_logs_the_cluster_after_an_election_only():
+    """Only a led partition goes through electLeaderForPartition; a followed one (StopReplica, then the ISR
+    shrink in ReplicaStateMachine) logs no leader cache. The step after a led partition is longer by one
+    line of the whole cluster's state."""
+    n = 2000
+    r = controlled_shutdown(partitions=n, version="1.0", jitter_cv=0)
+    tl = r.timeline.sort_values("partition")
+    step = np.diff(tl["zk_written_ms"].to_numpy())  # partition i-1's requests (and log line) + i's ZooKeeper
+    after_led = step[(tl["role"].to_numpy()[:-1] == "leader")]
+    after_followed = step[(tl["role"].to_numpy()[:-1] == "follower")]
+    line_ms = CALIBRATION["election_log_us_per_entry_1_0"].value * cluster_partitions(n) / 1000
+    assert np.allclose(after_led - after_followed.mean(), line_ms)
+    assert np.allclose(after_followed, after_followed[0])
+    # and 1.1 logs one partition's state (the fix): no such term
+    assert "election_log_s" not in controlled_shutdown(partitions=n, version="1.1").phases
 
 
 def test_failover_unavailability_starts_with_the_session_timeout():

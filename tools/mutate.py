@@ -783,6 +783,22 @@ MUTATIONS = [
         "ZooKeeper: a session's watches are removed when the session closes or expires",
     ),
     M(
+        "election-log-not-the-whole-cluster",
+        "controller_scale.py",
+        "        cluster = cluster_partitions(n) if cluster_size is None else int(cluster_size)\n",
+        "        cluster = 25_000\n",
+        "1.0 logs every partition of the cluster after each election: the line grows with the cluster (quadratic)",
+        "KAFKA-6116, apache/kafka PR #4075: electLeaderForPartition logged partitionLeadershipInfo whole",
+    ),
+    M(
+        "election-log-on-followed-partitions",
+        "controller_scale.py",
+        "np.where(leads, election_log, 0.0)",
+        "election_log",
+        "only a led partition is elected (and logs the cluster); a followed one goes through the replica state machine",
+        "1.0 KafkaController.doControlledShutdown: led -> PartitionStateMachine, followed -> ReplicaStateMachine",
+    ),
+    M(
         "zk-pipeline-no-window",
         "zookeeper.py",
         "    n, w = lat.size, int(max_in_flight)\n",

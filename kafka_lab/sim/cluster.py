@@ -277,14 +277,15 @@ class Cluster:
 
     # -- run -------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> ClusterResults:
-        if until_ms <= self.env.now:
-            raise ValueError(f"until_ms must be after the current time {self.env.now}")
-        old = gc.get_threshold()
-        gc.set_threshold(max(old[0], 50000), old[1], old[2])
-        try:
-            self.env.run(until=until_ms)
-        finally:
-            gc.set_threshold(*old)
+        if until_ms < self.env.now:
+            raise ValueError(f"until_ms must not be before the current time {self.env.now}")
+        if until_ms > self.env.now:  # at the current time: the results as they stand, nothing more simulated
+            old = gc.get_threshold()
+            gc.set_threshold(max(old[0], 50000), old[1], old[2])
+            try:
+                self.env.run(until=until_ms)
+            finally:
+                gc.set_threshold(*old)
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         metrics = pd.concat(
             [b.metrics.frame(interval, until_ms).assign(broker_id=bid) for bid, b in sorted(self.brokers.items())],

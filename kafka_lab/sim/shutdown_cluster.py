@@ -80,7 +80,7 @@ def shutdown_in_cluster(
         p.open_loop(rate_per_s, start_ms=start_ms - 1.0)
     leads = np.array([tp[1] % 2 == 0 for tp in tps])
     rng = np.random.default_rng([seed, zlib.crc32(f"cluster-shutdown-{version}".encode())])
-    sched = shutdown_schedule(leads, version, rng)
+    sched = shutdown_schedule(leads, version, rng, cluster_size=partitions)  # the one topic is the cluster
     ctl = cluster.controller
 
     def write(tp, led):
@@ -117,6 +117,19 @@ def shutdown_in_cluster(
     for t, group in sorted(groups.items()):
         at(t + 1e-9, lambda group=group: send(group))
     horizon = until_ms or start_ms + sched["duration_ms"] + 100.0
+    if until_ms is None:
+        # the reply does not wait for the brokers: run on, 100 ms at a time (at most 10 s), until broker 2
+        # acts as the leader of every partition broker 3 led (1.0 through a busy data plane takes long:
+        # one round of requests per partition, each behind the produce backlog)
+        led = {tp for i, tp in enumerate(tps) if leads[i]}
+        events = cluster.brokers[BUSY].replica_manager.events
+        cap = horizon + 10_000.0
+        while True:
+            cluster.env.run(until=horizon)
+            acting = {(e[2], e[3]) for e in events if e[1] == "become_leader" and e[0] >= start_ms}
+            if led <= acting or horizon >= cap:
+                break
+            horizon += 100.0
     res = cluster.run(horizon, metrics_interval_ms=max(1.0, horizon / 200))
     ev = res.events
     started = ev[(ev["event"] == "become_leader") & (ev["broker_id"] == BUSY) & (ev["time_ms"] >= start_ms)]

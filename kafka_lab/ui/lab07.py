@@ -68,6 +68,8 @@ VERSION_COLOUR = {"1.0": PALETTE[3], "1.1": PALETTE[0], "2.8": PALETTE[2]}
 
 
 def _fmt_s(s: float) -> str:
+    if s >= 7200:
+        return f"{s / 3600:.1f} h"
     if s >= 120:
         return f"{s / 60:.1f} min"
     return f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
