@@ -99,17 +99,23 @@ def test_the_shutdown_timelines():
 
 
 def test_the_cluster_shutdown_table():
-    """Lab 03's rule, here: on the data plane the LeaderAndIsr waits behind the backlog; on its own plane not."""
+    """Lab 03's rule, here: on the data plane the LeaderAndIsr waits behind the backlog; on its own plane not.
+    And 1.0's round of requests per partition waits behind it once per partition, 1.1's batch once."""
     text = _text(ui.cluster_shutdown_html())
-    m = re.search(
-        r"not set \(the data plane\) ([\d.]+) ([\d.]+) ([\d.]+) CONTROLLER \(its own plane\) ([\d.]+) ([\d.]+) ([\d.]+)",
-        text,
-    )
-    assert m, text
-    reply_off, moved_off, wait_off, reply_on, moved_on, wait_on = map(float, m.groups())
-    assert reply_off == reply_on  # the controller's own work does not depend on the brokers
-    assert wait_on == 0 and wait_off > 5 and moved_off > moved_on + 5
-    assert "the batched `LeaderAndIsr` waits behind the produce backlog" in TEXT
+    num = r"([\d.]+)"
+    rows = {}
+    for v in ("1.0", "1.1"):
+        for plane in ("not set \\(the data plane\\)", "CONTROLLER \\(its own plane\\)"):
+            m = re.search(rf"{re.escape(v)} {plane} (\d+) {num} {num} {num}", text)
+            assert m, (v, plane, text)
+            rows[v, plane.startswith("CONTROLLER")] = tuple(map(float, m.groups()))
+    for v in ("1.0", "1.1"):
+        (n_off, reply_off, moved_off, wait_off), (n_on, reply_on, moved_on, wait_on) = rows[v, False], rows[v, True]
+        assert reply_off == reply_on and n_off == n_on  # the controller's own work does not depend on the brokers
+        assert wait_on == 0 and wait_off > 5 and moved_off > moved_on + 5
+    assert rows["1.0", False][0] == 20 and rows["1.1", False][0] == 2  # a LeaderAndIsr per partition, or a batch
+    assert rows["1.0", False][2] > 5 * rows["1.0", False][1] and rows["1.0", False][2] > 10 * rows["1.1", False][2]
+    assert "every round waits its own turn behind the backlog" in TEXT
 
 
 def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():
