@@ -88,6 +88,10 @@ def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
     assert "stops after 105 s" in TEXT
     slider.value = 1000
     assert "1,000 partitions" in _text(summary.value)
+    # at 100k the 1.0 shutdown (its election log line, quadratic) takes hours, and says so in hours
+    slider.value = 100_000
+    hours = controlled_shutdown(partitions=100_000, version="1.0").duration_s / 3600
+    assert 9 < hours < 11 and f"{hours:.1f} h" in _text(summary.value)
 
 
 def test_the_shutdown_timelines():
@@ -161,6 +165,7 @@ def test_the_failover_panel_at_100k_partitions():
     # the lab's words: at 100k on 1.0, electing the dead broker's 20,000 leaders takes far longer than the load
     ph = res["1.0"].phases
     assert (ph["leaders_ms"] - ph["loaded_ms"]) / 1000 > 10 * res["1.0"].load_s
+    assert 1.5 < res["1.0"].unavailable_s / 3600 < 2 and "takes more than an hour and a half" in TEXT
     assert len(res["1.0"].leader_back_ms) == 20_000
     # at a few thousand partitions the session timeout dominates
     small = controller_failover(partitions=3000, version="1.1")

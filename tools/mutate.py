@@ -788,7 +788,7 @@ MUTATIONS = [
         "        cluster = cluster_partitions(n) if cluster_size is None else int(cluster_size)\n",
         "        cluster = 25_000\n",
         "1.0 logs every partition of the cluster after each election: the line grows with the cluster (quadratic)",
-        "KAFKA-6116, apache/kafka PR #4075: electLeaderForPartition logged partitionLeadershipInfo whole",
+        "apache/kafka PR #4075 (linked from KAFKA-6116): electLeaderForPartition logged partitionLeadershipInfo whole",
     ),
     M(
         "election-log-on-followed-partitions",
@@ -797,6 +797,14 @@ MUTATIONS = [
         "election_log",
         "only a led partition is elected (and logs the cluster); a followed one goes through the replica state machine",
         "1.0 KafkaController.doControlledShutdown: led -> PartitionStateMachine, followed -> ReplicaStateMachine",
+    ),
+    M(
+        "failover-election-log-not-the-cluster",
+        "controller_scale.py",
+        "        step = step_zk + (1 + BROKERS) * beh.request_build_ms + _election_log_ms(beh, n)\n",
+        "        step = step_zk + (1 + BROKERS) * beh.request_build_ms + _election_log_ms(beh, 25_000)\n",
+        "after a failover each 1.0 election logs every partition of the cluster (n), not a fixed-size line",
+        "apache/kafka PR #4075 (linked from KAFKA-6116): electLeaderForPartition logged partitionLeadershipInfo whole",
     ),
     M(
         "zk-pipeline-no-window",

@@ -1,6 +1,7 @@
-"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, why pipelining only halves the
-failover, who rejects the zombie's requests, which fence is left when /controller is deleted by hand, and
-what the broker epoch protects against.
+"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, what doubling the cluster did to
+1.0's shutdown (its election log line), why pipelining only halves the failover, who rejects the zombie's
+requests, which fence is left when /controller is deleted by hand, and what the broker epoch protects
+against.
 
 Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
 experiments) at the lab's settings and seed, so a check cannot drift from the model.
@@ -75,6 +76,66 @@ def _(answer):
     return incorrect(
         f"{got:g} s is not what the model gives.",
         hint=f"compare what {WINDOW} overlapping round trips allow with what one thread at {REPLY} ms per reply allows.",
+    )
+
+
+BIGGER = 2 * PARTITIONS  # exercise 2: the cluster doubles
+
+
+def _minutes(answer) -> float | None:
+    """A number of minutes; "25 min", "25 minutes" and "25m" too."""
+    if isinstance(answer, str):
+        answer = re.sub(r"\s*(minutes?|mins?|m)\s*$", "", answer.strip(), flags=re.I)
+    return number(answer)
+
+
+@exercise(
+    "07.quadratic_log",
+    solution=25,
+    wrong=[13, 6.5, 52, 1500, 104],
+    prompt=f"Kafka 1.0 (as the talk measured it) shuts down a broker with {PARTITIONS:,} partitions in a cluster of 25,000 in 6.5 minutes, "
+    "6 of them writing the election log line (each election logs every partition of the cluster), the other "
+    f"half minute ZooKeeper and requests. The cluster doubles: {BIGGER:,} partitions on the broker, 50,000 in "
+    "the cluster. About how many minutes does the controlled shutdown take now?",
+    explanation="The ZooKeeper work and the requests are per partition: twice as many, 1 minute. The log line is "
+    "per election and as long as the cluster: twice as many elections, each line twice as long, 4 x 6 = 24 "
+    "minutes. 25 minutes in all: doubling the cluster made the shutdown almost four times longer.",
+)
+def _(answer):
+    truth = controlled_shutdown_closed_form(partitions=BIGGER, version="1.0") / 60
+    base = controlled_shutdown_closed_form(partitions=PARTITIONS, version="1.0") / 60
+    got = _minutes(answer)
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of minutes.", hint="answer with a number, like 10.")
+    if abs(got - truth) <= 0.15 * truth:
+        return correct(
+            f"the model says {truth:.1f} minutes. Twice the elections, each logging a cluster twice as big: the log "
+            "line's share grows four times, the rest twice. A line that grows with the cluster makes the "
+            "shutdown quadratic: at 100,000 partitions on the broker the model gives about 10 hours."
+        )
+    if abs(got / 60 - truth) <= 0.15 * truth:
+        return incorrect(
+            f"{got:g} is the right number of seconds; the question asks minutes.", hint="1 minute = 60 seconds."
+        )
+    if abs(got - 2 * base) <= 0.15 * 2 * base:
+        return incorrect(
+            "that doubles everything. The ZooKeeper work and the requests do double, but the log line does not "
+            "stay the same length.",
+            hint="after each election the controller logs every partition of the cluster: how long is that line now?",
+        )
+    if abs(got - base) <= 0.15 * base:
+        return incorrect(
+            "that is the time before the cluster doubled.",
+            hint="twice the partitions on the broker: twice the elections.",
+        )
+    if got > 1.5 * truth:
+        return incorrect(
+            "too slow: that multiplies the log line's cost by more than the two things that doubled.",
+            hint="two factors doubled for the log line (elections, line length); one for the rest.",
+        )
+    return incorrect(
+        f"{got:g} minutes is not what the model gives.",
+        hint="split the 6.5 minutes into the log line's 6 and the rest's 0.5, and ask how each grows.",
     )
 
 

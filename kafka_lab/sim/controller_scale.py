@@ -11,8 +11,9 @@ Everything here is built from per-operation mechanisms, with partition state in 
   follows, ``StopReplica`` to it, then read and write the shrunk ISR, ``LeaderAndIsr`` to the leader and
   ``UpdateMetadata`` to all. 1.0 does this **one partition at a time** (its own reads, writes, its own
   requests), and after each leader election logs the state of *every* partition of the cluster, a line
-  that grows with the cluster, so the shutdown is quadratic in its size (KAFKA-6116, fixed by
-  apache/kafka PR #4075); 1.1+ (KAFKA-5642) reads all, writes all (pipelined),
+  that grows with the cluster, so the shutdown is quadratic in its size (the code the talk measured as
+  1.0: the line was removed by apache/kafka PR #4075 just before the 1.0.0 release; 0.11.0.1 and earlier
+  had it too); 1.1+ (KAFKA-5642) reads all, writes all (pipelined),
   and sends **one** ``LeaderAndIsr`` per broker and one ``UpdateMetadata`` round, for the led partitions,
   then the same for the followed ones. The reply goes once the writes are done and the requests queued;
 - **failover** (``onControllerFailover``): after the dead controller's session times out, an election, then
@@ -126,15 +127,16 @@ CALIBRATION: dict[str, Parameter] = {
             2.88,
             "µs per partition state logged",
             f"{_BLOG}: 1.0.0 takes 6.5 min, and the blog credits 'fixing a logging overhead' first. The overhead: "
-            "PartitionStateMachine.electLeaderForPartition logged the leader cache of the whole cluster after "
-            "each election ('After leader election, leader cache is updated to ...', every partition's state), "
-            "and 1.0's config/log4j.properties sets kafka.controller to TRACE, so the line was built and written: "
-            "'quadratic logging behavior' (KAFKA-6116, apache/kafka PR #4075, commit dc6bfa5 of 16 October 2017). "
-            "The fix is in the 1.0.0 tag, but the October 2017 trunk that the KAFKA-5642 experiments measured as "
-            "the old controller (PR #3765, 91517e8) predates it. The shutdown elects the broker's 5,000 led "
-            "partitions of a 25,000-partition cluster: (390 s - 30 s) / (5,000 x 25,000 entries). A replica of "
-            "that line (benchmarks/election_log.py: the same map copy, toString and formatting, written through "
-            "a flushed writer) costs 0.9 to 1.1 µs per entry on this lab's machine (JDK 17, Scala 2.13): the same order.",
+            "until apache/kafka PR #4075 (16 October 2017, linked from KAFKA-6116: 'quadratic logging behavior'), "
+            "PartitionStateMachine.electLeaderForPartition logged the leader cache of the whole cluster after each "
+            "election ('After leader election, leader cache is updated to ...'), and Kafka's config/log4j.properties "
+            "sets kafka.controller to TRACE, so the line was built and written. The fix reached 0.11.0.2 and the "
+            "1.0.0 release; the October 2017 trunk that the KAFKA-5642 experiments measured as the old controller "
+            "(PR #3765, 91517e8) still had the line, so the blog's '1.0.0' was most likely that code. The shutdown "
+            "elects the broker's 5,000 led partitions of a 25,000-partition cluster: (390 s - 30 s) / (5,000 x "
+            "25,000 entries). benchmarks/election_log.py times a Java replica of the line with Kafka 1.0's JVM "
+            "flags: 0.4 to 0.65 µs per entry on this lab's machine, so this fitted cost is 4.5 to 7 times the "
+            "replica's (an older machine, Java 8, a loaded broker around it).",
             "anchor",
         ),
         Parameter(
@@ -177,7 +179,7 @@ class Behaviour:
 
     max_in_flight: int
     batched: bool  #: one LeaderAndIsr per broker and one UpdateMetadata round per event (KAFKA-5642)
-    election_log_us_per_entry: float  #: 1.0: each leader election logs every partition's state (KAFKA-6116)
+    election_log_us_per_entry: float  #: 1.0 as measured: each election logs every partition's state (PR #4075)
     request_build_ms: float
     session_timeout_ms: float
     epoch_checked_writes: bool  #: KAFKA-6082 (2.1+): multi(check /controller_epoch, write)
@@ -219,7 +221,7 @@ def cluster_partitions(replicas_on_broker: int) -> int:
 
 
 def _election_log_ms(beh: Behaviour, cluster: int) -> float:
-    """1.0's debug line after each leader election: the state of all ``cluster`` partitions, built and written."""
+    """The 1.0 debug line after each leader election (before PR #4075): all ``cluster`` partitions' states."""
     return beh.election_log_us_per_entry * cluster / 1000
 
 
