@@ -801,10 +801,19 @@ MUTATIONS = [
     M(
         "failover-election-log-not-the-cluster",
         "controller_scale.py",
-        "        step = step_zk + (1 + BROKERS) * beh.request_build_ms + _election_log_ms(beh, n)\n",
-        "        step = step_zk + (1 + BROKERS) * beh.request_build_ms + _election_log_ms(beh, 25_000)\n",
+        "        step = r_lat + reply + w_lat + reply + _election_log_ms(beh, n)\n",
+        "        step = r_lat + reply + w_lat + reply + _election_log_ms(beh, 25_000)\n",
         "after a failover each 1.0 election logs every partition of the cluster (n), not a fixed-size line",
         "apache/kafka PR #4075 (linked from KAFKA-6116): electLeaderForPartition logged partitionLeadershipInfo whole",
+    ),
+    M(
+        "failover-1-0-sends-as-it-elects",
+        "controller_scale.py",
+        "        t = loaded + float(step.sum())\n    else:",
+        "        t = loaded + np.cumsum(step)\n    else:",
+        "1.0's failover elections go into one batch of requests, sent when every election is done",
+        "1.0 PartitionStateMachine.triggerOnlinePartitionStateChange: newBatch, handleStateChange each, then "
+        "sendRequestsToBrokers once",
     ),
     M(
         "zk-pipeline-no-window",

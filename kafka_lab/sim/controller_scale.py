@@ -18,7 +18,8 @@ Everything here is built from per-operation mechanisms, with partition state in 
   then the same for the followed ones. The reply goes once the writes are done and the requests queued;
 - **failover** (``onControllerFailover``): after the dead controller's session times out, an election, then
   the new controller reads every broker, topic and partition state (serially or pipelined) before it
-  acts, then elects leaders for the partitions the dead broker led;
+  acts, then elects leaders for the partitions the dead broker led (1.0: one after another, 1.1+:
+  pipelined; either way the new leaders hear of it in one batch of requests at the end);
 - controller-to-broker requests: one per broker in flight (``ControllerChannelManager``), each costing
   the receiving broker's handler the request's :func:`~kafka_lab.sim.apis.default_costs` (the same cost
   models as the broker model of lab 03).
@@ -506,17 +507,18 @@ def controller_failover(
     r_lat = _latencies(rng, dead_led, rtt, cv)
     w_lat = _latencies(rng, dead_led, rtt + commit, cv)
     if not beh.batched:
-        step_zk = r_lat + reply + w_lat + reply
-        # each election logs every partition's state (KAFKA-6116): here the whole cluster, n partitions
-        step = step_zk + (1 + BROKERS) * beh.request_build_ms + _election_log_ms(beh, n)
-        sent = loaded + np.cumsum(step)
-        back = _broker_fifo(new_leader, sent, np.full(dead_led, _cost("LeaderAndIsr", 1) + _cost("UpdateMetadata", 1)))
+        # PartitionStateMachine.startup -> triggerOnlinePartitionStateChange: one election after another (a
+        # read and a write, waited for; and, in the code the talk measured, the election's log line of all n
+        # partitions), all into one batch of requests, sent when every election is done
+        step = r_lat + reply + w_lat + reply + _election_log_ms(beh, n)
+        t = loaded + float(step.sum())
     else:
         r_done = pipeline_completions(r_lat, reply, w, loaded)
         w_done = pipeline_completions(w_lat, reply, w, float(r_done[-1]))
         t = float(w_done[-1])
-        per_broker = np.bincount(new_leader, minlength=BROKERS)
-        back = t + _cost("LeaderAndIsr", per_broker)[new_leader]
+    # one LeaderAndIsr per new leader with all its partitions: they come back together
+    per_broker = np.bincount(new_leader, minlength=BROKERS)
+    back = t + _cost("LeaderAndIsr", per_broker)[new_leader]
     phases = {
         "session_expired_ms": expired,
         "elected_ms": elected,
