@@ -154,6 +154,14 @@ def test_the_calibration_table_shows_every_source_and_the_talks_figures():
     errors = [float(x) for x in re.findall(r"([+-]\d+\.\d)%", text)]
     assert len(errors) == 4 and all(abs(e) <= 25 for e in errors)
     assert "nothing (a prediction)" in text
+    assert "-0.0%" not in text  # a fitted row (error about 0) reads +0.0%
+
+
+def test_signed_percent_never_shows_negative_zero():
+    assert ui._signed_percent(-1e-17) == "+0.0%"
+    assert ui._signed_percent(-0.0004) == "+0.0%"
+    assert ui._signed_percent(-0.083) == "-8.3%"
+    assert ui._signed_percent(0.125) == "+12.5%"
 
 
 def test_the_failover_panel_at_100k_partitions():

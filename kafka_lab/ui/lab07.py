@@ -371,7 +371,7 @@ def calibration_html(seed: int = 0) -> str:
             f"{r.partitions:,}",
             f"{r.talk_s:g} s",
             f"{r.model_s:g} s",
-            f"{r.error:+.1%}",
+            _signed_percent(r.error),
             html.escape(r.fixes),
         ]
         for r in t.itertuples(index=False)
@@ -386,6 +386,12 @@ def calibration_html(seed: int = 0) -> str:
         + "<b>Every number the model uses</b>"
         + html_table(["parameter", "value", "kind", "source"], params, numeric=(1,))
     )
+
+
+def _signed_percent(x: float) -> str:
+    """``+1.2%``; an error that rounds to zero shows as ``+0.0%``, never ``-0.0%``."""
+    x = round(x, 3)
+    return f"{(x if x != 0 else 0.0):+.1%}"
 
 
 # -- failover -------------------------------------------------------------------------------------------------
