@@ -58,6 +58,25 @@ The 3-station callback floor takes 0.86 s CPU for as many requests, the bare loo
 (3 stations with processes: 3.6 s). So the 5 s goal is within simpy's reach, but only for a request path
 built on callbacks with about one event per service, and with the model's own rules (about two thirds of
 the time, spread over the fetch path, the producer, the request log and the metrics) made cheaper too.
+
+Two more experiments, measured 2026-11-24 on a quiet machine (3 simulated s of this workload, CPU s, best
+of 3, paired with main in the same session: main 2.53-2.63 s), neither kept:
+
+- simpy's ``Environment`` with the current instant's normal-priority events in a FIFO instead of the heap
+  (the same order of events, so the 182 fingerprints unchanged): 3-4% less. It overrides simpy's private
+  queue, which an earlier session decided a model must not depend on; not worth it for 4%;
+- the processor, the handler pool and the replica fetcher as callbacks, with the events that only wake
+  them elided (a processor's wake-up, a handler's take, a fetcher's "response arrived"): 2.22-2.24 s,
+  13% less. Same-instant order changes, and 6 of the tests that pin lab 03-06 numbers move by a few units
+  (lab 05: 571 NOT_LEADER_OR_FOLLOWER answers become 572). Its profile (py-spy) shows what is left:
+  simpy 17%, the producer 16.5% (the sticky partitioner's numpy draw and its list alone 5%), the replica
+  manager 16%, the fetcher 9%, the network 7.6%, purgatory 6.6%, the request log 6.4%, the gauges 6.1%,
+  the log 5.5%.
+
+So the two together reach about 8.65 x 0.84 = 7.3 s for the 10 simulated s, and the 5 s goal needs the
+model's own rules at about half their present cost on top: a different design of the request path, not
+a tuning of this one. Both experiments were left out because neither gets there, and the second trades
+the thread-like processes the docstrings explain for callbacks.
 """
 
 from __future__ import annotations
