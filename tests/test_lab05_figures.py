@@ -50,6 +50,9 @@ def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert _first('check("05.acks_all"') < _first("acks_all = purgatory_incident(")
     assert _first('check("05.min_insync"') < _first("strict = truncation_incident(")
     assert _first('check("05.min_insync"') < _first("truncation_panel(")
+    # the prose that gives an answer away comes after its check: what is lost, and the KIP's error-and-retry
+    assert _first('check("05.which_records"') < _first("is gone, acknowledged or not")
+    assert _first('check("05.price"') < _first("In contrast, if we can change the behavior")
     assert "06_metadata_staleness.ipynb" in "".join(CELLS[-1]["source"])
 
 
@@ -152,6 +155,15 @@ def test_primary_control_changes_the_primary_output():
     assert "<b>1730</b> records acknowledged then truncated" in before
     control.value = 50
     assert output.value != before and "<b>120</b> records" in output.value
+
+
+def test_latency_figure_crosses_are_only_the_truncated_batches(runs):
+    """The lab says "the red crosses are the batches acknowledged, then truncated": no other trace is a cross."""
+    fig = ui.latency_figure(runs)
+    for t in fig.data:
+        is_cross = t.marker.symbol.startswith("x")
+        assert is_cross == ("then truncated" in t.name), (t.name, t.marker.symbol)
+    assert "the red crosses are the batches acknowledged, then truncated" in SRC
 
 
 def test_outcome_figures(runs):

@@ -73,7 +73,7 @@ def test_step_1_update_metadata_follows_the_leader_and_isr():
     assert {f"{v:.1f}" for v in (off["stale_ms"][2], off["stale_ms"][3], *on["stale_ms"].values())} == {"1.6"}
     for text in (
         "at **21.8 ms**",
-        "(at **21.8 ms**)",
+        "(at **21.8 ms**:",
         "waits **10.3 ms**",
         "for **28.6 ms**",
         "for **1.6 ms**",
@@ -82,6 +82,10 @@ def test_step_1_update_metadata_follows_the_leader_and_isr():
     ):
         assert text in SRC, text
     assert check("06.why_longer", "c").ok
+    # the prose that gives Exercise 1 away comes after its check; the decision's time is the model's decided_ms
+    first = lambda text: next(i for i, c in enumerate(CELLS) if text in "".join(c["source"]))  # noqa: E731
+    assert first('check("06.why_longer"') < first("one request in flight per broker")
+    assert set(runs[OFF].staleness["decided_ms"]) == {4.0} and "(at 4 ms, when its ZooKeeper write is done" in SRC
 
 
 def test_step_2_who_gets_stale_metadata():

@@ -100,7 +100,7 @@ CATALOGUE: list[Lab] = [
         "04 · produce purgatory",
         "where does an `acks=all` write wait while leadership moves, and when does the control plane empty that wait?",
         "a three-broker cluster: where an `acks=all` produce waits (purgatory) while the old leader's "
-        "`LeaderAndIsr` queues; when the control plane empties that purgatory and when it hardly changes it; "
+        "`LeaderAndIsr` queues; when the control plane empties that purgatory, and when it does not; "
         "what `min.insync.replicas` cannot do",
         "lab 03 (the request path, the control plane)",
         25,
@@ -127,9 +127,9 @@ CATALOGUE: list[Lab] = [
         "how long does each broker tell clients the old leader, and what does a half-migrated cluster do to a "
         "partition's availability?",
         "how long each broker's metadata names the old leader and which clients that misleads; a busy *new* "
-        "leader leaves the partition without one; the control plane per broker, and why half a migration can "
-        "be worse than none",
-        "labs 04 and 05",
+        "leader leaves the partition without one; the control plane per broker, and what a half-migrated "
+        "cluster does to a partition's availability",
+        "labs 04 and 05; lab 01's migration to the control plane (set broker by broker)",
         25,
         "a busy broker's metadata cache names the old leader until its `UpdateMetadata` is read, which the "
         "control plane makes immediate; with the control plane on the old leader alone, the partition is "

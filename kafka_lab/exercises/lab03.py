@@ -200,8 +200,7 @@ def _(answer):
 WHY_REJECTED_CHOICES = Choices(
     {
         "a": "the request queue drops the controller request when it is full",
-        "b": "the network processor that owns the controller's connection is blocked on the full queue, "
-        "so the controller request is not even read",
+        "b": "the controller's network processor is blocked, so its request is not read",
         "c": "the handler threads serve the priority queue in FIFO order anyway",
         "d": "the controller sends its requests to the wrong listener",
     }
@@ -228,7 +227,9 @@ def _(answer):
     truth = "b" if blocked and answered else ("a" if not answered else "c")
     if got == truth:
         return correct(
-            f"in the model the LeaderAndIsr spent {t['socket']:.1f} ms waiting to be read and only "
+            "the network processor that owns the controller's connection is blocked on the full queue, so the "
+            "controller request is not even read: priority inside the queue cannot help a request outside it. "
+            f"In the model the LeaderAndIsr spent {t['socket']:.1f} ms waiting to be read and only "
             f"{t['queue']:.1f} ms in the queue: the dedicated listener, processor and queue are what "
             "KIP-291 adds so that nothing data-related stands in front of it."
         )

@@ -43,11 +43,10 @@ def parked_produces(res, broker_id: int = 1):
 
 END_CHOICES = Choices(
     {
-        "a": "the high watermark reaches its offset, once the followers fetch it",
-        "b": "broker 1 handles its own LeaderAndIsr: orders-0 is no longer led there, and the produce is answered "
-        "NOT_LEADER_OR_FOLLOWER",
-        "c": "nothing but request.timeout.ms (30 s): the produce expires with REQUEST_TIMED_OUT",
-        "d": "the ISR shrinks to broker 1 alone, so the high watermark moves on and the produce succeeds",
+        "a": "the high watermark reaches its offset, and the produce succeeds",
+        "b": "broker 1 handles its LeaderAndIsr and answers NOT_LEADER_OR_FOLLOWER",
+        "c": "request.timeout.ms (30 s) passes: the produce gets REQUEST_TIMED_OUT",
+        "d": "the ISR shrinks to broker 1 alone, and the produce succeeds",
     }
 )
 
@@ -148,10 +147,9 @@ def _(answer):
 TWENTY_CHOICES = Choices(
     {
         "a": "yes: broker 1's PurgatorySize stays near 0, as with one partition",
-        "b": "it halves: the orders-0 entries go, the others stay",
-        "c": "hardly at all: the produces still wait for the other 19 partitions, whose followers' fetches queue "
-        "behind the same backlog as the LeaderAndIsr",
-        "d": "it grows until request.timeout.ms expires the produces",
+        "b": "half way: the orders-0 entries go, the other entries stay",
+        "c": "hardly: the produces still wait for their other 19 partitions",
+        "d": "no: it grows until request.timeout.ms expires the produces",
     }
 )
 
@@ -184,9 +182,12 @@ def _(answer):
     t = twenty_truth()
     if got == "c":
         return correct(
-            f"peak PurgatorySize {t['peak_off']:.0f} without and {t['peak_on']:.0f} with the control "
-            f"plane; at most {t['ops_off']:.0f} and {t['ops_on']:.0f} delayed operations. The other 19 "
-            "partitions hold the produces, and their followers' fetches wait behind the same backlog."
+            "a delayed produce completes only when all its partitions are done, and the other 19 wait for the "
+            "followers, whose fetches queue behind the same backlog as the LeaderAndIsr. "
+            f"Peak PurgatorySize {t['peak_off']:.0f} without and {t['peak_on']:.0f} with the control "
+            f"plane; at most {t['ops_off']:.0f} and {t['ops_on']:.0f} delayed operations (PurgatorySize counts "
+            "watch entries, and a completed operation's entries stay until a check of their partition or the "
+            "purge drops them, so it can exceed 20 per parked request)."
         )
     if got == "a":
         return incorrect(
@@ -208,11 +209,10 @@ def _(answer):
 
 ISR_CHOICES = Choices(
     {
-        "a": "it is refused at once with NOT_ENOUGH_REPLICAS: the followers have stopped fetching",
-        "b": "nothing changes: it is appended and parked as before, because the ISR still lists brokers 2 and 3 until "
-        "replica.lag.time.max.ms (30 s) passes without them catching up",
-        "c": "it is appended, then answered NOT_ENOUGH_REPLICAS_AFTER_APPEND at once",
-        "d": "it waits in purgatory until request.timeout.ms, since 3 replicas can never confirm it",
+        "a": "it is refused at once with NOT_ENOUGH_REPLICAS",
+        "b": "it is appended and parked in purgatory, as before",
+        "c": "it is appended, then answered NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "d": "it waits in purgatory until request.timeout.ms expires it",
     }
 )
 
@@ -239,7 +239,9 @@ def _(answer):
         return correct(
             f"the model's run with min.insync.replicas=3 is {'identical to' if same else 'unlike'} the one "
             f"with 1 (errors seen: {', '.join(sorted(e for e in errors if e)) or 'none'}): the ISR is "
-            "still {1, 2, 3}, so nothing is refused and the produce waits for the LeaderAndIsr."
+            "still {1, 2, 3}, so nothing is refused and the produce waits for the LeaderAndIsr. The ISR "
+            "changes only when the leader shrinks it, after replica.lag.time.max.ms (30 s) without the "
+            "followers catching up."
         )
     if got in ("a", "c"):
         return incorrect(

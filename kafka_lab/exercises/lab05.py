@@ -49,11 +49,10 @@ def acks_window(res) -> dict:
 
 WHICH_CHOICES = Choices(
     {
-        "a": "every orders-0 record broker 1 ever acknowledged",
-        "b": "the orders-0 records broker 1 acknowledged that broker 2 had not fetched when it became leader: those "
-        "appended after brokers 2 and 3 stopped fetching, until broker 1 applied its own LeaderAndIsr",
+        "a": "every orders-0 record of the run, broker 2's own acknowledgements included",
+        "b": "the orders-0 records broker 1 acknowledged that broker 2 never fetched",
         "c": "none: with acks=1 the followers fetch every record sooner or later",
-        "d": "every record of all 20 partitions that broker 1 handled after the controller's decision",
+        "d": "every record of all 20 partitions broker 1 handled after the decision",
     }
 )
 
@@ -75,13 +74,18 @@ def _(answer):
     acks = truncated_acks(kip_run(False))
     if got == "b":
         return correct(
-            f"in the model, {acks['records'].sum()} records in {len(acks)} batches, acknowledged by broker 1 "
-            f"between {acks['done_ms'].min():.1f} and {acks['done_ms'].max():.1f} ms, are truncated when it "
-            "follows broker 2. Nothing else is lost."
+            "the new leader's log is the truth: when broker 1 follows broker 2 it truncates to where their logs "
+            "diverge, and whatever broker 2 never fetched goes, acknowledged or not. In the model, "
+            f"{acks['records'].sum()} records in {len(acks)} batches, acknowledged by broker 1 between "
+            f"{acks['done_ms'].min():.1f} and {acks['done_ms'].max():.1f} ms, are truncated when it follows "
+            "broker 2. Nothing else is lost."
         )
     if got == "a":
+        o0 = kip_run(False).ledger
+        kept = int(o0[(o0["partition"] == 0) & (o0["outcome"] == "committed")]["records"].sum())
         return incorrect(
-            "records the followers had fetched before they stopped are in broker 2's log too, and survive.",
+            f"broker 2's log is the truth from its election on: the {kept} orders-0 records it acknowledged "
+            "as leader are committed. Only broker 1's old log is cut.",
             hint="which of broker 1's records are missing from the new leader's log?",
         )
     if got == "c":
@@ -144,11 +148,10 @@ def _(answer):
 
 COST_CHOICES = Choices(
     {
-        "a": "nothing: they are acknowledged as before",
-        "b": "NOT_LEADER_OR_FOLLOWER: the producer refreshes its metadata and retries at broker 2 after retry.backoff.ms; "
-        "the records arrive later, but they arrive",
-        "c": "REQUEST_TIMED_OUT after request.timeout.ms (30 s)",
-        "d": "broker 1 drops the records without telling the producer",
+        "a": "nothing: they are acknowledged by broker 1 as before",
+        "b": "NOT_LEADER_OR_FOLLOWER, then a retry at broker 2",
+        "c": "REQUEST_TIMED_OUT, after request.timeout.ms (30 s)",
+        "d": "broker 1 drops them without telling the producer",
     }
 )
 
@@ -171,7 +174,9 @@ def _(answer):
     off, on = incident_summary(kip_run(False)), incident_summary(kip_run(True))
     if got == "b":
         return correct(
-            f"the model: {on['truncated_records']} records lost instead of {off['truncated_records']}, "
+            "a follower answers a Produce with NOT_LEADER_OR_FOLLOWER; the producer refreshes its metadata and "
+            "retries at broker 2 after retry.backoff.ms: the records arrive later, but they arrive. "
+            f"In the model: {on['truncated_records']} records lost instead of {off['truncated_records']}, "
             f"{on['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers instead of "
             f"{off['not_leader_answers']}, and orders-0's mean batch latency {on['mean_latency_ms']:.0f} ms "
             f"instead of {off['mean_latency_ms']:.0f} ms. Latency for durability."

@@ -53,9 +53,8 @@ def _broker1(res) -> dict:
 LONGER_CHOICES = Choices(
     {
         "a": "0: the UpdateMetadata is applied as soon as it arrives",
-        "b": "about the LeaderAndIsr's wait: the controller sends both at once, and they wait side by side",
-        "c": "longer than the LeaderAndIsr's wait: the controller sends the UpdateMetadata only once broker 1 has answered "
-        "the LeaderAndIsr (one request in flight per broker), and it queues behind the backlog again",
+        "b": "about the LeaderAndIsr's wait: the two wait side by side",
+        "c": "longer: it waits its own turn, after the LeaderAndIsr",
         "d": "until metadata.max.age.ms (5 minutes) expires broker 1's cache",
     }
 )
@@ -66,8 +65,8 @@ LONGER_CHOICES = Choices(
     solution="c",
     wrong=["a", "b", "d"],
     prompt="No control plane. Broker 1's LeaderAndIsr waits 16.8 ms behind its backlog. How long does broker 1's "
-    "metadata cache still name itself leader of orders-0, counted from the controller's decision? "
-    + "; ".join(f"({k}) {v}" for k, v in LONGER_CHOICES.items()),
+    "metadata cache still name itself leader of orders-0, counted from the controller's decision (at 4 ms: "
+    "its ZooKeeper write done, its LeaderAndIsr sent)? " + "; ".join(f"({k}) {v}" for k, v in LONGER_CHOICES.items()),
     explanation="The controller keeps one request in flight per broker (its RequestSendThread): the "
     "UpdateMetadata leaves only when the LeaderAndIsr is answered, then it waits in the same queue.",
 )
@@ -79,7 +78,9 @@ def _(answer):
     b1, stale = _broker1(res), incident_summary(res)["stale_ms"][1]
     if got == "c":
         return correct(
-            f"the model: the LeaderAndIsr waits {b1['LeaderAndIsr']['waited_ms']:.1f} ms and is applied at "
+            "the controller keeps one request in flight per broker, so the UpdateMetadata leaves only when "
+            "broker 1 has answered the LeaderAndIsr, and then it queues behind the backlog again. "
+            f"In the model the LeaderAndIsr waits {b1['LeaderAndIsr']['waited_ms']:.1f} ms and is applied at "
             f"{b1['LeaderAndIsr']['applied_ms']:.1f} ms; the UpdateMetadata leaves at "
             f"{b1['UpdateMetadata']['sent_ms']:.1f} ms, waits {b1['UpdateMetadata']['waited_ms']:.1f} ms "
             f"more, and broker 1's cache is stale for {stale:.1f} ms in all."
@@ -102,9 +103,8 @@ def _(answer):
 
 REFRESH_CHOICES = Choices(
     {
-        "a": "they ask another broker, whose cache is fresh",
-        "b": "a producer may refresh only retry.backoff.ms (100 ms) after its previous refresh, about 0.5 ms into the "
-        "run: its next Metadata request comes well after broker 1's cache is fresh",
+        "a": "they ask another broker, whose cache is already fresh",
+        "b": "retry.backoff.ms: too soon after their last refresh",
         "c": "the NOT_LEADER_OR_FOLLOWER answer names the new leader",
         "d": "they do get stale metadata, and send to broker 1 again",
     }
@@ -115,9 +115,9 @@ REFRESH_CHOICES = Choices(
     "06.refresh",
     solution="b",
     wrong=["a", "c", "d"],
-    prompt="No control plane. Producers get NOT_LEADER_OR_FOLLOWER from broker 1 from 21.8 ms on, and ask broker 1 "
-    "for metadata; broker 1's cache is stale until 32.6 ms. Why does none of them get a stale answer? "
-    + "; ".join(f"({k}) {v}" for k, v in REFRESH_CHOICES.items()),
+    prompt="No control plane. Producers get NOT_LEADER_OR_FOLLOWER from broker 1 from 21.8 ms on, and each then "
+    "wants fresh metadata from broker 1, whose cache is stale until 32.6 ms. Why does none of the refreshes "
+    "these errors trigger get a stale answer? " + "; ".join(f"({k}) {v}" for k, v in REFRESH_CHOICES.items()),
     explanation="Kafka 2.8's Metadata.timeToNextUpdate: an update requested after an error may go out only "
     "retry.backoff.ms after the last refresh. The produce response carries no leader in 2.8 "
     "(KIP-951 added that in 3.7).",
@@ -132,9 +132,14 @@ def _(answer):
     n = metadata_answers_between(res, 1, *window, clients="producer-")
     others = metadata_answers_between(res, 1, *window, clients="admin-")
     if got == "b":
+        r = res.requests
+        m = r[(r["api"] == "Metadata") & r["client_id"].str.startswith("producer-")].sort_values("sent_ms")
+        first, second = m.groupby("client_id")["end_ms"].min(), m.groupby("client_id").nth(1)["sent_ms"]
         return correct(
-            f"between {window[0]:.1f} and {window[1]:.1f} ms broker 1 answers {n} Metadata requests from "
-            "producers: their refreshes are paced by retry.backoff.ms, and come later. The incident's 20 other "
+            f"each producer's last refresh was its first Metadata request, answered by {first.max():.1f} ms; "
+            f"the next may leave only retry.backoff.ms (100 ms) later: the first goes at {second.min():.1f} ms. "
+            f"Between {window[0]:.1f} and {window[1]:.1f} ms broker 1 answers {n} Metadata requests from "
+            "producers. The incident's 20 other "
             f"clients, which ask every 5 ms, get {others} stale answers in that window: stale metadata hurts the "
             "clients that ask inside it."
         )
@@ -158,7 +163,7 @@ HALF_CHOICES = Choices(
     {
         "a": "shorter: broker 1 resigns sooner",
         "b": "the same: the control plane on broker 1 changes nothing for broker 2",
-        "c": "longer: broker 1 resigns at once, while broker 2 still waits behind its backlog to take over",
+        "c": "longer: broker 1 resigns at once, broker 2 takes over late",
         "d": "0: one control plane is enough",
     }
 )
@@ -202,7 +207,7 @@ WHICH_CHOICES = Choices(
     {
         "a": "broker 1, the old leader",
         "b": "broker 2, the new leader",
-        "c": "brokers 1 and 2: the old leader must resign at once, and the new one take over at once",
+        "c": "brokers 1 and 2, both",
         "d": "the controller's broker only",
     }
 )

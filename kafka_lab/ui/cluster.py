@@ -226,7 +226,12 @@ def _latency_traces(runs: dict, partition: int) -> list:
             (
                 lg[~lost],
                 "answered",
-                {"color": _style(i)["color"], "size": 5, "opacity": 0.6, "symbol": "circle" if i % 2 == 0 else "x"},
+                {
+                    "color": _style(i)["color"],
+                    "size": 5,
+                    "opacity": 0.6,
+                    "symbol": "circle" if i % 2 == 0 else "diamond",
+                },
             ),
             (
                 lg[lost],
