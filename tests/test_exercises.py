@@ -100,3 +100,15 @@ def test_multiple_choice_options_are_shown_from_code_not_retyped(lab, name, opti
     assert name in code, f"{path.name} never shows {name} (a cell whose last line is {name})"
     retyped = [text for text in options.values() if " ".join(text.split())[:40] in markdown]
     assert not retyped, f"{path.name} retypes options of {name} in markdown: {retyped}"
+
+
+@pytest.mark.parametrize("lab, name, options", list(_choice_sets()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_right_option_is_not_the_one_that_stands_out(lab, name, options):
+    """A learner review found the right option was always the longest, and the only one giving a reason: a
+    tell that answers without thinking. The right option is at most a quarter longer than the longest wrong
+    one; its reason goes in the feedback."""
+    # the exercise whose checker reads these options
+    (ex,) = [e for e in exercises().values() if e.id.startswith(lab + ".") and name in e.checker.__code__.co_names]
+    right = len(options[ex.solution])
+    wrong = max(len(text) for key, text in options.items() if key != ex.solution)
+    assert right <= 1.25 * wrong, f"{ex.id}: the right option ({right} characters) stands out against {wrong}"

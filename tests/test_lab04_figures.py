@@ -71,8 +71,6 @@ def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert first('check("04.twenty_partitions"') < first("purgatory_figure(runs20)")
     assert first('check("04.min_insync"') < first("min_insync_replicas=3)")
     assert first('check("04.min_insync"') < first("purgatory_panel(")
-    # the KIP's words name what ends the wait: they come after the check
-    assert first('check("04.what_ends_the_wait"') < first("until the LeaderAndISR request is processed")
     assert "05_truncation.ipynb" in "".join(CELLS[-1]["source"])
 
 

@@ -120,6 +120,11 @@ def test_the_cluster_shutdown_table():
     assert rows["1.0", False][0] == 20 and rows["1.1", False][0] == 2  # a LeaderAndIsr per partition, or a batch
     assert rows["1.0", False][2] > 5 * rows["1.0", False][1] and rows["1.0", False][2] > 10 * rows["1.1", False][2]
     assert "every round waits its own turn behind the backlog" in TEXT
+    # the lab's words: about ten times the reply in 1.0, under three in 1.1; with the control plane before it
+    assert 8 < rows["1.0", False][2] / rows["1.0", False][1] < 12 and rows["1.1", False][2] < 3 * rows["1.1", False][1]
+    assert all(rows[v, True][2] < rows[v, True][1] for v in ("1.0", "1.1"))
+    assert "about ten times" in TEXT and "under three times" in TEXT and "act even before the reply" in TEXT
+    assert "what-if" in text and "what-if" in TEXT
 
 
 def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():
@@ -197,6 +202,9 @@ def test_the_zombie_panel():
     assert b["broker 2"].endswith("metadata: 2")
     short = _text(ui.zombie_html(False, 3000.0, 1))  # shorter than the 6000 ms session timeout
     assert "applied_stale = 0" in short
+    # the header follows the slider: a 3 s pause is not "longer than the session timeout"
+    assert "a GC pause of 3 s, no longer than the session timeout" in short
+    assert "a GC pause of 8 s, longer than the session timeout" in off
     # the second cause: /controller deleted, the session alive; only the epoch check refuses the write
     deleted_on = _text(ui.zombie_html(True, None, 1, cause="znode_deleted"))
     deleted_off = _text(ui.zombie_html(False, None, 1, cause="znode_deleted"))

@@ -103,6 +103,18 @@ REVEALING_CALLS = {
 }
 
 
+# Words in a markdown cell that give an exercise's answer away (whitespace-normalised): such a cell must come
+# after the check too. A learner review found each of these above its exercise once.
+REVEALING_TEXT = {
+    "until the LeaderAndISR request is processed to mark partition0": ("04.what_ends_the_wait",),
+    "is gone, acknowledged or not": ("05.which_records",),
+    "causing the clients to retry and avoid the data loss": ("05.price",),
+    "one request in flight per broker": ("06.why_longer",),
+    "1.1, about **3 seconds**": ("07.shutdown_estimate",),
+    "The old `StopReplica` reaches the **new** incarnation": ("07.broker_epoch",),
+}
+
+
 def _cells(path):
     return json.loads(path.read_text())["cells"]
 
@@ -116,12 +128,21 @@ def _check_cells(cells) -> dict[str, int]:
     return found
 
 
-def _revealers(cells) -> list[tuple[int, str, str]]:
-    """(cell index, exercise id, why) for every cell that shows an exercise's answer."""
+def _revealers(cells, lab: str) -> list[tuple[int, str, str]]:
+    """(cell index, exercise id, why) for every cell of lab ``lab`` ("04") that shows an exercise's answer."""
     out = []
     for i, cell in enumerate(cells):
         for ex_id in cell.get("metadata", {}).get("kafka_lab", {}).get("reveals", []):
             out.append((i, ex_id, "marked in its metadata"))
+        if cell["cell_type"] == "markdown":
+            words = " ".join("".join(cell["source"]).split())
+            out.extend(
+                (i, ex_id, f"says {text!r}")
+                for text, ids in REVEALING_TEXT.items()
+                if text in words
+                for ex_id in ids
+                if ex_id.startswith(lab + ".")  # the same words may be plain teaching in a later lab
+            )
         if cell["cell_type"] == "code":
             src = "".join(cell["source"])
             for call, ids in REVEALING_CALLS.items():
@@ -135,7 +156,7 @@ def test_exercises_are_asked_before_any_cell_shows_their_answer(path):
     cells = _cells(path)
     checks = _check_cells(cells)
     lab = path.name[:2]
-    for i, ex_id, why in _revealers(cells):
+    for i, ex_id, why in _revealers(cells, lab):
         assert ex_id.startswith(lab + "."), f"cell {i} of {path.name} reveals another lab's exercise {ex_id}"
         if ex_id in checks:
             assert i > checks[ex_id], (
@@ -170,4 +191,21 @@ def test_the_order_rule_catches_an_answer_shown_too_early(tmp_path):
     nb["cells"] = nb["cells"][1:]  # no panel: now the marked markdown is the one that comes too early
     path.write_text(json.dumps(nb))
     with pytest.raises(AssertionError, match=r"cell 3 .* 00.per_broker .*marked in its metadata"):
+        test_exercises_are_asked_before_any_cell_shows_their_answer(path)
+    # words that give the answer away, in a markdown cell above the check
+    nb["cells"] = [
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": ["until the LeaderAndISR request\nis processed to mark partition0"],
+        }
+    ] + [
+        {**c, "source": [s.replace("00.", "04.") for s in c["source"]]}
+        for c in nb["cells"]
+        if "reveals" not in c["metadata"].get("kafka_lab", {})
+    ]
+    nb["cells"][3]["source"] = ['check("04.what_ends_the_wait", answer_1)']
+    path = tmp_path / "04_purgatory.ipynb"
+    path.write_text(json.dumps(nb))
+    with pytest.raises(AssertionError, match=r"cell 0 .* 04.what_ends_the_wait .*says"):
         test_exercises_are_asked_before_any_cell_shows_their_answer(path)

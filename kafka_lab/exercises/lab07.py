@@ -37,10 +37,10 @@ def _seconds(answer) -> float | None:
     wrong=[5.5, 9.7, 0.55, 2750, 390, 1.375],
     prompt=f"Kafka 1.1 shuts down a broker with {PARTITIONS:,} partitions: one ZooKeeper read and one write per "
     f"partition. A request's round trip is {RTT} ms, a write's quorum commit adds {COMMIT} ms, the client keeps "
-    f"{WINDOW} requests in flight, and its one event thread spends {REPLY} ms on each reply. About how many "
+    f"{WINDOW} requests in flight, and one thread spends {REPLY} ms handling each reply, in turn. About how many "
     "seconds does the controlled shutdown take?",
-    explanation=f"With {WINDOW} in flight the round trips overlap; the event thread cannot: every reply costs it "
-    f"{REPLY} ms, one after the other. 2 × {PARTITIONS:,} replies × {REPLY} ms = 2.75 s.",
+    explanation=f"With {WINDOW} in flight the round trips overlap; the replies' handling cannot: every reply costs "
+    f"its thread {REPLY} ms, one after the other. 2 × {PARTITIONS:,} replies × {REPLY} ms = 2.75 s.",
 )
 def _(answer):
     truth = controlled_shutdown_closed_form(partitions=PARTITIONS, version="1.1")
@@ -50,7 +50,7 @@ def _(answer):
     if abs(got - truth) <= 0.15 * truth:
         return correct(
             f"the model says {truth:.2f} s (the talk: about 3 s). Pipelining hid the round trips: what is left is "
-            f"the event thread's {REPLY} ms per reply, {2 * PARTITIONS:,} replies in a row."
+            f"the {REPLY} ms of handling per reply, {2 * PARTITIONS:,} replies in a row on one thread."
         )
     if abs(got / 1000 - truth) <= 0.15 * truth:
         return incorrect(
@@ -141,11 +141,10 @@ def _(answer):
 
 WHY_HALF_CHOICES = Choices(
     {
-        "a": "ZooKeeper lets a client have only 2 requests in flight, whatever zookeeper.max.in.flight.requests says",
-        "b": "each reply still costs the client's one event thread its time, and that part of a serial read "
-        "cannot overlap with anything: it was half of each read",
-        "c": "the new controller must write every partition's state back to ZooKeeper before it can act",
-        "d": "the pipelined client reads each partition twice",
+        "a": "ZooKeeper allows a client only 2 requests in flight, whatever Kafka asks",
+        "b": "each reply still needs its turn on one thread, and that cannot overlap",
+        "c": "the new controller must first write every partition's state back",
+        "d": "the pipelined client has to read each partition twice",
     }
 )
 
@@ -157,7 +156,8 @@ WHY_HALF_CHOICES = Choices(
     prompt="The failover's load went from 28 s (1.0, one read at a time) to 14 s (1.1, 10 in flight): why only "
     "half, and not a tenth? Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in WHY_HALF_CHOICES.items()),
     explanation="A serial read costs a round trip plus the reply's handling; pipelining overlaps the round trips "
-    "but one event thread still handles every reply in turn.",
+    "but one thread still handles every reply in turn. (The model's hypothesis: its reply cost is fitted from "
+    "these same two figures.)",
 )
 def _(answer):
     got = choice(answer, WHY_HALF_CHOICES)
@@ -172,7 +172,9 @@ def _(answer):
     if got == truth:
         return correct(
             f"the model loads in {serial:.1f} s serially and {piped:.1f} s pipelined: {reads:,} replies × {REPLY} ms "
-            "on the one event thread. A faster reply handler, not more requests in flight, would go further."
+            "on one thread. A serial read is a round trip plus that handling, and only the round trips overlap. "
+            "(In the model the handling is half of each serial read because it is fitted from these same two "
+            "figures: a hypothesis that explains them, not a measurement.)"
         )
     if got == "a":
         return incorrect(
@@ -313,10 +315,10 @@ def _(answer):
 
 BROKER_EPOCH_CHOICES = Choices(
     {
-        "a": "a zombie controller that wakes up after a long GC",
-        "b": "a request the controller meant for a broker's previous incarnation, reaching it after a quick restart",
-        "c": "two brokers started with the same broker.id",
-        "d": "a LeaderAndIsr with an older leader epoch",
+        "a": "a zombie controller that wakes up after a long GC pause",
+        "b": "a request meant for a broker's previous incarnation",
+        "c": "two brokers that were started with the same broker.id",
+        "d": "a LeaderAndIsr that carries an older leader epoch",
     }
 )
 

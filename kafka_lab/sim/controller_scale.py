@@ -93,8 +93,9 @@ CALIBRATION: dict[str, Parameter] = {
             "zk_reply_ms",
             0.1375,
             "ms",
-            f"{_BLOG}: pipelined, the client's one event thread (ClientCnxn.EventThread, which runs every "
-            "callback: ZooKeeperClient.handleRequests) is the bottleneck: 14 s / 102,000 replies.",
+            f"{_BLOG}: pipelined, the model takes the replies' handling in turn on one thread (ZooKeeper's client "
+            "reads and delivers each reply, ZooKeeperClient.handleRequests; the controller decodes each state) as "
+            "the bottleneck: 14 s / 102,000 replies. A hypothesis fitted to this figure, not a measurement.",
             "anchor",
         ),
         Parameter(

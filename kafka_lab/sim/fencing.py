@@ -553,7 +553,14 @@ def zombie_controller(
         raise TypeError(f"fencing must be True or False, got {fencing!r}")
     if cause not in ZOMBIE_CAUSES:
         raise ValueError(f"cause must be one of {ZOMBIE_CAUSES}, got {cause!r}")
-    w = _World([1, 2, 3], ZOMBIE_PARTITIONS, seed=seed, fencing=fencing, session_timeout_ms=session_timeout_ms)
+    w = _World(
+        [1, 2, 3],
+        ZOMBIE_PARTITIONS,
+        seed=seed,
+        fencing=fencing,
+        broker_epoch_check=fencing,
+        session_timeout_ms=session_timeout_ms,
+    )
     rng = w.rng
     pause = float(rng.uniform(1.05, 2.0) * session_timeout_ms) if pause_ms is None else float(pause_ms)
     reconnect = float(rng.uniform(1, 30)) if reconnect_ms is None else float(reconnect_ms)

@@ -196,7 +196,10 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=["controlled shutdown (partitions on the broker)", "failover: loading the state (partitions)"],
+        subplot_titles=[
+            "controlled shutdown (partitions on the broker; the cluster has 2.5 times as many)",
+            "failover: loading the state (partitions)",
+        ],
     )
     xs = np.array(counts)
     for v in VERSIONS:
@@ -329,7 +332,10 @@ def cluster_shutdown_html(versions=("1.0", "1.1"), partitions: int = 20, seed: i
                     f"{lai['requestQueueTime'].mean():.1f}",
                 ]
             )
-    return f"<b>{partitions} partitions, broker 2 busy</b>" + html_table(
+    return (
+        f"<b>{partitions} partitions, broker 2 busy</b> (the control plane came with Kafka 2.2, KIP-291: "
+        "beside 1.0 and 1.1 it is a what-if, their controllers with a later broker's control plane)"
+    ) + html_table(
         [
             "Kafka",
             "control.plane.listener.name on the brokers",
@@ -484,6 +490,10 @@ ZOMBIE_CAUSE_LABELS = {
 }
 
 
+#: zombie_controller's default session timeout (zookeeper.session.timeout.ms up to 2.4)
+ZOMBIE_SESSION_TIMEOUT_MS = 6000
+
+
 def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cause: str = "gc_pause") -> str:
     r = _zombie(fencing=fencing, seed=seed, pause_ms=pause_ms, cause=cause)
     start = r.events[r.events["event"].str.contains("paused|deleted /controller")]["time_ms"].iloc[0]
@@ -493,8 +503,12 @@ def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cau
     ev = r.events.assign(time_ms=r.events["time_ms"].round(1))
     dmg = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in r.damage.items())
     colour = GREY if r.applied_stale == 0 else PALETTE[3]
+    label = ZOMBIE_CAUSE_LABELS[cause]
+    if cause == "gc_pause" and pause_ms is not None:  # the header follows the slider
+        longer = "longer" if pause_ms > ZOMBIE_SESSION_TIMEOUT_MS else "no longer"
+        label = f"a GC pause of {pause_ms / 1000:g} s, {longer} than the session timeout"
     return (
-        f"<div style='border-left:4px solid {colour};padding:4px 10px'><b>{html.escape(ZOMBIE_CAUSE_LABELS[cause])}, "
+        f"<div style='border-left:4px solid {colour};padding:4px 10px'><b>{html.escape(label)}, "
         f"fencing {'on' if fencing else 'off'}: applied_stale = {r.applied_stale}</b> (of which ZooKeeper writes: "
         f"{r.stale_writes}). {html.escape(dmg)}</div>"
         "<b>What everyone believes afterwards</b> (each broker: its own role; its metadata cache's leader)"
