@@ -71,6 +71,15 @@ def test_truncated_records_agree_with_the_truth(spark_tables, small_logs):
     assert {
         (r["broker"], r["topic"], r["partition"]): (r["events"], r["records"]) for r in got.to_dict("records")
     } == want
+    # the records acknowledged, then lost: the old leaders' truncations, found from the logs alone (the move's
+    # largest), against the simulation's ledger; per partition (a follower that had every record ties)
+    acked_truth, acked_logs = Counter(), Counter()
+    for t in _truth(small_logs)["truncations"]:
+        acked_truth[t["topic"], t["partition"]] += t["acknowledged"]
+    for r in got.to_dict("records"):
+        acked_logs[r["topic"], r["partition"]] += r["acknowledged"]
+    assert +acked_truth and acked_logs == acked_truth
+    assert sum(acked_truth.values()) <= sum(t["records"] for t in _truth(small_logs)["truncations"])
 
 
 def test_staleness_agrees_with_the_truth(spark_tables, small_logs):

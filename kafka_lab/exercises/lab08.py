@@ -188,42 +188,56 @@ def _(answer):
 
 
 def truncated_truth() -> dict:
-    """Records truncated per (broker, partition), and their total."""
+    """Records acknowledged, then truncated (the old leaders'), per (broker, partition) and in all; and every
+    replica's removed records in all (followers' copies included)."""
     rows = ground_truth()["truncations"]
-    return {"total": sum(r["records"] for r in rows), "rows": rows}
+    return {
+        "total": sum(r["acknowledged"] for r in rows),
+        "removed": sum(r["records"] for r in rows),
+        "rows": [r for r in rows if r["acknowledged"]],
+    }
 
 
 @exercise(
     "08.truncated",
-    solution=4270,
-    wrong=[4, 1480, 0, 3],
+    solution=4200,
+    wrong=[4, 1480, 0, 3, 4270],
     prompt="How many records, in the whole sample, did an old leader acknowledge (acks=1) and then truncate "
     "when it became a follower? Answer with one whole number.",
-    explanation="Each truncation line in server.log says where the follower truncates to; the records "
-    "between that offset and its log end offset when it became a follower are gone.",
+    explanation="Each truncation line in server.log says where a replica truncates to; the records between that "
+    "offset and its log end offset when it became a follower are gone from it. A move truncates the old leader "
+    "and may truncate a follower that had fetched some of the same records: only the old leader's (the move's "
+    "largest) had been acknowledged.",
 )
 def _(answer):
     got = whole_number(answer)
     t = truncated_truth()
     if got is None:
         return incorrect(f"{answer!r} is not a whole number of records.", hint="answer like 1200.")
-    per = ", ".join(f"broker {r['broker']} {r['topic']}-{r['partition']}: {r['records']}" for r in t["rows"])
+    per = ", ".join(f"broker {r['broker']} {r['topic']}-{r['partition']}: {r['acknowledged']}" for r in t["rows"])
     if got == t["total"]:
         return correct(
             f"{t['total']} records were acknowledged and thrown away ({per}). The broker with the control plane "
             "loses only what its followers had not yet fetched; those without it keep appending until their "
             "late LeaderAndIsr is handled."
         )
-    if got == len(t["rows"]) or got == sum(r["events"] for r in t["rows"]):
+    if got == t["removed"]:
+        return incorrect(
+            f"that is every replica's removed records: {t['removed'] - t['total']} of them are a follower's copies "
+            "of records the old leader removed too, counted twice.",
+            hint="in each move, count only the old leader: the truncation that removed the most "
+            "(truncated_records(tables.truncations)['acknowledged']).",
+        )
+    if got == len(t["rows"]) or got == sum(r["events"] for r in ground_truth()["truncations"]):
         return incorrect("that counts truncation events, not records.", hint="each event removes many records.")
-    if got in {r["records"] for r in t["rows"]}:
+    if got in {r["acknowledged"] for r in t["rows"]}:
         return incorrect("that is one partition on one broker; the question asks for the whole sample.", hint=per)
     if got == 0:
         return incorrect("acks=1 records were lost here.", hint="look for 'Truncating' in server.log.")
     return incorrect(
-        "not this number. Sum, over the truncations table, the log end offset at become-follower minus the "
-        "offset truncated to.",
-        hint="truncated_records(tables.truncations)['records'].sum()",
+        "not this number. For each truncation, the log end offset at become-follower minus the offset truncated "
+        "to; then, per leader move, only the old leader's.",
+        hint="truncated_records(tables.truncations)['acknowledged'].sum()",
     )
 
 
@@ -265,6 +279,14 @@ def _(answer):
         return incorrect(
             f"broker {first} came back, but /controller already had an owner: a restarted broker does not take "
             "the controller back.",
+            hint="which broker's controller.log says 'successfully elected' last?",
+        )
+    others = [b for b in range(1, ground_truth()["brokers"] + 1) if b not in (first, truth_id)]
+    if cid in others and epoch == truth_epoch:
+        return incorrect(
+            f"the right epoch, and broker {cid} could have won: the brokers still up race to create /controller, "
+            f"and here broker {truth_id}'s create reached ZooKeeper first. A prediction cannot know the winner; "
+            "the log can.",
             hint="which broker's controller.log says 'successfully elected' last?",
         )
     if cid == truth_id:

@@ -121,7 +121,7 @@ class Window:
     lines: list[Line]
     corr_span: dict  # client -> correlation ids one copy uses (its max + 1)
     requests: dict  # (broker, API_KEY_NAME, listener) -> {phase: np.ndarray of logged ms}
-    truncations: dict  # (broker, topic, partition) -> (records, events)
+    truncations: dict  # (broker, topic, partition) -> (records removed, events, of them acknowledged, then lost)
     staleness: list  # (broker, topic, partition, leader epoch, decided_ms, stale_ms, applied)
     end_state: dict = field(default_factory=dict)  # (topic, partition) -> (leader, replicas)
     duration_ms: int = WINDOW_MS
@@ -232,6 +232,11 @@ def _window(
             if kind == "truncated" and t < duration and d["removed_records"] > 0:
                 rec, ev = trunc.get((bid, topic, part), (0, 0))
                 trunc[(bid, topic, part)] = (rec + int(d["removed_records"]), ev + 1)
+    # of the records a broker removed, those it had acknowledged as the old leader (the ledger's "truncated");
+    # a follower's removed records are copies of some of them
+    led = res.ledger[res.ledger["outcome"] == "truncated"]
+    lost = led.groupby(["broker_id", "topic", "partition"])["records"].sum().to_dict()
+    trunc = {key: (rec, ev, int(lost.get(key, 0))) for key, (rec, ev) in trunc.items()}
     stale = [
         (
             int(r.broker_id),
@@ -770,9 +775,9 @@ def _truth(
         requests.append(row)
     trunc: dict = {}
     for name, k in used.items():
-        for key, (rec, ev) in windows[name].truncations.items():
-            r0, e0 = trunc.get(key, (0, 0))
-            trunc[key] = (r0 + rec * k, e0 + ev * k)
+        for key, (rec, ev, acked) in windows[name].truncations.items():
+            r0, e0, a0 = trunc.get(key, (0, 0, 0))
+            trunc[key] = (r0 + rec * k, e0 + ev * k, a0 + acked * k)
     stale: dict = {}
     for name, k in used.items():
         for b, _t, _p, _e, _d, ms, applied in windows[name].staleness:
@@ -808,8 +813,8 @@ def _truth(
         "bytes": w.bytes,
         "requests": requests,
         "truncations": [
-            {"broker": b, "topic": t, "partition": p, "records": rec, "events": ev}
-            for (b, t, p), (rec, ev) in sorted(trunc.items())
+            {"broker": b, "topic": t, "partition": p, "records": rec, "events": ev, "acknowledged": acked}
+            for (b, t, p), (rec, ev, acked) in sorted(trunc.items())
         ],
         "staleness": staleness,
         "restarts": restarts,

@@ -199,12 +199,17 @@ def staleness_by_broker(state_changes, requests):
 
 
 def truncated_records(truncations):
-    """Per broker and partition: truncations and records truncated (pandas)."""
+    """Per broker and partition (pandas): truncations, records removed, and of them ``acknowledged``: those the
+    broker removed as the move's old leader (acks=1: acknowledged, then lost); a follower's are copies."""
     from pyspark.sql import functions as F
 
     return (
         truncations.groupBy("broker", "topic", "partition")
-        .agg(F.count("*").alias("events"), F.sum("records").alias("records"))
+        .agg(
+            F.count("*").alias("events"),
+            F.sum("records").alias("records"),
+            F.sum(F.when(F.col("old_leader"), F.col("records")).otherwise(0)).alias("acknowledged"),
+        )
         .orderBy("broker", "topic", "partition")
         .toPandas()
     )

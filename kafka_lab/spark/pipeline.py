@@ -30,7 +30,8 @@ The files must not change, nor Spark's split size (``spark.sql.files.maxPartitio
 The derived tables read the records' messages: ``requests`` (the request log, 2.8 JSON with
 ``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``), ``state_changes``,
 ``controller_events`` and ``truncations`` (with the records each truncation removed: the follower's
-log end offset at its become-follower minus the offset it truncates to). :func:`analyze` writes the
+log end offset at its become-follower minus the offset it truncates to; and ``old_leader``, whether it is
+the move's old leader, the one whose removed records had been acknowledged). :func:`analyze` writes the
 records first and derives the other tables from their Parquet.
 """
 
@@ -563,7 +564,7 @@ def _truncations(records, state_changes):
             w.rowsBetween(Window.unboundedPreceding, -1)
         ),
     )
-    return both.where(F.col("_order") == 1).select(
+    out = both.where(F.col("_order") == 1).select(
         "timestamp",
         "broker",
         "topic",
@@ -574,6 +575,16 @@ def _truncations(records, state_changes):
         "file",
         "line",
     )
+    # One leader move truncates every replica that had records the new leader lacks, each to the new leader's
+    # end: the same partition to the same offset within a second. The old leader had the most; a follower's
+    # removed records are copies of some of the old leader's. So the old leader is the truncation of its move
+    # that removed the most (ties: the lowest broker id), and only its records were acknowledged (acks=1).
+    same = Window.partitionBy("topic", "partition", "truncated_to").orderBy("timestamp", "broker", "line")
+    t = F.col("timestamp").cast("double")
+    gap = t - F.lag(t).over(same)
+    out = out.withColumn("_move", F.sum(F.when(gap.isNull() | (gap > 1.0), 1).otherwise(0)).over(same))
+    move = Window.partitionBy("topic", "partition", "truncated_to", "_move").orderBy(F.desc("records"), "broker")
+    return out.withColumn("old_leader", F.row_number().over(move) == 1).drop("_move")
 
 
 def _read_or_explain(action, logdir):
