@@ -218,6 +218,12 @@ def test_the_restart_race_table():
     text = _text(ui.restart_race_table())
     assert re.search(r"without \(before 2\.2\) NONE stopped [1-9]\d* no", text), text
     assert re.search(r"with the broker epoch \(2\.2\+\) STALE_BROKER_EPOCH fetching 0 yes", text), text
+    # the lab's account of applied_stale: the shutdown's LeaderAndIsr and UpdateMetadata, then the StopReplica
+    from kafka_lab.sim.fencing import broker_restart_race
+
+    r = broker_restart_race(broker_epoch=False, seed=1, restart_ms=100, backlog_ms=700)  # the table's run
+    assert r.requests[r.requests["applied_stale"]]["api"].tolist() == ["LeaderAndIsr", "UpdateMetadata", "StopReplica"]
+    assert "the `LeaderAndIsr` and `UpdateMetadata` of the controlled shutdown, then the `StopReplica`" in TEXT
 
 
 def test_the_exercises_agree_with_what_the_lab_then_shows():
