@@ -31,6 +31,16 @@ def test_committed_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
+def test_every_cell_has_its_own_id(path):
+    """nbformat 4.5: a cell without an id is a MissingIDFieldWarning today and an error in a later nbformat."""
+    nb = json.loads(path.read_text())
+    assert (nb["nbformat"], nb["nbformat_minor"]) >= (4, 5)
+    ids = [cell.get("id") for cell in nb["cells"]]
+    assert None not in ids, f"cells without an id: {[i for i, x in enumerate(ids) if x is None]}"
+    assert len(set(ids)) == len(ids), "two cells share an id"
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
 def test_exercise_checks_exist(path):
     """Every check("NN.x", ...) a lab calls is registered, and belongs to that lab."""
     src = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
