@@ -871,6 +871,14 @@ MUTATIONS = [
         "the controller treats a broker whose registration czxid grew as bounced",
         "KafkaController.processBrokerChange: bouncedBrokerIds (KIP-380)",
     ),
+    M(
+        "fencing-off-keeps-broker-epoch",
+        "fencing.py",
+        "        broker_epoch_check=fencing,\n",
+        "        broker_epoch_check=True,\n",
+        "the zombie experiment's 'fencing off' is every 2.2 fence off, the broker epoch (KIP-380, 2.2) included",
+        "KIP-380 (Kafka 2.2): the broker epoch in every control request, STALE_BROKER_EPOCH",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",

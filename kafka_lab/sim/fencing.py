@@ -42,7 +42,17 @@ from .apis import default_costs
 from .controller_scale import CALIBRATION
 from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, ZooKeeper
 
-__all__ = ["ElectionResult", "FencingResult", "broker_restart_race", "controller_election", "zombie_controller"]
+__all__ = [
+    "ElectionResult",
+    "FencingResult",
+    "ZOMBIE_SESSION_TIMEOUT_MS",
+    "broker_restart_race",
+    "controller_election",
+    "zombie_controller",
+]
+
+#: zookeeper.session.timeout.ms in the zombie experiment: 6000, the default up to Kafka 2.4
+ZOMBIE_SESSION_TIMEOUT_MS = 6000
 
 RTT = CALIBRATION["zk_rtt_ms"].value
 REPLY = CALIBRATION["zk_reply_ms"].value
@@ -529,7 +539,7 @@ def zombie_controller(
     reconnect_ms: float | None = None,
     pause_at_ms: float | None = None,
     event_lag_ms: float | None = None,
-    session_timeout_ms: float = 6000,
+    session_timeout_ms: float = ZOMBIE_SESSION_TIMEOUT_MS,
 ):
     """A deposed controller that still acts, for one of two causes, with fencing on (2.2) or off.
 

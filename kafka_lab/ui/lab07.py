@@ -41,6 +41,7 @@ from kafka_lab.sim.controller_scale import (
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
+from kafka_lab.sim.fencing import ZOMBIE_SESSION_TIMEOUT_MS
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
@@ -490,10 +491,6 @@ ZOMBIE_CAUSE_LABELS = {
 }
 
 
-#: zombie_controller's default session timeout (zookeeper.session.timeout.ms up to 2.4)
-ZOMBIE_SESSION_TIMEOUT_MS = 6000
-
-
 def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cause: str = "gc_pause") -> str:
     r = _zombie(fencing=fencing, seed=seed, pause_ms=pause_ms, cause=cause)
     start = r.events[r.events["event"].str.contains("paused|deleted /controller")]["time_ms"].iloc[0]
@@ -549,7 +546,8 @@ def zombie_panel(seed: int = 1) -> widgets.VBox:
     return widgets.VBox(
         [
             widgets.HTML(
-                "zookeeper.session.timeout.ms = 6000 (the 2.2 default); a pause shorter than that is harmless."
+                f"zookeeper.session.timeout.ms = {ZOMBIE_SESSION_TIMEOUT_MS} (the 2.2 default); a pause shorter "
+                "than that is harmless."
             ),
             cause,
             fencing,
