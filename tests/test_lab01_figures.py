@@ -51,7 +51,7 @@ def test_lab_makes_these_calls():
         'kip291_broker(1, "round 2")',
         "migration_summary()",
         "migration_panel()",
-        "show_config(BROKEN_ROUND_2)",
+        "show_config(BROKEN_ROUND_2, hint=False)",
         "SAME_LISTENER_CHOICES",
         "print(registration_json(reg_before))",
         "show_registrations(KIP291_REGISTRATION_AS_PRINTED, reg_before)",
@@ -132,10 +132,6 @@ EXPECTED_PRESETS = {
         "requirement failed: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. "
         "Use a routable IP address."
     ],
-    "control plane on the inter-broker listener (broken)": [
-        "requirement failed: control.plane.listener.name, when defined, should have a different value from the "
-        "inter broker listener name. Currently they both have the value ListenerName(INTERNAL)"
-    ],
     "IPv6 listeners": ["INTERNAL://[fe80::1%eth0]:9092", "EXTERNAL://[::]:9093", "EXTERNAL://[2001:db8::8]:9093"],
 }
 
@@ -148,13 +144,22 @@ def test_panel_presets(name):
     assert ("kl-config-error" in html) == ("broken" in name or "as printed" in name)
 
 
+def test_no_preset_answers_exercise_3():
+    """Exercise 3 asks what Kafka does with control.plane.listener.name equal to the inter-broker listener;
+    the panel above it must not offer that config ready-made."""
+    verdict = "should have a different value from the inter broker listener name"
+    assert verdict in check("01.same_listener", "B").message
+    for name, text in PRESETS.items():
+        assert verdict not in render_config(text), name
+
+
 def test_panel_reacts_to_the_primary_control():
     panel = listener_panel()
     choose, text, out = panel.children
     assert "kl-primary-control" in choose._dom_classes and "kl-primary-output" in out._dom_classes
     first = out.value
-    choose.value = "control plane on the inter-broker listener (broken)"
-    assert out.value != first and "ListenerName(INTERNAL)" in out.value
+    choose.value = "all interfaces, nothing advertised (broken)"
+    assert out.value != first and "nonroutable meta-address 0.0.0.0" in out.value
     text.value = "listeners=PLAINTEXT://h:9092,SSL://h:9092\n"
     assert "Each listener must have a different port, listeners: PLAINTEXT://h:9092,SSL://h:9092" in out.value
 
@@ -249,11 +254,14 @@ def test_section4_panel_and_steps_agree():
 
 
 def test_exercise_1_starting_config_error():
-    html = show_config(BROKEN_ROUND_2).data
+    html = show_config(BROKEN_ROUND_2, hint=False).data
     assert (
         "requirement failed: control.plane.listener.name must be a listener name defined in advertised.listeners. "
         "The valid options based on currently configured listeners are INTERNAL,EXTERNAL"
     ) in html
+    # the exercise shows Kafka's refusal, not the lab's advice on how to fix it (that is the exercise)
+    assert "to advertised.listeners too" in show_config(BROKEN_ROUND_2).data
+    assert "to advertised.listeners too" not in html
     assert check("01.fix_config", BROKEN_ROUND_2).status == "incorrect"
 
 

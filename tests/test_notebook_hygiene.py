@@ -116,6 +116,9 @@ REVEALING_CALLS = {
 # Words in a markdown cell that give an exercise's answer away (whitespace-normalised): such a cell must come
 # after the check too. A learner review found each of these above its exercise once.
 REVEALING_TEXT = {
+    "different from the inter-broker listener": ("01.same_listener",),
+    "blocks a network (processor) thread that has a controller request ready to be enqueued": ("03.why_rejected",),
+    "is spent in the socket": ("03.why_rejected",),
     "until the LeaderAndISR request is processed to mark partition0": ("04.what_ends_the_wait",),
     "is gone, acknowledged or not": ("05.which_records",),
     "causing the clients to retry and avoid the data loss": ("05.price",),

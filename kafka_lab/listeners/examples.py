@@ -132,13 +132,6 @@ PRESETS: dict[str, str] = {
         "broker.id=1", "host.name=192.1.1.8", "port=9092", "advertised.host.name=broker1.example.com"
     ),
     "all interfaces, nothing advertised (broken)": _text("broker.id=1", "listeners=PLAINTEXT://0.0.0.0:9092"),
-    "control plane on the inter-broker listener (broken)": _text(
-        "broker.id=1",
-        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:SSL",
-        "listeners=CONTROLLER://192.1.1.8:9091,INTERNAL://192.1.1.8:9092,EXTERNAL://10.1.1.5:9093",
-        "inter.broker.listener.name=INTERNAL",
-        "control.plane.listener.name=INTERNAL",
-    ),
     "IPv6 listeners": _text(
         "broker.id=1",
         "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL",

@@ -61,15 +61,16 @@ _TABLE_CSS = (
 )
 
 
-def error_html(exc: ConfigException, props=None) -> str:
+def error_html(exc: ConfigException, props=None, *, hint: bool = True) -> str:
     """Kafka's message, plainly: what Kafka throws, the message, and what to change (following the cause
-    the message names, :func:`~kafka_lab.listeners.fix_hint`; ``props`` refine it)."""
-    hint = fix_hint(exc, props)
+    the message names, :func:`~kafka_lab.listeners.fix_hint`; ``props`` refine it). ``hint=False``: Kafka's
+    message only, for a config an exercise asks the learner to fix."""
+    advice = fix_hint(exc, props) if hint else ""
     return (
         "<div class='kl-config-error' style='border-left:4px solid #b3261e;padding:8px 12px;background:#fdf3f2'>"
         f"<b>Kafka refuses to start</b> (<code>{exc.kafka_exception}</code>, setting <code>{exc.config_key}</code>):"
         f"<pre style='white-space:pre-wrap;margin:6px 0'>{html.escape(str(exc))}</pre>"
-        f"<span style='color:#555'>{html.escape(hint)}</span></div>"
+        f"<span style='color:#555'>{html.escape(advice)}</span></div>"
     )
 
 
@@ -180,17 +181,17 @@ def show_table(table: pd.DataFrame) -> HTML:
     return HTML(f"{_TABLE_CSS}<div class='kl-listeners'>{listeners_html(table)}</div>")
 
 
-def render_config(config, *, canonical_host_name: str = "broker1.example.com") -> str:
+def render_config(config, *, canonical_host_name: str = "broker1.example.com", hint: bool = True) -> str:
     """The panel's whole output for one config (``server.properties`` text or a dict), as HTML.
 
     ``canonical_host_name`` stands in for the machine's name in the registration of endpoints
-    published without a host.
+    published without a host; ``hint=False`` shows Kafka's refusal without the lab's advice.
     """
     props = parse_properties(config) if isinstance(config, str) else config
     try:
         broker = resolve(props)
     except ConfigException as exc:
-        return error_html(exc, props)
+        return error_html(exc, props, hint=hint)
     except TypeError as exc:
         return f"<div class='kl-config-error'>{html.escape(str(exc))}</div>"
     reg = broker_registration(broker, timestamp_ms=KIP291_TIMESTAMP_MS, canonical_host_name=canonical_host_name)
@@ -244,9 +245,10 @@ def show_registrations(kip: dict, kafka: dict) -> HTML:
     return HTML(registrations_html(kip, kafka))
 
 
-def show_config(config) -> HTML:
-    """Display one config's resolution (or Kafka's error) in a notebook cell."""
-    return HTML(render_config(config))
+def show_config(config, *, hint: bool = True) -> HTML:
+    """Display one config's resolution (or Kafka's error) in a notebook cell; ``hint=False`` leaves out the
+    lab's advice on what to change (for a config an exercise asks the learner to fix)."""
+    return HTML(render_config(config, hint=hint))
 
 
 def listener_panel(preset: str | None = None) -> widgets.VBox:
