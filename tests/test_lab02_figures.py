@@ -86,6 +86,22 @@ def test_uneven_example_penalizes_broker_0():
     fig = ui.balance_figure(a, uneven)
     replicas, leaders = fig.data
     assert list(replicas.y) == [3, 2, 1] and list(leaders.y) == [1, 1, 1]
+    assert fig.layout.yaxis.title.text == "replicas (count)"  # the bars count replicas and leaders, not partitions
+
+
+def test_penalized_solution_names_the_partition_that_skips():
+    """The solution's walk-through agrees with Kafka's walk: in KIP-36's uneven example partition 1's first
+    candidate follower (broker 2) shares its leader's rack and is skipped; partition 2's (broker 0) does not."""
+    from kafka_lab.exercises import show_solution
+
+    racks = asg.UNEVEN_RACKS
+    listed = asg.rack_alternated_broker_list(asg.brokers_from_racks(racks))
+    n = len(listed)
+    first_candidate = {p: listed[(p + 1) % n] for p in (1, 2)}  # start index 0, shift 0: the next broker
+    assert racks[first_candidate[1]] == racks[listed[1]] and racks[first_candidate[2]] != racks[listed[2]]
+    text = str(show_solution("02.penalized"))
+    assert "Partition 1's leader is broker 1" in text and "so Kafka skips to broker 0" in text
+    assert "broker 2's follower cannot be broker 1" not in text
 
 
 def test_rack_failure_rf2_by_hand():
@@ -239,6 +255,9 @@ def _walk(w):
         ("02.penalized", {0: 3, 1: 2, 2: 1}),
         ("02.rack_failure", [1, 0]),
         ("02.rack_failure", "1, 0"),
+        # labelled counts are read by their labels (they once were read in key order: "rack-aware" first)
+        ("02.rack_failure", {"rack-unaware": 1, "rack-aware": 0}),
+        ("02.rack_failure", {"rack_aware": 0, "Rack-Unaware": 1}),
     ],
 )
 def test_exercises_accept_formatting_variants(ex_id, answer):
@@ -261,6 +280,8 @@ def test_exercises_accept_formatting_variants(ex_id, answer):
         ("02.penalized", [1, 1, 1], "leaders only"),
         ("02.rack_failure", (0, 1), "swapped"),
         ("02.rack_failure", "1", "not two counts"),
+        ("02.rack_failure", {"rack-aware": 1, "rack-unaware": 0}, "swapped"),
+        ("02.rack_failure", {"first": 1, "second": 0}, "one for each assignment"),
     ],
 )
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):

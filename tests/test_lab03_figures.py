@@ -219,7 +219,13 @@ def test_downstream_table_per_partition():
     ]
     for row, off, on in rows:
         assert (no[row], yes[row]) == (off, on), row
+    # the table's times count from the start of each run; the prose gives the controller's decision
+    from kafka_lab.sim.incidents import INCIDENT_DEFAULTS
+
+    assert INCIDENT_DEFAULTS["decision_ms"] == 2.0
     for text in (
+        "decides to move `orders-0` at **2 ms**",
+        "The controller decided at 2 ms",
         "**21.7 ms**",
         "**5.1 ms**",
         "(up to **178**)",

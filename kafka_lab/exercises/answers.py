@@ -101,6 +101,23 @@ def number(answer) -> float | None:
     return value if math.isfinite(value) else None
 
 
+SECONDS = ("seconds", "second", "secs", "sec", "s")
+PER_MILLISECOND = ("per millisecond", "per ms", "/ms")
+
+
+def number_in(answer, units: tuple[str, ...]) -> float | None:
+    """The number of a text answer that ends with one of ``units`` (``"0.05 s"`` with :data:`SECONDS`,
+    ``"4 per ms"`` with :data:`PER_MILLISECOND`), else None: how a check recognises an answer given in
+    another unit than the one it asks for, and says so."""
+    if not isinstance(answer, str):
+        return None
+    text = answer.strip().lower()
+    for unit in units:
+        if text.endswith(unit):
+            return number(text[: -len(unit)])
+    return None
+
+
 class Choices(dict):
     """A multiple-choice question's options, ``{letter: text}``; shown in a notebook as a lettered list."""
 

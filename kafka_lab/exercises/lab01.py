@@ -11,6 +11,7 @@ from kafka_lab.exercises.answers import Choices, choice
 from kafka_lab.listeners import (
     KIP291_TIMESTAMP_MS,
     LISTENER_KEYS,
+    SECURITY_PROTOCOLS,
     ConfigException,
     EndPoint,
     broker_registration,
@@ -160,6 +161,7 @@ def _mid_round_2_route():
         "broker1.example.com:9092",
         "INTERNAL",
         "INTERNAL://broker1.example.com",
+        "PLAINTEXT://broker1.example.com:9092",
     ],
     prompt="Mid round 2: broker 1 has restarted with control.plane.listener.name=CONTROLLER; broker 2, the "
     "controller, still runs its round-1 config. Which endpoint does the controller use to reach broker 1?",
@@ -185,6 +187,14 @@ def _(answer):
         return incorrect(
             "an endpoint starts with its listener name: the name is how the controller chooses.",
             hint='write it as NAME://host:port, as in the registration\'s "endpoints".',
+        )
+    name = answer.strip().split("://", 1)[0].upper()
+    if name not in names and name in {p.upper() for p in SECURITY_PROTOCOLS}:
+        return incorrect(
+            f"{name} is a security protocol, and no listener of broker 1 is called {name}: the controller "
+            "picks a listener by its *name*.",
+            hint=f"broker 1's listener names are {', '.join(sorted(names))}; which one does the controller's "
+            "config name?",
         )
     try:
         ep = parse_endpoint(answer.strip(), broker1.listener_security_protocol_map)

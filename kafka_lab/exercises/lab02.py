@@ -140,8 +140,9 @@ def _(answer):
     wrong=[[2, 2, 2], [1, 2, 3], [3, 1, 2], [1, 1, 1], 3],
     prompt="KIP-36's uneven example: 0 -> rack1, 1 -> rack2, 2 -> rack2; 3 partitions, replication factor 2, "
     "start index 0. How many replicas does each broker hold? Answer [broker 0, broker 1, broker 2].",
-    explanation="The assignment is 0 -> (0,1), 1 -> (1,0), 2 -> (2,0): broker 2's follower cannot be broker 1 "
-    "(same rack), so Kafka skips to broker 0. Broker 0, alone in rack1, gets 3 replicas.",
+    explanation="The assignment is 0 -> (0,1), 1 -> (1,0), 2 -> (2,0). Partition 1's leader is broker 1 "
+    "(rack2): the next broker, 2, is in rack2 too, so Kafka skips to broker 0. Partition 2's leader is broker 2 "
+    "(rack2), and the next broker is already broker 0. Broker 0, alone in rack1, gets 3 replicas.",
 )
 def _(answer):
     brokers = asg.brokers_from_racks(UNEVEN_RACKS)
@@ -179,10 +180,18 @@ def _(answer):
     return incorrect(f"{got} is not it.", hint="partitions: 0 -> (0,1); what are partitions 1 and 2?")
 
 
+def _by_label(answer: Mapping) -> list | None:
+    """``{"rack-unaware": n, "rack-aware": m}`` (any case, ``_`` or a space for ``-``) as ``[n, m]``; None when
+    the two keys do not name the two assignments."""
+    unaware = [v for k, v in answer.items() if "unaware" in str(k).lower()]
+    aware = [v for k, v in answer.items() if "aware" in str(k).lower() and "unaware" not in str(k).lower()]
+    return [unaware[0], aware[0]] if len(answer) == 2 and len(unaware) == len(aware) == 1 else None
+
+
 @exercise(
     "02.rack_failure",
     solution=(1, 0),
-    wrong=[(0, 0), (2, 0), (0, 1), (1, 1), 1, "1"],
+    wrong=[(0, 0), (2, 0), (0, 1), (1, 1), 1, "1", {"rack-aware": 1, "rack-unaware": 0}, {"a": 1, "b": 0}],
     prompt="KIP-36's 6 brokers in 3 racks, 12 partitions, replication factor 2, start index 0. Rack rack1 "
     "(brokers 0 and 5) fails. How many partitions go offline (no replica left)? Answer "
     "(rack-unaware, rack-aware).",
@@ -193,6 +202,13 @@ def _(answer):
     brokers = asg.brokers_from_racks(KIP36_RACKS)
     offline = asg.rack_failure_comparison(brokers, 12, 2, failed_rack=FAILED_RACK)["offline"]
     truth = (int(offline["rack-unaware"]), int(offline["rack-aware"]))
+    if isinstance(answer, Mapping):  # labelled counts: read them by their labels, not in key order
+        answer = _by_label(answer)
+        if answer is None:
+            return incorrect(
+                "a dict answer needs two keys, one for each assignment.",
+                hint="use {'rack-unaware': ..., 'rack-aware': ...}, or a pair (rack-unaware, rack-aware).",
+            )
     got = whole_numbers(answer)
     if got is None or len(got) != 2:
         return incorrect(

@@ -7,7 +7,7 @@ same settings and seed as the lab, so a check cannot drift from the model.
 from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.answers import Choices, choice, number
+from kafka_lab.exercises.answers import PER_MILLISECOND, SECONDS, Choices, choice, number, number_in
 from kafka_lab.sim.experiments import controller_behind_backlog, wait_for_handler_ms
 from kafka_lab.sim.theory import saturation_rate
 
@@ -29,7 +29,7 @@ def backlog_wait() -> float:
 @exercise(
     "03.backlog_wait",
     solution=50,
-    wrong=[400, 0, 1, 49, 51, 62.5, 0.05],
+    wrong=[400, 0, 1, 49, 51, 62.5, 0.05, "0.05 s", "50 s"],
     prompt=f"{BACKLOG} Produce requests are queued ahead of a LeaderAndIsr; {HANDLERS} request handler threads "
     f"each take {SERVICE_MS:g} ms per Produce; no control plane. How many ms does the LeaderAndIsr "
     "wait before a handler takes it?",
@@ -38,6 +38,9 @@ def backlog_wait() -> float:
 def _(answer):
     truth = backlog_wait()
     got = number(answer)
+    seconds = number_in(answer, SECONDS)
+    if seconds is not None:  # "0.05 s" gets the seconds feedback below; "50 s" is 50000 ms
+        got = seconds if abs(seconds * 1000 - truth) <= 0.25 * SERVICE_MS else seconds * 1000
     if got is None:
         return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
     rounds = BACKLOG / HANDLERS
@@ -83,7 +86,7 @@ def _(answer):
 @exercise(
     "03.saturation",
     solution=4000,
-    wrong=[500, 16000, 8000, 4, "4 per ms"],
+    wrong=[500, 16000, 8000, 4, "4 per ms", 3900, 4050],
     prompt=f"num.io.threads={HANDLERS}, and each Produce takes {SWEEP_SERVICE_MS:g} ms of a handler on average. "
     "Above how many Produce requests per second does the data plane saturate (ρ = 1)?",
     explanation="ρ = λ × service time / handlers = 1 gives λ = 8 / 2 ms = 4000 requests per second.",
@@ -91,9 +94,13 @@ def _(answer):
 def _(answer):
     truth = saturation_rate(HANDLERS, SWEEP_SERVICE_MS)
     got = number(answer)
+    per_ms = number_in(answer, PER_MILLISECOND)
+    if got is None and per_ms is not None:
+        got = per_ms  # "4 per ms": the per-millisecond feedback below
     if got is None:
         return incorrect(f"{answer!r} is not a rate.", hint="answer in requests per second, like 1234.")
-    if abs(got - truth) <= 0.03 * truth:
+    # exact: 8 handlers / 2 ms; a rounding of it is not the learner's to make
+    if abs(got - truth) < 1 and per_ms is None:
         return correct(
             f"{truth:.0f}/s: {HANDLERS} handlers can each do 1000 / {SWEEP_SERVICE_MS:g} = "
             f"{1000 / SWEEP_SERVICE_MS:.0f} requests per second. Beyond that the queue grows until "
@@ -101,7 +108,7 @@ def _(answer):
         )
     if abs(got - 1000 / SWEEP_SERVICE_MS) < 1:
         return incorrect("that is what one handler thread can do.", hint=f"there are {HANDLERS} of them.")
-    if abs(got * 1000 - truth) <= 0.03 * truth:
+    if abs(got * 1000 - truth) < 1:
         return incorrect(
             f"{got:g} is the rate per millisecond; the question asks per second.", hint="multiply by 1000."
         )

@@ -161,7 +161,7 @@ def balance_figure(assignment, brokers, *, title: str = "") -> go.Figure:
         margin=dict(l=60, r=20, t=60, b=40),
         xaxis=dict(title="broker (rack)"),
         yaxis=dict(
-            title="partitions (count)",
+            title="replicas (count)",
             dtick=1 if bb["replicas"].max() <= 10 else None,
             range=[0, bb["replicas"].max() * 1.2 + 0.5],
         ),
