@@ -328,6 +328,19 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
         ),
         ({"records_per_batch": 0}, "records_per_batch"),
         ({"lingerms": 5}, "unknown producer setting"),
+        # ProducerConfig's atLeast(0) ranges, in ConfigDef's words
+        ({"request_timeout_ms": -1}, "Invalid value -1 for configuration request.timeout.ms: Value must be at least 0"),
+        ({"retry_backoff_ms": -5}, "Invalid value -5 for configuration retry.backoff.ms: Value must be at least 0"),
+        (
+            {"metadata_max_age_ms": -1},
+            "Invalid value -1 for configuration metadata.max.age.ms: Value must be at least 0",
+        ),
+        ({"retries": -1}, "Invalid value -1 for configuration retries: Value must be at least 0"),
+        (
+            {"max_in_flight_requests_per_connection": 0},
+            "Invalid value 0 for configuration max.in.flight.requests.per.connection: Value must be at least 1",
+        ),
+        ({"linger_ms": float("nan")}, "linger_ms is a finite number"),
     ],
 )
 def test_producer_settings_are_checked_with_kafkas_messages(kw, message):
@@ -343,3 +356,49 @@ def test_the_ledger_totals_match_the_per_outcome_table():
     assert int(t.to_numpy().sum()) == int(res.ledger["records"].sum())
     assert int(t.loc[1, "truncated"]) == int(res.ledger.query("outcome == 'truncated'")["records"].sum())
     assert np.isfinite(res.ledger.query("outcome == 'committed'")["latency_ms"]).all()
+
+
+@pytest.mark.parametrize("option", ["retry_backoff_ms", "metadata_max_age_ms"])
+def test_the_incidents_pass_the_clients_settings_on(option):
+    """Documented incident options reach the producers: a different value, a different run (they were once
+    accepted and ignored)."""
+    short = truncation_incident(control_plane=False, producers=20, **{option: 1})
+    seen = {p.cfg[option.replace("_", ".")] for p in short.cluster.clients if hasattr(p, "accumulator")}
+    assert seen == {1}
+
+
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        ({"partitions": 0}, ValueError, "partitions must be at least 1, got 0"),
+        ({"partitions": 2.7}, ValueError, "partitions is a whole number, got 2.7"),
+        ({"producers": -1}, ValueError, "producers must be at least 0, got -1"),
+        ({"producers": "10"}, TypeError, "producers is a finite number, got '10'"),
+        ({"until_ms": float("inf")}, TypeError, "until_ms is a finite number"),
+        ({"decision_ms": float("nan")}, TypeError, "decision_ms is a finite number"),
+        ({"metrics_interval_ms": 0}, ValueError, "metrics_interval_ms must be more than 0, got 0"),
+        ({"min_insync_replicas": 4}, ValueError, "at most the replication factor, 3"),
+        ({"request_timeout_ms": -1}, ValueError, "Invalid value -1 for configuration request.timeout.ms"),
+        ({"control_plane": "off"}, TypeError, "control_plane is True, False or {broker id: True/False}"),
+        ({"control_plane": {9: True}}, ValueError, "control_plane names broker(s) [9] that are not in this cluster"),
+        ({"control_plane": {1: "no"}}, TypeError, "control_plane's values are True or False"),
+    ],
+)
+def test_bad_incident_options_get_a_clear_error(kw, error, message):
+    kw = {"control_plane": False, **kw}
+    with pytest.raises(error, match=re.escape(message)):
+        truncation_incident(producers=kw.pop("producers", 2), **kw)
+
+
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        ({"brokers": []}, ValueError, "a cluster needs at least one broker, got none"),
+        ({"brokers": {}}, ValueError, "a cluster needs at least one broker, got none"),
+        ({"brokers": 3, "racks": ["a", "b", "c"]}, TypeError, "racks is {broker id: broker.rack}, got list"),
+        ({"brokers": 3, "control_plane": 1}, TypeError, "control_plane is True, False or {broker id: True/False}"),
+    ],
+)
+def test_bad_cluster_arguments_get_a_clear_error(kw, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        Cluster(**kw)

@@ -121,6 +121,25 @@ class ClusterResults:
         )
 
 
+def _control_plane_by_broker(control_plane, ids: list) -> dict:
+    """``control_plane`` as ``{broker id: bool}``: one bool for every broker, or a dict of bools (a cluster
+    half-way through the KIP-291 migration; brokers it does not name have no control plane)."""
+    if isinstance(control_plane, (bool, np.bool_)):
+        return dict.fromkeys(ids, bool(control_plane))
+    if not isinstance(control_plane, dict):
+        raise TypeError(
+            f"control_plane is True, False or {{broker id: True/False}}, got {type(control_plane).__name__} "
+            f"{control_plane!r}"
+        )
+    unknown = sorted(set(control_plane) - set(ids), key=str)
+    if unknown:
+        raise ValueError(f"control_plane names broker(s) {unknown} that are not in this cluster: {sorted(ids)}")
+    bad = {b: v for b, v in control_plane.items() if not isinstance(v, (bool, np.bool_))}
+    if bad:
+        raise TypeError(f"control_plane's values are True or False, got {bad}")
+    return {b: bool(v) for b, v in control_plane.items()}
+
+
 class Cluster:
     """Brokers by id on one clock, a controller, topics and clients."""
 
@@ -144,11 +163,15 @@ class Cluster:
             if brokers < 1:
                 raise ValueError(f"a cluster needs at least one broker, got {brokers}")
             brokers = list(range(1, brokers + 1))
+        if not brokers:
+            raise ValueError("a cluster needs at least one broker, got none")
         if isinstance(brokers, (list, tuple)):
             ids = list(brokers)
-            if len(set(ids)) != len(ids) or any(not isinstance(i, int) or i < 0 for i in ids):
+            if len(set(ids)) != len(ids) or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
                 raise ValueError(f"broker ids must be distinct non-negative ints, got {ids}")
-            cp = control_plane if isinstance(control_plane, dict) else {i: bool(control_plane) for i in ids}
+            cp = _control_plane_by_broker(control_plane, ids)
+            if racks is not None and not isinstance(racks, dict):
+                raise TypeError(f"racks is {{broker id: broker.rack}}, got {type(racks).__name__}")
             rk = racks or {}
             brokers = {
                 i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i), **(broker_overrides or {}))

@@ -35,6 +35,9 @@ Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-re
 
 from __future__ import annotations
 
+import math
+import numbers
+
 from .apis import CostModel, default_costs
 from .clients import MetadataClient
 from .cluster import Cluster, ClusterResults
@@ -72,11 +75,39 @@ INCIDENT_DEFAULTS = {
 TOPIC = "orders"
 
 
+#: the model's own options (not Kafka settings), what each accepts: (whole number?, least value, excluded?)
+_RANGES = {
+    "producers": (True, 0, False),
+    "burst": (True, 0, False),
+    "records_per_batch": (True, 1, False),
+    "partitions": (True, 1, False),
+    "metadata_clients": (True, 0, False),
+    "min_insync_replicas": (True, 1, False),
+    "rate_per_s": (False, 0, False),
+    "metadata_rate_per_s": (False, 0, True),
+    "decision_ms": (False, 0, False),
+    "until_ms": (False, 0, True),
+    "metrics_interval_ms": (False, 0, True),
+    "produce_service_ms": (False, 0, True),
+}
+
+
 def _options(overrides: dict, **fixed) -> dict:
     unknown = set(overrides) - set(INCIDENT_DEFAULTS) - {"acks"}
     if unknown:
         raise TypeError(f"unknown incident option(s) {sorted(unknown)}; known: {sorted(INCIDENT_DEFAULTS) + ['acks']}")
-    return {**INCIDENT_DEFAULTS, **fixed, **overrides}
+    opts = {**INCIDENT_DEFAULTS, **fixed, **overrides}
+    for name, (whole, low, excluded) in _RANGES.items():
+        v = opts[name]
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise TypeError(f"{name} is a finite number, got {v!r}")
+        if whole and v != int(v):
+            raise ValueError(f"{name} is a whole number, got {v!r}")
+        if v < low or (excluded and v == low):
+            raise ValueError(f"{name} must be {'more than' if excluded else 'at least'} {low}, got {v!r}")
+    if opts["min_insync_replicas"] > 3:
+        raise ValueError(f"min_insync_replicas is at most the replication factor, 3, got {opts['min_insync_replicas']}")
+    return opts
 
 
 def _incident(
@@ -120,8 +151,10 @@ def _incident(
             acks=acks,
             partitions=tps,
             records_per_batch=int(opts["records_per_batch"]),
-            request_timeout_ms=int(opts["request_timeout_ms"]),
-            delivery_timeout_ms=max(120000, int(opts["request_timeout_ms"])),
+            request_timeout_ms=opts["request_timeout_ms"],
+            delivery_timeout_ms=max(120000, opts["request_timeout_ms"]),
+            retry_backoff_ms=opts["retry_backoff_ms"],
+            metadata_max_age_ms=opts["metadata_max_age_ms"],
         )
         if metadata_from is not None:
             p.prefer = metadata_from

@@ -4,8 +4,10 @@ Every batch the application hands to a producer ends in exactly one outcome:
 
 ============== ==================================================================================
 ``committed``  acknowledged, and still in the partition leader's log at the end of the run
-``truncated``  acknowledged, then lost: the leader's log no longer holds it (an old leader that
-               acknowledged with ``acks=1`` was made a follower and truncated it)
+``truncated``  acknowledged, then lost: the leader's log does not hold it at the end (an old leader
+               that acknowledged with ``acks=1`` was made a follower and truncated it; or an ``acks=0``
+               batch, done for its producer once sent, that reached a broker no longer leading its
+               partition and was never appended: lost without ever being in a log)
 ``failed``     an error returned to the application (not retriable, retries or
                ``delivery.timeout.ms`` exhausted)
 ``pending``    neither yet when the run ended (in the accumulator, or in flight)

@@ -35,6 +35,8 @@ below the high watermark (``Fetch`` without long poll).
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections import deque
 
 from .distributions import Exponential
@@ -51,6 +53,18 @@ PRODUCER_DEFAULTS = {
     "delivery.timeout.ms": 120000,
     "max.in.flight.requests.per.connection": 5,
     "metadata.max.age.ms": 300000,
+    "linger.ms": 0,
+}
+
+
+#: the lower bounds ProducerConfig (2.8) puts on these settings (``atLeast``, ``between(0, ...)``)
+_AT_LEAST = {
+    "retries": 0,
+    "retry.backoff.ms": 0,
+    "request.timeout.ms": 0,
+    "delivery.timeout.ms": 0,
+    "max.in.flight.requests.per.connection": 1,
+    "metadata.max.age.ms": 0,
     "linger.ms": 0,
 }
 
@@ -234,14 +248,18 @@ class KafkaProducer(_MetadataClient):
                 f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')}"
             )
         cfg = {k: configs.get(k.replace(".", "_"), v) for k, v in PRODUCER_DEFAULTS.items()}
+        for key, low in _AT_LEAST.items():  # ProducerConfig's ranges, with ConfigDef's message
+            value = cfg[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise TypeError(f"{key.replace('.', '_')} is a finite number, got {value!r}")
+            if value < low:
+                raise ValueError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
         if acks in ("all", "-1"):
             acks = -1
         if acks not in (0, 1, -1):
             raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
         if records_per_batch < 1:
             raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
-        if cfg["max.in.flight.requests.per.connection"] < 1:
-            raise ValueError("max.in.flight.requests.per.connection must be at least 1")
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
             raise ValueError("delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
         super().__init__(
