@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -31,7 +33,8 @@ def _generate(args) -> int:
     # the workers are forks of this process, sharing the model just imported: made before the progress bar,
     # whose tqdm starts a monitor thread (a fork with another thread running is not safe)
     pool = forked_pool(args.workers) if args.workers > 1 else None
-    total = round(args.hours * 3600_000 / WINDOW_MS)
+    # the bar's length; generate() itself says what is wrong with --hours
+    total = round(args.hours * 3600_000 / WINDOW_MS) if 0 < args.hours < math.inf else None
     t0 = time.perf_counter()
     try:
         with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
@@ -82,6 +85,12 @@ def _analyze(args) -> int:
     return 0
 
 
+def _path(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return text
+
+
 def _ints(text: str) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -97,6 +106,10 @@ def _ints(text: str) -> list[int]:
 def _sweep(args) -> int:
     from kafka_lab.spark import sweep
 
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise FileNotFoundError(
+            f"--out {args.out}: no directory {str(Path(args.out).resolve().parent)!r} to write it in"
+        )
     planes = {"both": [False, True], "on": [True], "off": [False]}[args.control_plane]
     grid = {"backlog": args.backlog, "control_plane": planes}
     t0 = time.perf_counter()
@@ -124,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-lab", description="kafka-lab: Kafka 2.8 broker and controller internals")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate-logs", help="write a simulated cluster's logs in Kafka 2.8's formats")
-    g.add_argument("out", help="directory to write (one broker-<id>/ directory per broker)")
+    g.add_argument("out", type=_path, help="directory to write (one broker-<id>/ directory per broker)")
     g.add_argument("--hours", type=float, default=1.0, help="simulated hours of logs (default 1)")
     g.add_argument("--brokers", type=int, default=3, help="brokers in the cluster (default 3)")
     g.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
@@ -171,6 +184,9 @@ def main(argv=None) -> int:
         return args.func(args)
     except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError) as e:
         print(f"kafka-lab {args.command}: {e}", file=sys.stderr)
+        return 2
+    except OverflowError as e:  # a --start and --hours past the last date Python knows
+        print(f"kafka-lab {args.command}: the dates run out of range ({e})", file=sys.stderr)
         return 2
 
 

@@ -263,13 +263,14 @@ def test_daily_load_shape():
     assert [load_level(h) for h in (4, 10, 16, 22)] == ["low", "mid", "high", "mid"]
 
 
-def _cli(*args):
+def _cli(*args, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "kafka_lab", *args],
         capture_output=True,
         text=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         timeout=120,
+        cwd=cwd,
     )
 
 
@@ -300,12 +301,22 @@ def test_cli_workers_write_what_the_serial_generator_writes(tmp_path):
         (["--brokers", "0"], "--brokers is a whole number"),
         (["--start", "yesterday"], "--start is an ISO 8601 time"),
         (["--workers", "0"], "--workers is a whole number of processes"),
+        (["--hours", "inf"], "--hours is a positive number of hours, got inf"),
+        (["--hours", "nan"], "--hours is a positive number of hours, got nan"),
+        (["--start", "9999-12-31T23:59:59", "--hours", "0.001"], "the dates run out of range"),
     ],
 )
 def test_cli_generate_logs_bad_input(tmp_path, args, message):
     r = _cli("generate-logs", str(tmp_path / "out"), "--quiet", *args)
     assert r.returncode == 2
     assert message in r.stderr
+
+
+def test_cli_generate_logs_refuses_an_empty_path(tmp_path):
+    """An empty OUT once wrote broker-*/ and ground-truth.json into the current directory."""
+    r = _cli("generate-logs", "", "--quiet", cwd=tmp_path)
+    assert r.returncode == 2 and "expected a path, got an empty one" in r.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_rolling_restart_starts_half_way_brokers_in_turn_the_controller_last():

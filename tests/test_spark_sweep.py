@@ -85,3 +85,14 @@ def test_cli_sweep_rejects_a_bad_backlog(capsys):
     with pytest.raises(SystemExit) as e:
         main(["sweep", "--backlog", "many", "--no-spark"])
     assert e.value.code == 2 and "whole numbers separated by commas" in capsys.readouterr().err
+
+
+def test_cli_sweep_checks_where_it_writes_before_it_runs(tmp_path, capsys, monkeypatch):
+    """--out into a directory that does not exist once failed with pandas' traceback after every simulation
+    had run; now it is refused first, and nothing runs."""
+    from kafka_lab.spark import sweep
+
+    monkeypatch.setattr(sweep, "run", lambda *a, **k: pytest.fail("the sweep ran"))
+    out = tmp_path / "missing" / "runs.csv"
+    assert main(["sweep", "--no-spark", "--backlog", "100", "--replications", "1", "--out", str(out)]) == 2
+    assert f"no directory '{tmp_path / 'missing'}' to write it in" in capsys.readouterr().err

@@ -526,7 +526,7 @@ def generate(
     main module, so a script that asks for a number of workers calls this under
     ``if __name__ == "__main__":`` (a notebook, pytest and ``kafka-lab`` need nothing).
     """
-    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not hours > 0:
+    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < math.inf:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
     if request_format not in ("json", "text"):
         raise ValueError(f"request log format is 'json' (2.8) or 'text' (2.7 and earlier), got {request_format!r}")
