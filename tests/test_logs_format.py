@@ -6,6 +6,7 @@ Independent truths: Kafka 2.8's ``config/log4j.properties`` (copied in tests/dat
 and a real line whose container timestamp and log4j date name the same instant.
 """
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from kafka_lab.logs import layout
 from kafka_lab.logs.damage import Damage
-from kafka_lab.logs.parse import parse_lines
+from kafka_lab.logs.parse import parse_lines, parse_timestamp
 from kafka_lab.logs.render import FILES
 
 DATA = Path(__file__).parent / "data"
@@ -204,3 +205,71 @@ def test_damage_is_read_as_it_is_counted():
 def test_damage_fraction_is_checked():
     with pytest.raises(ValueError, match=r"between 0 and 0\.5"):
         Damage(0.9)
+
+
+# -- lines both parsers must read alike (tests/data/tricky_lines.json; Spark: test_spark_pipeline.py) ------
+TRICKY = json.loads((DATA / "tricky_lines.json").read_text())
+
+
+def _reads(text: str, tmp_path: Path):
+    """The reference parser on ``text`` given the ways a caller gives it: the whole text, a file opened in
+    the default newline mode, a file opened with ``newline="\\n"``, and a list of the file's lines."""
+    f = tmp_path / "server.log"
+    f.write_bytes(text.encode("utf-8"))
+    yield "text", parse_lines(text)
+    with open(f, encoding="utf-8") as fh:
+        yield "open()", parse_lines(fh)
+    with open(f, encoding="utf-8", newline="\n") as fh:
+        yield "open(newline='\\n')", parse_lines(fh)
+    pieces = text.split("\n")
+    yield "list", parse_lines(pieces[:-1] if text.endswith("\n") else pieces)  # no line after the final newline
+
+
+@pytest.mark.parametrize("case", TRICKY, ids=[c["id"] for c in TRICKY])
+def test_tricky_lines(case, tmp_path):
+    e = case["expect"]
+    for how, p in _reads(case["text"], tmp_path):
+        got = (len(p.records), p.continuations, len(p.rejected))
+        assert got == (e["records"], e["continuations"], e["rejected"]), (how, case["why"])
+        assert p.lines_read == sum(got)
+        if "timestamps" in e:
+            assert [r.timestamp for r in p.records] == e["timestamps"], how
+
+
+def test_an_impossible_date_is_a_record_with_no_time():
+    # Spark reads it as a record with a null timestamp (try_to_timestamp); the reference parser agrees
+    p = parse_lines(
+        ["[2024-13-45 99:99:99,000] INFO hi (kafka.server)", "[2024-02-30 10:00:00,000] INFO ho (kafka.server)"]
+    )
+    assert [(r.timestamp, r.message, r.logger) for r in p.records] == [
+        (None, "hi", "kafka.server"),
+        (None, "ho", "kafka.server"),
+    ]
+    assert (p.lines_read, p.continuations, p.rejected) == (2, 0, [])
+    assert parse_timestamp("2024-02-30 10:00:00,000") is None
+    assert parse_timestamp("2024-02-29 10:00:00,042") == dt.datetime(2024, 2, 29, 10, 0, 0, 42000, tzinfo=dt.UTC)
+
+
+def test_a_rejected_head_is_kept_whole():
+    line = "[2024-03-04 10:00:00,000] INFO cut sho"
+    p = parse_lines([line, "\tat x.Y.z(Y.java:1)"], "server.log")
+    assert p.rejected == [("server.log", 1, line), ("server.log", 2, "\tat x.Y.z(Y.java:1)")]
+    assert not p.records
+
+
+def test_a_whole_text_is_read_as_its_lines():
+    lines = ["[2024-03-04 10:00:00,000] INFO a (kafka.server)", "[2024-03-04 10:00:01,000] INFO b (kafka.server)"]
+    text = "\n".join(lines) + "\n"
+    p = parse_lines(text)
+    assert (p.lines_read, [r.message for r in p.records], p.rejected) == (2, ["a", "b"], [])
+    assert parse_lines(text) == parse_lines(lines) == parse_lines(text.splitlines(keepends=True))
+    assert parse_lines("").lines_read == 0
+    # split as a file is read, not as str.splitlines does: U+2028 stays inside its line
+    assert len(parse_lines(lines[0].replace(" a ", " a\u2028b ")).records) == 1
+
+
+def test_bytes_are_refused_with_what_is_accepted():
+    with pytest.raises(TypeError, match="decode"):
+        parse_lines(b"[2024-03-04 10:00:00,000] INFO a (kafka.server)\n")
+    with pytest.raises(TypeError, match="iterable of lines"):
+        parse_lines([b"[2024-03-04 10:00:00,000] INFO a (kafka.server)"])

@@ -5,6 +5,7 @@ One Spark session for the run (conftest ``spark``), small data (``small_logs``: 
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from kafka_lab.logs.parse import Parsed, parse_lines
 from kafka_lab.logs.scenario import generate
 from kafka_lab.spark import analyses
-from kafka_lab.spark.pipeline import parse
+from kafka_lab.spark.pipeline import analyze, parse
 
 pytestmark = pytest.mark.slow
 
@@ -179,6 +180,94 @@ def test_real_lines_read_as_the_reference_parser_reads_them(spark, tmp_path):
             (r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in ref.records
         ], case["source"]
     assert t.counts()["lines_read"] == sum(len(c["lines"]) for c in cases)
+
+
+TRICKY = json.loads((Path(__file__).parent / "data" / "tricky_lines.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def tricky(spark, tmp_path_factory):
+    """Every case of tests/data/tricky_lines.json as a file of its own (the text's exact bytes), parsed
+    once by the pipeline: per case, its records, rejects and counts."""
+    from pyspark.sql import functions as F
+
+    root = tmp_path_factory.mktemp("tricky")
+    for c in TRICKY:
+        (root / c["id"]).mkdir()
+        (root / c["id"] / "server.log").write_bytes(c["text"].encode("utf-8"))
+    t = parse(spark, str(root))
+    ts = F.date_format("timestamp", "yyyy-MM-dd HH:mm:ss,SSS").alias("ts")
+    got = {c["id"]: {"records": [], "rejects": [], "kinds": Counter()} for c in TRICKY}
+    for r in (
+        t.records.select("file", "line", ts, "level", "logger", "message", "continuations")
+        .orderBy("file", "line")
+        .collect()
+    ):
+        got[r.file.split("/")[0]]["records"].append((r.line, r.ts, r.level, r.logger, r.message, r.continuations))
+    for r in t.rejects.orderBy("file", "line").collect():
+        got[r.file.split("/")[0]]["rejects"].append((r.line, r.text))
+    for r in t.irregular.groupBy("file", "status").count().collect():
+        got[r.file.split("/")[0]]["kinds"][r.status] = r["count"]
+    got["_lines_read"] = t.lines_read
+    t.unpersist()
+    return got
+
+
+@pytest.mark.parametrize("case", TRICKY, ids=[c["id"] for c in TRICKY])
+def test_tricky_lines_read_as_the_reference_parser_reads_them(tricky, case):
+    """Impossible dates, line terminators other than \\n, non-ASCII digits and letters, CR line endings, a
+    cut head: each line is a record, a continuation or rejected alike in both parsers (Java's regex with
+    UNIX_LINES, Python's with re.ASCII; lines split at \\n, \\r\\n and \\r by both)."""
+    ref = parse_lines(case["text"], "server.log")
+    got = tricky[case["id"]]
+    assert got["records"] == [
+        (r.line, r.timestamp, r.level, r.logger, r.message, r.continuations) for r in ref.records
+    ], case["why"]
+    assert got["rejects"] == [(n, text) for _f, n, text in sorted(ref.rejected, key=lambda x: x[1])]
+    assert got["kinds"]["continuation"] == ref.continuations
+    e = case["expect"]
+    assert (len(got["records"]), ref.continuations, len(got["rejects"])) == (
+        e["records"],
+        e["continuations"],
+        e["rejected"],
+    )
+
+
+def test_tricky_lines_are_all_counted(tricky):
+    assert tricky["_lines_read"] == sum(parse_lines(c["text"]).lines_read for c in TRICKY)
+
+
+def test_analyze_completes_with_an_impossible_date(spark, tmp_path):
+    """Spark 4's to_timestamp throws on 2024-02-30; the record stays a record, its timestamp null."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    lines = [
+        "[2024-13-45 99:99:99,000] INFO hi (kafka.server)",
+        "[2024-02-30 10:00:00,000] INFO ho (kafka.server)",
+        "[2024-03-04 10:00:00,000] INFO ok (kafka.server)",
+    ]
+    (d / "server.log").write_text("\n".join(lines) + "\n")
+    summary = analyze(spark, str(d), str(tmp_path / "out"))
+    assert {k: summary[k] for k in ("lines_read", "records", "continuations", "rejected")} == {
+        "lines_read": 3,
+        "records": 3,
+        "continuations": 0,
+        "rejected": 0,
+    }
+    got = spark.read.parquet(str(tmp_path / "out" / "records")).orderBy("line").collect()
+    assert [(r.message, r.timestamp is None) for r in got] == [("hi", True), ("ho", True), ("ok", False)]
+
+
+def test_every_pattern_reaches_java_with_unix_lines():
+    """The pipeline's regular expressions all go through _rlike/_extract/_replace, which add (?d)."""
+    import inspect
+    import re
+
+    from kafka_lab.spark import pipeline
+
+    src = inspect.getsource(pipeline)
+    assert len(re.findall(r"F\.regexp_extract\(|F\.regexp_replace\(|\.rlike\(|F\.rlike\(", src)) == 3
+    assert pipeline.JAVA_FLAGS == "(?d)"
 
 
 def test_the_older_text_request_log(spark, tmp_path):

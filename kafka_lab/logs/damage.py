@@ -19,13 +19,13 @@ from __future__ import annotations
 import random
 import re
 
-from .layout import CONTINUATION, HEAD, RECORD
+from .layout import CONTINUATION, HEAD, PYTHON_FLAGS, RECORD
 
 __all__ = ["Damage", "STACK_TRACES"]
 
-_RECORD = re.compile(RECORD)
-_HEAD = re.compile(HEAD)
-_CONT = re.compile(CONTINUATION)
+_RECORD = re.compile(RECORD, PYTHON_FLAGS)
+_HEAD = re.compile(HEAD, PYTHON_FLAGS)
+_CONT = re.compile(CONTINUATION, PYTHON_FLAGS)
 
 #: (logger, message, trace lines): Kafka's own errors of a replica fetcher and a request handler
 STACK_TRACES = (

@@ -21,7 +21,14 @@ Real logs come in more shapes than ours; the patterns below read all of these:
 
 The patterns are plain strings in the common subset of Python's ``re`` and Java's
 ``java.util.regex``: the Spark pipeline (:mod:`kafka_lab.spark`) and the reference parser
-(:mod:`kafka_lab.logs.parse`) use the very same text.
+(:mod:`kafka_lab.logs.parse`) use the very same text. The same text means the same match only with
+each side's flags, which make both read every line alike:
+
+- Python compiles them with :data:`PYTHON_FLAGS` (``re.ASCII``): ``\\d``, ``\\w`` and ``\\s`` are ASCII, as
+  in Java (without it Python's ``\\d`` matches ``٢``, its ``\\w`` ``é``);
+- Java gets them behind ``(?d)`` (``UNIX_LINES``, added by the pipeline): only ``\\n`` ends a line for
+  ``.``, ``^`` and ``$``, as in Python (without it Java's ``.`` stops at ``\\r``, U+0085, U+2028 and
+  U+2029, and its ``$`` matches before a final one of them). ``(?d)`` is Java's alone: Python rejects it.
 
 Times here are UTC: the generator writes simulated times from a UTC start, and the parsers read them
 as UTC (a real broker writes its JVM's local time zone).
@@ -30,12 +37,14 @@ as UTC (a real broker writes its JVM's local time zone).
 from __future__ import annotations
 
 import datetime as _dt
+import re as _re
 
 __all__ = [
     "LAYOUT",
     "TEST_LAYOUT",
     "STRIMZI_LAYOUT",
     "LEVELS",
+    "PYTHON_FLAGS",
     "TIMESTAMP",
     "PREFIX",
     "RECORD_START",
@@ -54,6 +63,9 @@ TEST_LAYOUT = "[%d] %p %m (%c:%L)%n"
 STRIMZI_LAYOUT = "%d{ISO8601} %p %m (%c) [%t]%n"
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+
+#: the flags Python's ``re`` compiles the patterns below with (ASCII ``\d``, ``\w``, ``\s``, as Java's)
+PYTHON_FLAGS = _re.ASCII
 
 #: log4j 1.x's ISO8601 date: ``yyyy-MM-dd HH:mm:ss,SSS``
 TIMESTAMP = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"

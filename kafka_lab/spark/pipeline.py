@@ -10,7 +10,14 @@ the same text the reference parser :mod:`kafka_lab.logs.parse` compiles with Pyt
   same file; anything else is rejected;
 - a ``HEAD`` group without a `` (logger)`` tail among its continuations is rejected, lines and all.
 
-So ``lines read = records + continuations + rejected``, always (``Tables.counts``).
+So ``lines read = records + continuations + rejected``, always (``Tables.counts``). Every pattern is given
+to Java behind :data:`JAVA_FLAGS` (``(?d)``), and the reference parser compiles the same text with
+``re.ASCII``, so both classify every line alike (:mod:`kafka_lab.logs.layout`). A record whose date names
+no time (``2024-02-30``) is a record with a null ``timestamp``.
+
+Lines are split by Spark's text reader (Hadoop's ``LineReader``): at ``\\n``, ``\\r\\n`` or a lone ``\\r``,
+as Python's ``open()`` splits them in its default newline mode, and as the reference parser splits what
+it is given; a ``\\r`` inside a log4j message therefore ends a line in both.
 
 How it stays a scan (no shuffle, no cache of the text), whatever the size of the logs:
 
@@ -139,6 +146,43 @@ class Tables:
         self.irregular.unpersist()
 
 
+#: before every pattern given to Java: ``UNIX_LINES``, so that only ``\n`` ends a line for ``.``, ``^`` and
+#: ``$``, as in Python's ``re`` (Java's ``.`` otherwise stops at ``\r``, U+0085, U+2028 and U+2029, and its
+#: ``$`` matches before a final one of them: a line with U+2028 in its message would be rejected here and
+#: a record in the reference parser). Python has no ``(?d)``, so it is added here, not in the layout's text.
+JAVA_FLAGS = "(?d)"
+
+
+def _rlike(c, pattern):
+    """``c`` matches ``pattern`` somewhere (Java's regex with :data:`JAVA_FLAGS`)."""
+    return c.rlike(JAVA_FLAGS + pattern)
+
+
+def _extract(c, pattern, i):
+    """``regexp_extract`` with :data:`JAVA_FLAGS`: group ``i`` of the first match, ``""`` if none."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_extract(c, JAVA_FLAGS + pattern, i)
+
+
+def _replace(c, pattern, replacement):
+    """``regexp_replace`` with :data:`JAVA_FLAGS`."""
+    from pyspark.sql import functions as F
+
+    return F.regexp_replace(c, JAVA_FLAGS + pattern, replacement)
+
+
+def _timestamp(c):
+    """log4j's ``yyyy-MM-dd HH:mm:ss,SSS`` as a timestamp; null when the text names no time (``2024-02-30``,
+    ``99:99:99``: Spark 4's ``to_timestamp`` would fail the job, ``try_to_timestamp`` gives null) or a time
+    before year 1 (``0000-01-01``: Python's datetime, and so ``collect()``, cannot hold it). The reference
+    parser's ``timestamp`` is ``None`` for the same texts."""
+    from pyspark.sql import functions as F
+
+    t = F.try_to_timestamp(c, F.lit("yyyy-MM-dd HH:mm:ss,SSS"))
+    return F.when(F.year(t) >= 1, t)
+
+
 def _blank_to_null(c):
     from pyspark.sql import functions as F
 
@@ -236,13 +280,13 @@ def parse(spark, logdir) -> Tables:
     lines = (
         raw.join(F.broadcast(splits), ["uri", "_split"])
         .withColumn("line", F.col("_id") - F.col("_first") + F.col("_before") + 1)
-        .withColumn("_r", F.regexp_replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS)))
+        .withColumn("_r", _replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS)))
     )
     whole = F.col("_r").startswith(_MARK) & ~text.startswith(_MARK)
     kind = (
         F.when(whole, "record")
-        .when(text.rlike(layout.HEAD), "head")
-        .when(text.rlike(layout.CONTINUATION), "continuation")
+        .when(_rlike(text, layout.HEAD), "head")
+        .when(_rlike(text, layout.CONTINUATION), "continuation")
         .otherwise("other")
     )
     lines = lines.withColumn("kind", kind).select("uri", "file", "broker", "log", "line", "kind", "text", "_r")
@@ -255,8 +299,8 @@ def parse(spark, logdir) -> Tables:
         "kind",
         "text",
         F.when(
-            (F.col("kind") == "continuation") & text.rlike(layout.LOGGER_TAIL),
-            F.regexp_extract(text, layout.LOGGER_TAIL, 2),
+            (F.col("kind") == "continuation") & _rlike(text, layout.LOGGER_TAIL),
+            _extract(text, layout.LOGGER_TAIL, 2),
         ).alias("tail_logger"),
     )
     w = Window.partitionBy("uri").orderBy("line")
@@ -303,7 +347,7 @@ def parse(spark, logdir) -> Tables:
     is_rec = F.col("kind") == "record"
     # the spans around the message: a record's from _r, a head's (no logger on its line) from HEAD
     start = F.when(is_rec, F.substring_index(F.substring(F.col("_r"), 2, 1 << 30), "\u241f", 1)).otherwise(
-        F.regexp_extract(text, _HEAD_SPAN, 1)
+        _extract(text, _HEAD_SPAN, 1)
     )
     recs = recs.withColumn("_start", start)
     recs = recs.withColumn(
@@ -312,21 +356,19 @@ def parse(spark, logdir) -> Tables:
     S, E, TL = layout.RECORD_START, layout.RECORD_END, layout.LOGGER_TAIL
 
     def sg(i):  # group i of RECORD_START (1 compose name, 2 container time, 3 and 4 date, 5 level)
-        return _blank_to_null(F.regexp_extract("_start", S, i))
+        return _blank_to_null(_extract("_start", S, i))
 
     def eg(i, j):  # group i of RECORD_END for a record, group j of LOGGER_TAIL of a head's tail line
-        return _blank_to_null(
-            F.when(is_rec, F.regexp_extract("_end", E, i)).otherwise(F.regexp_extract(F.col("tail.text"), TL, j))
-        )
+        return _blank_to_null(F.when(is_rec, _extract("_end", E, i)).otherwise(_extract(F.col("tail.text"), TL, j)))
 
     # the message in bytes, not characters: a string's length and substr count the characters of the
     # whole line (UTF-8), each time; a binary's substring and octet_length do not
     msg_bytes = F.octet_length(text) - F.octet_length("_start") - F.octet_length("_end")
     message = F.substring(text.cast("binary"), F.octet_length("_start") + 1, msg_bytes).cast("string")
     records = recs.select(
-        F.to_timestamp(F.coalesce(sg(3), sg(4)), "yyyy-MM-dd HH:mm:ss,SSS").alias("timestamp"),
+        _timestamp(F.coalesce(sg(3), sg(4))).alias("timestamp"),
         sg(5).alias("level"),
-        F.when(is_rec, F.regexp_extract("_end", E, 1)).otherwise(F.col("tail.tail_logger")).alias("logger"),
+        F.when(is_rec, _extract("_end", E, 1)).otherwise(F.col("tail.tail_logger")).alias("logger"),
         message.alias("message"),
         "file",
         "broker",
@@ -388,7 +430,7 @@ def _requests(records):
     body = F.col("body")
 
     def tx(pattern, cast=None):
-        c = _blank_to_null(F.regexp_extract(body, pattern, 1))
+        c = _blank_to_null(_extract(body, pattern, 1))
         return c.cast(cast) if cast else c
 
     text_phase = {
@@ -455,14 +497,13 @@ def _event(message, table, default="other"):
 
     c = None
     for pattern, name in table:
-        c = (F.when(message.rlike(pattern), name)) if c is None else c.when(message.rlike(pattern), name)
+        c = (F.when(_rlike(message, pattern), name)) if c is None else c.when(_rlike(message, pattern), name)
     return c.otherwise(default)
 
 
 def _int(message, pattern):
-    from pyspark.sql import functions as F
 
-    return _blank_to_null(F.regexp_extract(message, pattern, 1)).cast("long")
+    return _blank_to_null(_extract(message, pattern, 1)).cast("long")
 
 
 def _state_changes(records):
@@ -477,11 +518,11 @@ def _state_changes(records):
         "line",
         "level",
         _event(msg, _STATE_EVENTS).alias("event"),
-        _blank_to_null(F.regexp_extract(msg, r"^\[(Broker|Controller) id=", 1)).alias("actor"),
+        _blank_to_null(_extract(msg, r"^\[(Broker|Controller) id=", 1)).alias("actor"),
         _int(msg, r"^\[(?:Broker|Controller) id=(\d+)").alias("actor_id"),
         _int(msg, r"(?:from|by) controller (\d+)").alias("controller_id"),
         _int(msg, r"(?:correlationId|correlation id) (\d+)").alias("correlation_id"),
-        _blank_to_null(F.regexp_extract(msg, tp, 1)).alias("topic"),
+        _blank_to_null(_extract(msg, tp, 1)).alias("topic"),
         _int(msg, r"(?:Leader|Follower|partition) \S+-(\d+)(?: starts| from)").alias("partition"),
         _int(msg, r"(?:leader epoch |leaderEpoch=)(\d+)").alias("leader_epoch"),
         _int(msg, r"from offset (\d+)").alias("offset"),
@@ -520,14 +561,14 @@ def _controller_events(records):
         _event(msg, _CONTROLLER_EVENTS).alias("event"),
         _int(msg, r"(?:^\[Controller id=|controllerId=)(\d+)").alias("controller_id"),
         _int(msg, r"Epoch incremented to (\d+)").alias("epoch"),
-        _blank_to_null(
-            F.regexp_extract(msg, r"(?:for partitions |^\[Controller id=\d+\] Partition )(\S+?)(?: |,|$)", 1)
-        ).alias("partition"),
+        _blank_to_null(_extract(msg, r"(?:for partitions |^\[Controller id=\d+\] Partition )(\S+?)(?: |,|$)", 1)).alias(
+            "partition"
+        ),
         _int(msg, r"New leader is (\d+)").alias("new_leader"),
         _int(msg, r"(?:Shutting down broker|failure callback for|startup callback for) (\d+)").alias("target_broker"),
-        _blank_to_null(F.regexp_extract(msg, r"triggered by (\w+)", 1)).alias("trigger"),
+        _blank_to_null(_extract(msg, r"triggered by (\w+)", 1)).alias("trigger"),
         _int(msg, r"ratio for broker (\d+)").alias("ratio_broker"),
-        _blank_to_null(F.regexp_extract(msg, r"ratio for broker \d+ is ([\d.E\-]+)", 1)).cast("double").alias("ratio"),
+        _blank_to_null(_extract(msg, r"ratio for broker \d+ is ([\d.E\-]+)", 1)).cast("double").alias("ratio"),
         "message",
     )
 
@@ -537,14 +578,14 @@ def _truncations(records, state_changes):
     from pyspark.sql import functions as F
 
     msg = F.col("message")
-    trunc = records.where((F.col("logger") == "kafka.log.Log") & msg.rlike(r"\] Truncating to offset \d+$")).select(
+    trunc = records.where((F.col("logger") == "kafka.log.Log") & _rlike(msg, r"\] Truncating to offset \d+$")).select(
         "timestamp",
         "broker",
         "file",
         "line",
-        F.regexp_extract(msg, r"^\[Log partition=(\S+)-(\d+), dir=", 1).alias("topic"),
-        F.regexp_extract(msg, r"^\[Log partition=\S+-(\d+), dir=", 1).cast("int").alias("partition"),
-        F.regexp_extract(msg, r"Truncating to offset (\d+)$", 1).cast("long").alias("offset"),
+        _extract(msg, r"^\[Log partition=(\S+)-(\d+), dir=", 1).alias("topic"),
+        _extract(msg, r"^\[Log partition=\S+-(\d+), dir=", 1).cast("int").alias("partition"),
+        _extract(msg, r"Truncating to offset (\d+)$", 1).cast("long").alias("offset"),
         F.lit(1).alias("_order"),
     )
     follow = state_changes.where(F.col("event") == "become_follower").select(
