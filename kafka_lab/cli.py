@@ -106,10 +106,9 @@ def _ints(text: str) -> list[int]:
 def _sweep(args) -> int:
     from kafka_lab.spark import sweep
 
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise FileNotFoundError(
-            f"--out {args.out}: no directory {str(Path(args.out).resolve().parent)!r} to write it in"
-        )
+    where = Path(args.out).resolve().parent if args.out else None
+    if where is not None and not where.is_dir():
+        raise FileNotFoundError(f"--out {args.out}: no directory {str(where)!r} to write it in")
     planes = {"both": [False, True], "on": [True], "off": [False]}[args.control_plane]
     grid = {"backlog": args.backlog, "control_plane": planes}
     t0 = time.perf_counter()

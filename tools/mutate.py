@@ -879,6 +879,23 @@ MUTATIONS = [
         "the zombie experiment's 'fencing off' is every 2.2 fence off, the broker epoch (KIP-380, 2.2) included",
         "KIP-380 (Kafka 2.2): the broker epoch in every control request, STALE_BROKER_EPOCH",
     ),
+    # -- the model's inputs (kafka_lab/sim/cluster.py, incidents.py) -------------------------------------------
+    M(
+        "incident-ignores-retry-backoff",
+        "incidents.py",
+        '            retry_backoff_ms=opts["retry_backoff_ms"],\n',
+        "",
+        "the incidents' retry_backoff_ms reaches the producers (it was once accepted and ignored)",
+        "ProducerConfig retry.backoff.ms (2.8)",
+    ),
+    M(
+        "control-plane-by-truthiness",
+        "cluster.py",
+        "    if not isinstance(control_plane, dict):\n",
+        "    if not isinstance(control_plane, dict):\n        return dict.fromkeys(ids, bool(control_plane))\n",
+        "control_plane is a bool or {broker id: bool}: 'off' must not turn the control plane on",
+        "KIP-291: control.plane.listener.name set per broker, or not",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",

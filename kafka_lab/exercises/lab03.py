@@ -86,7 +86,7 @@ def _(answer):
 @exercise(
     "03.saturation",
     solution=4000,
-    wrong=[500, 16000, 8000, 4, "4 per ms", 3900, 4050],
+    wrong=[500, 16000, 8000, 4, "4 per ms", "4000 per ms", 3900, 4050],
     prompt=f"num.io.threads={HANDLERS}, and each Produce takes {SWEEP_SERVICE_MS:g} ms of a handler on average. "
     "Above how many Produce requests per second does the data plane saturate (ρ = 1)?",
     explanation="ρ = λ × service time / handlers = 1 gives λ = 8 / 2 ms = 4000 requests per second.",

@@ -94,14 +94,14 @@ def _split(lines):
                 "parse_lines takes an iterable of lines (str: an open text file, a list) or a file's whole "
                 f"text as one str; got a line of type {type(raw).__name__}"
             )
-        if raw.endswith("\n"):
-            raw = raw[:-2] if raw.endswith("\r\n") else raw[:-1]
-        elif raw.endswith("\r"):
-            raw = raw[:-1]
-        if "\n" in raw or "\r" in raw:
-            yield from _NEWLINE.split(raw)
-        else:
-            yield raw
+        text = raw[:-1] if raw[-1:] == "\n" else raw
+        if "\r" not in text and "\n" not in text:  # the common line: one "\n" ending, or none
+            yield text
+            continue
+        parts = _NEWLINE.split(raw)  # a "\r\n" or "\r" ending, or breaks inside the line
+        if parts[-1] == "" and raw[-1] in "\r\n":
+            parts.pop()  # the line's own ending: no line after it
+        yield from parts
 
 
 @dataclass

@@ -502,7 +502,6 @@ def _event(message, table, default="other"):
 
 
 def _int(message, pattern):
-
     return _blank_to_null(_extract(message, pattern, 1)).cast("long")
 
 
