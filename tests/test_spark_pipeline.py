@@ -324,6 +324,9 @@ def test_analyze_cli_corrupt_gzip(spark, tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "logs"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kafka-lab analyze: cannot read the Kafka logs under ") and "\tat " not in err
+    # the one line names the file and what is wrong with it (the root of Spark's chain of causes)
+    assert "broker-1/server.log.gz" in err and err.rstrip().endswith("(java.io.IOException: not a gzip file)"), err
+    assert "SQLSTATE" not in err and err.count("\n") == 1
 
 
 def test_request_json_fields_whatever_the_bodies_hold_and_in_any_key_order(spark, tmp_path):

@@ -627,21 +627,41 @@ def _truncations(records, state_changes):
     return out.withColumn("old_leader", F.row_number().over(move) == 1).drop("_move")
 
 
+def _java_causes(e) -> list[str]:
+    """``Class: message`` of a Py4J error's Java exception and each of its causes, outermost first."""
+    out, j = [], getattr(e, "java_exception", None)
+    try:
+        while j is not None and len(out) < 16:
+            msg = j.getMessage()
+            out.append(f"{j.getClass().getName()}: {msg}" if msg else j.getClass().getName())
+            j = j.getCause()
+    except Exception:  # the JVM is gone: what was read so far
+        pass
+    return out
+
+
 def _read_or_explain(action, logdir):
     """Run a Spark action; a file Spark cannot read (a corrupt .gz, a vanished file) becomes a ValueError
-    that names the directory and Spark's first line of explanation, not a Java stack trace."""
+    of one line: the directory, Spark's error (which names the file) and its root cause (``Not in GZIP
+    format``, ``Unexpected end of input stream``), not a Java stack trace."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
     try:
         return action()
     except (Py4JJavaError, PySparkException) as e:
-        text = str(getattr(e, "java_exception", None) or e)
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
-        causes = [ln for ln in lines if "Exception:" in ln or "Error:" in ln]
-        raise ValueError(
-            f"cannot read the Kafka logs under {str(logdir)!r}: {(causes or lines or ['?'])[-1]}"
-        ) from None
+        causes = _java_causes(e)
+        if not causes:
+            text = str(e)
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+            causes = [ln for ln in lines if "Exception:" in ln or "Error:" in ln] or lines or ["?"]
+        # Spark's own error names the file: the one that carries an error class ([FAILED_READ_FILE...]),
+        # else the outermost; the root cause says what is wrong with it
+        spark_error = next((c for c in causes if ": [" in c), causes[0])
+        spark_error = re.sub(r"\s+SQLSTATE: \w+\s*$", "", spark_error.split(": ", 1)[-1]).strip()
+        root = causes[-1]
+        why = spark_error if root.split(": ", 1)[-1] in spark_error else f"{spark_error} ({root})"
+        raise ValueError(f"cannot read the Kafka logs under {str(logdir)!r}: {why}") from None
 
 
 def analyze(spark, logdir, out) -> dict:
