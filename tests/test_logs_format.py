@@ -257,6 +257,18 @@ def test_a_rejected_head_is_kept_whole():
     assert not p.records
 
 
+def test_rejects_are_listed_in_line_order():
+    """A head without its logger is rejected only when its group ends, after lines rejected meanwhile: the
+    rejects still come in the file's line order."""
+    head = "[2024-03-04 10:00:00,000] INFO cut sho"
+    lines = [head, "\tat x.Y.z(Y.java:1)", "garbage", "\tat x.Y.w(Y.java:2)", "[2024-03-04 10:00:01,000] INFO b (k)"]
+    p = parse_lines(lines, "server.log")
+    assert [n for _, n, _ in p.rejected] == [1, 2, 3, 4]
+    # appended to an earlier file's rejects: those stay first
+    parse_lines(["more garbage"], "other.log", p)
+    assert [(f, n) for f, n, _ in p.rejected][-2:] == [("server.log", 4), ("other.log", 1)]
+
+
 def test_a_whole_text_is_read_as_its_lines():
     lines = ["[2024-03-04 10:00:00,000] INFO a (kafka.server)", "[2024-03-04 10:00:01,000] INFO b (kafka.server)"]
     text = "\n".join(lines) + "\n"

@@ -35,6 +35,7 @@ against, and the baseline of ``benchmarks/spark_pipeline.py``.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -131,6 +132,7 @@ def parse_lines(lines, file: str = "", out: Parsed | None = None) -> Parsed:
     """Parse one file's lines into ``out``: an iterable of strings (an open text file, a list; newlines
     stripped or not) or the file's whole text as one ``str`` (split into lines as a file is read)."""
     out = out or Parsed()
+    first_reject = len(out.rejected)
     dates = _Dates()
     pending = None  # (record, [continuation (n, text)], complete, the record's first line)
 
@@ -178,4 +180,8 @@ def parse_lines(lines, file: str = "", out: Parsed | None = None) -> Parsed:
             continue
         out.rejected.append((file, n, text))
     close()
+    # a head's group is rejected when it ends, after the lines rejected while it was open: line order
+    mine = out.rejected[first_reject:]
+    if any(a[1] > b[1] for a, b in itertools.pairwise(mine)):
+        out.rejected[first_reject:] = sorted(mine, key=lambda r: r[1])
     return out
