@@ -132,6 +132,53 @@ def _cells(path):
     return json.loads(path.read_text())["cells"]
 
 
+# A format example (how to write an answer) is no answer either. Lab 02 once showed "e.g. `[5, 4, 2]`" above its
+# first exercise: partition 3's replicas, three neighbours of the rack-alternated list, which is the very walk
+# the exercise asks for. Above each check, no markdown shows a replica list of KIP-36's topic but the answers of
+# exercises already checked.
+_REPLICA_LIST = re.compile(r"[\[(]\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*[\])]")
+
+
+def _kip36_replica_lists() -> dict[tuple, int]:
+    from kafka_lab.assignment import KIP36_RACKS, assign_replicas_to_brokers, brokers_from_racks
+
+    topic = assign_replicas_to_brokers(brokers_from_racks(KIP36_RACKS), 12, 3, fixed_start_index=0)
+    return {tuple(replicas): p for p, replicas in topic.items()}
+
+
+def replica_lists_shown_too_early(cells) -> list[str]:
+    """Each replica list of KIP-36's topic that a markdown cell shows above a check it is not yet the answer of."""
+    known, checks = _kip36_replica_lists(), _check_cells(cells)
+    out = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        for m in _REPLICA_LIST.finditer("".join(cell["source"])):
+            shown = tuple(int(x) for x in m.groups())
+            if shown not in known:
+                continue
+            answered = {tuple(exercises()[e].solution) for e, j in checks.items() if j < i and e.startswith("02.")}
+            later = sorted(e for e, j in checks.items() if j > i and e in ("02.partition0", "02.partition6"))
+            if later and shown not in answered:
+                out.append(f"cell {i} shows {m.group(0)} (partition {known[shown]}'s replicas) above check {later[0]}")
+    return out
+
+
+def test_lab02_shows_no_replica_list_above_a_check_it_is_not_the_answer_of():
+    (lab,) = [p for p in LABS if p.name.startswith("02_")]
+    assert not replica_lists_shown_too_early(_cells(lab))
+
+
+def test_the_replica_list_rule_catches_the_old_format_example():
+    (lab,) = [p for p in LABS if p.name.startswith("02_")]
+    cells = _cells(lab)
+    i = next(i for i, c in enumerate(cells) if "**Exercise 1.**" in "".join(c["source"]))
+    cells[i]["source"] = ["**Exercise 1.** Answer with a list, leader first, e.g. `[5, 4, 2]`."]
+    assert replica_lists_shown_too_early(cells) == [
+        f"cell {i} shows [5, 4, 2] (partition 3's replicas) above check 02.partition0"
+    ]
+
+
 def _check_cells(cells) -> dict[str, int]:
     found = {}
     for i, cell in enumerate(cells):
