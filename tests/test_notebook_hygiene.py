@@ -266,3 +266,38 @@ def test_the_order_rule_catches_an_answer_shown_too_early(tmp_path):
     path.write_text(json.dumps(nb))
     with pytest.raises(AssertionError, match=r"cell 0 .* 04.what_ends_the_wait .*says"):
         test_exercises_are_asked_before_any_cell_shows_their_answer(path)
+
+
+# -- a quoted source is named where a lab first leans on it ------------------------------------------------------
+# docs/kafka-reference.md lists the sources the labs quote. A learner review found "the Kafka controller deep-dive
+# talk" and "the blog post in our sources" unnamed: the first markdown cell of a lab that speaks of a talk or a
+# blog post names it as far as docs/ records it (no more: a title or an address docs/ lacks is not cited).
+SOURCE_NAMES = {
+    "talk": ("Kafka Controller: A Deep Dive",),
+    "blog": ("Apache Kafka Supports 200K Partitions Per Cluster", "KIP-291's request priorities"),
+}
+REFERENCE = Path(__file__).resolve().parent.parent / "docs/kafka-reference.md"
+
+
+def unnamed_sources(cells) -> list[str]:
+    out = []
+    for word, names in SOURCE_NAMES.items():
+        for i, cell in enumerate(cells):
+            text = " ".join("".join(cell["source"]).split())
+            if cell["cell_type"] == "markdown" and re.search(rf"\b{word}\b", text):
+                if not any(name in text for name in names):
+                    out.append(f"cell {i} speaks of a {word} without naming it (one of {names})")
+                break
+    return out
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
+def test_a_quoted_talk_or_blog_post_is_named_where_first_mentioned(path):
+    assert not unnamed_sources(_cells(path))
+
+
+def test_the_names_are_docs_sources_and_the_rule_sees_an_unnamed_one():
+    reference = " ".join(REFERENCE.read_text().split())
+    assert all(name in reference for names in SOURCE_NAMES.values() for name in names)
+    cells = [{"cell_type": "markdown", "source": ["As the Kafka controller deep-dive talk puts it, ..."]}]
+    assert unnamed_sources(cells) == [f"cell 0 speaks of a talk without naming it (one of {SOURCE_NAMES['talk']})"]
