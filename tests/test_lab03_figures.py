@@ -303,7 +303,29 @@ def test_timeline_and_metrics_figures_use_kafka_names():
     names = {tr.name for tr in fig.data}
     assert {"requestQueueTime", "localTime"} <= names
     labels = set(np.concatenate([np.asarray(tr.y) for tr in fig.data]))
-    assert "LeaderAndIsr controller-1#0" in labels
+    assert "LeaderAndIsr controller-1 request #0" in labels
+
+
+def test_timeline_labels_say_what_a_request_number_is():
+    """A newcomer read 'producer-1#17' as a producer or a connection: a bar names its API, its client and the
+    client's request number (the correlation id, from 0), the axis says so, and the hover adds the connection
+    and its processor. In the backlog each request has a connection of its own; under steady load the 1000
+    connections are used in turn, so the number counts requests, not connections."""
+    res = controller_behind_backlog(100, control_plane=False)
+    fig = ui.timeline_figure(res, around=0.0, n=10)
+    r = res.requests.set_index(["client_id", "correlation_id"])
+    assert "#n (the client's n-th request, from 0)" in fig.layout.yaxis.title.text
+    for tr in fig.data:
+        assert "connection %{customdata[0]} (network processor %{customdata[1]})" in tr.hovertemplate
+        for label, (conn, proc) in zip(tr.y, tr.customdata):
+            api, client, _, number = label.split(" ")
+            row = r.loc[(client, int(number.removeprefix("#")))]
+            assert (row["api"], row["connection_id"], str(row["processor"])) == (api, conn, proc)
+    steady = steady_load(3000, control_plane=False, duration_ms=400.0, connections=10, controller_at_ms=None)
+    assert ui.request_label("Produce", "producer-1", 17) == "Produce producer-1 request #17"
+    assert f"`{ui.request_label('Produce', 'producer-1', 17)}` is producer-1's request with correlation id 17" in SRC
+    p = steady.requests
+    assert p["correlation_id"].nunique() > p["connection_id"].nunique() == 10  # numbers count requests
     m = ui.metrics_figure(res)
     assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {
         tr.name for tr in m.data

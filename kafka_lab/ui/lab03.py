@@ -42,6 +42,7 @@ __all__ = [
     "config_html",
     "show_config",
     "metrics_figure",
+    "request_label",
     "timeline_figure",
     "backlog_figure",
     "sweep",
@@ -272,10 +273,21 @@ def _timeline_rows(res, around: float | None, n: int) -> pd.DataFrame:
     return pd.concat([rows, lai]).drop_duplicates(subset=["client_id", "correlation_id"]).sort_values("sent_ms")
 
 
+def request_label(api: str, client_id: str, correlation_id: int) -> str:
+    """How a timeline names a request: its API, its client and ``#n``, the client's request number (Kafka's
+    correlation id, counted from 0), e.g. ``Produce producer-1 request #17``. The number counts the client's
+    requests, not its connections: a client spreads its requests over its connections in turn."""
+    return f"{api} {client_id} request #{correlation_id}"
+
+
 def timeline_figure(res, around: float | None = None, n: int = 30, title: str = "") -> go.Figure:
-    """Each request's journey: one bar per request, one segment per request-log phase (a Gantt chart)."""
+    """Each request's journey: one bar per request, one segment per request-log phase (a Gantt chart).
+
+    A bar is labelled by :func:`request_label`; hovering a segment also shows the request's connection and
+    the network processor that owns it."""
     rows = _timeline_rows(res, around, n)
-    labels = [f"{a} {c}#{k}" for a, c, k in zip(rows["api"], rows["client_id"], rows["correlation_id"])]
+    labels = [request_label(a, c, k) for a, c, k in zip(rows["api"], rows["client_id"], rows["correlation_id"])]
+    where = np.column_stack([rows["connection_id"].astype(str), rows["processor"].astype(str)])
     end = res.duration_ms
     fig = go.Figure()
     for phase, (name, colour) in PHASES.items():
@@ -294,7 +306,9 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
                     orientation="h",
                     name=name,
                     marker_color=colour,
-                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<extra>%{{y}}</extra>",
+                    customdata=where[ok],
+                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<br>"
+                    "connection %{customdata[0]} (network processor %{customdata[1]})<extra>%{y}</extra>",
                 )
             )
     fig.update_layout(
@@ -308,7 +322,8 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
             categoryorder="array",
             categoryarray=labels[::-1],
             type="category",
-            title="request (API, client, #correlation id)",
+            title="request: API, client, #n (the client's n-th request, from 0)",
+            automargin=True,
         ),
         legend=dict(orientation="h", y=-0.12),
     )
