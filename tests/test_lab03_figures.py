@@ -47,6 +47,8 @@ def test_the_lab_makes_these_calls():
         "request_path_panel(rate=10000)",
         "backlog_panel(backlog=1500)",
         "sweep_figure(table, handlers=8, service_ms=2.0)",
+        "sweep_table(table)",
+        "backlog_wait_table(designs)",
     ):
         assert call in SRC, call
 
@@ -134,6 +136,31 @@ def test_the_sweep_leaves_the_warm_up_out():
     assert row["mean_requestQueueTime"] != pytest.approx(r.loc[r["api"] == "Produce", "requestQueueTime"].mean())
     with pytest.raises(ValueError, match="warmup_ms"):
         load_sweep([3500], warmup_ms=2000.0, **kw)
+
+
+def test_sweep_table_gives_every_column_its_unit(lab_sweep):
+    """Step 3's table: every load_sweep column, under a header that names its unit, the numbers unchanged."""
+    shown = ui.sweep_table(lab_sweep)
+    headers = [shown.index.name, *shown.columns]
+    assert headers == list(ui.SWEEP_HEADERS.values())
+    units = ("(requests/s)", "(ms)", "(requests)", "(0..1)")
+    assert all(h.endswith(units) for h in headers), headers
+    assert set(ui.SWEEP_HEADERS) == set(lab_sweep.columns)  # no column of the sweep left out of the lab's table
+    assert shown.index.tolist() == SWEEP_RATES
+    by = dict(zip(ui.SWEEP_HEADERS, headers))
+    assert shown[by["throughput_per_s"]].tolist() == lab_sweep["throughput_per_s"].round().astype(int).tolist()
+    for col in ("mean_requestQueueTime", "mean_RequestQueueSize", "leader_and_isr_wait_ms", "handler_utilisation"):
+        assert np.allclose(shown[by[col]], lab_sweep[col], atol=5e-4), col
+    with pytest.raises(ValueError, match="not a load sweep"):
+        ui.sweep_table(lab_sweep.drop(columns="throughput_per_s"))
+
+
+def test_backlog_wait_table_names_its_unit_and_keeps_the_legend_order():
+    t = experiments.backlog_table([0, 250, 1500])
+    shown = ui.backlog_wait_table(t)
+    assert shown.columns.name.endswith("(ms)") and shown.index.name == "backlog (Produce requests ahead)"
+    assert list(shown.columns) == [d[0] for d in experiments.DESIGNS]
+    assert shown.loc[250, experiments.DESIGNS[0][0]] == pytest.approx(31 - 0.001)
 
 
 def test_fifo_backlog_of_400():
