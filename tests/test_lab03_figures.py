@@ -163,6 +163,34 @@ def test_backlog_wait_table_names_its_unit_and_keeps_the_legend_order():
     assert shown.loc[250, experiments.DESIGNS[0][0]] == pytest.approx(31 - 0.001)
 
 
+def test_littles_law_ties_the_sweep_tables_columns(lab_sweep):
+    """Step 3's reading: throughput × mean requestQueueTime = mean RequestQueueSize, within a few per cent on
+    every row (the window's edges); past saturation the throughput is what the handlers take, and the wait is
+    Exercise 2's answer."""
+    t = lab_sweep
+    little = t["throughput_per_s"] / 1000 * t["mean_requestQueueTime"]
+    assert np.allclose(little, t["mean_RequestQueueSize"], rtol=0.05, atol=1e-6)
+    over = t.set_index("rate_per_s").loc[6000.0]
+    assert over["throughput_per_s"] == pytest.approx(saturation_rate(8, 2.0), rel=0.01)  # not the 6000 offered
+    assert over["mean_RequestQueueSize"] == pytest.approx(500, rel=0.001)  # full
+    assert check("03.littles_law", round(over["mean_requestQueueTime"], 1)).ok
+    assert ex.full_queue_wait_ms() == 125
+
+
+def test_step3_reading_prose_is_the_seeded_sweep(lab_sweep):
+    """The numbers of Step 3's reading, from the lab's seeded sweep: Little's law on two rows."""
+    t = lab_sweep.set_index("rate_per_s")
+    lam = t["throughput_per_s"] / 1000
+    w35 = t.loc[3500, "mean_requestQueueTime"]
+    assert f"{lam[3500]:.3f} requests per ms × {w35:.3f} ms = {lam[3500] * w35:.2f}, and the table measures" in SRC
+    assert f"measures {t.loc[3500, 'mean_RequestQueueSize']:.3f}." in SRC
+    w6 = t.loc[6000, "mean_requestQueueTime"]
+    assert f"6000/s λ is {lam[6000]:.3f} per ms" in SRC
+    l6 = t.loc[6000, "mean_RequestQueueSize"]
+    assert f"{lam[6000]:.3f} × {w6:.1f} ms = {lam[6000] * w6:.0f} against {l6:.1f}" in SRC
+    assert f"Those {w6:.1f} ms are Exercise 2's wait, 500 / 4 = 125 ms, measured." in SRC
+
+
 def test_fifo_backlog_of_400():
     row = controller_behind_backlog(400, control_plane=False).request("LeaderAndIsr")
     # sent at 0.001 ms behind 400 requests: 400 / 8 rounds of 1 ms
@@ -295,7 +323,7 @@ def test_leader_and_isr_markers_have_a_colour_of_their_own():
 
 
 def test_exercise_truths_are_the_lab_numbers():
-    assert check("03.saturation", 4000).ok and check("03.backlog_wait", 50).ok
+    assert check("03.saturation", 4000).ok and check("03.backlog_wait", 50).ok and check("03.littles_law", 125).ok
     full = ex.priority_full_wait()
     assert full["wait"] == pytest.approx((1500 - 500) / 8, abs=1.5) and full["queue"] <= 1.0 + 1e-9
     assert check("03.priority_full", round(full["wait"])).ok
@@ -421,6 +449,9 @@ def test_backlog_panel_default_numbers():
         ("03.saturation", "4,000"),
         ("03.saturation", "4000/s"),
         ("03.saturation", 4000.0),
+        ("03.littles_law", "125 ms"),
+        ("03.littles_law", 125.8),  # what the sweep measures at 6000/s
+        ("03.littles_law", "125"),
         ("03.priority_full", "125"),
         ("03.priority_full", 124.999),
         ("03.why_rejected", "B"),
@@ -441,6 +472,11 @@ def test_exercises_accept_the_usual_spellings_of_a_right_answer(eid, answer):
         ("03.backlog_wait", 0.05, "seconds"),
         ("03.saturation", 4, "per millisecond"),
         ("03.saturation", 8000, "1 ms per request"),
+        ("03.littles_law", 83.3, "offered"),  # 500 / 6 per ms
+        ("03.littles_law", 62.5, "1 ms per request"),  # 500 / 8
+        ("03.littles_law", 127, "own 2 ms"),
+        ("03.littles_law", 500, "is L"),
+        ("03.littles_law", "0.125 s", "seconds"),
         ("03.priority_full", 62.5, "jumps that queue"),
         ("03.priority_full", 126, "own 1 ms"),
         ("03.why_rejected", "a", "never drops"),
