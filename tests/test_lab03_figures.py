@@ -23,7 +23,7 @@ from kafka_lab.sim.experiments import (
     sweep_seed,
     wait_for_handler_ms,
 )
-from kafka_lab.sim.theory import mm_c_wait, saturation_rate
+from kafka_lab.sim.theory import erlang_c, mm_c_wait, saturation_rate
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab03 as ui
 
@@ -178,7 +178,9 @@ def test_littles_law_ties_the_sweep_tables_columns(lab_sweep):
 
 
 def test_step3_reading_prose_is_the_seeded_sweep(lab_sweep):
-    """The numbers of Step 3's reading, from the lab's seeded sweep: Little's law on two rows."""
+    """The numbers of Step 3's reading, from the lab's seeded sweep: Little's law on two rows, and the
+    LeaderAndIsr's small waits at 3000 and 3500/s, which are noise (its wait is not larger at the higher
+    rate), against Erlang C's probability of waiting and mean wait of those who wait."""
     t = lab_sweep.set_index("rate_per_s")
     lam = t["throughput_per_s"] / 1000
     w35 = t.loc[3500, "mean_requestQueueTime"]
@@ -189,6 +191,17 @@ def test_step3_reading_prose_is_the_seeded_sweep(lab_sweep):
     l6 = t.loc[6000, "mean_RequestQueueSize"]
     assert f"{lam[6000]:.3f} × {w6:.1f} ms = {lam[6000] * w6:.0f} against {l6:.1f}" in SRC
     assert f"Those {w6:.1f} ms are Exercise 2's wait, 500 / 4 = 125 ms, measured." in SRC
+    lai = t["leader_and_isr_wait_ms"]
+    assert f"At 3000/s it waited {lai[3000]:.1f} ms; at 3500/s only {lai[3500]:.2f} ms, its network\nread: less" in SRC
+    assert lai[3500] == pytest.approx(0.01) and lai[3000] > lai[3500]  # less at the higher load: noise
+    assert lai[3000] < 2.0  # small: the size of one request's random wait at this load
+    assert ((lai[lai.index > 4000] > 10) & (lai[lai.index > 4000] < 1000)).all()  # "tens to hundreds of ms"
+    assert "Past ρ = 1 the `LeaderAndIsr`'s wait is an effect: tens to hundreds of ms" in SRC
+    for rate, p, w in ((3000, "0.36", "1 ms"), (3500, "0.64", "2 ms")):
+        lam_ms = rate / 1000
+        assert f"{erlang_c(8, lam_ms, 0.5):.2f}" == p
+        assert f"{1 / (8 * 0.5 - lam_ms):g} ms" == w  # the mean wait of those who wait, 1 / (c·μ − λ)
+    assert "probability 0.36 at 3000/s\nand 0.64 at 3500/s, and then waits 1 ms and 2 ms on average" in SRC
 
 
 def test_fifo_backlog_of_400():
