@@ -4,6 +4,7 @@ queueing theory or a hand count."""
 import html
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,22 @@ def test_the_sweep_leaves_the_warm_up_out():
     assert row["mean_requestQueueTime"] != pytest.approx(r.loc[r["api"] == "Produce", "requestQueueTime"].mean())
     with pytest.raises(ValueError, match="warmup_ms"):
         load_sweep([3500], warmup_ms=2000.0, **kw)
+
+
+def test_step3_says_what_the_theory_tests_check():
+    """Step 3 tells a newcomer which tests hold the model to queueing theory: the handler counts and the
+    tolerance it quotes are those of tests/test_sim_theory.py, and Little's law's test is named."""
+    theory = (Path(__file__).parent / "test_sim_theory.py").read_text()
+    cases = re.search(r'"c,rho,reps,duration_ms", \[(.*?)\]\)', theory).group(1)
+    handlers = [int(c) for c in re.findall(r"\((\d+),", cases)]
+    assert handlers == [1, 2, 8] and "rel=0.05" in theory
+    assert "`tests/test_sim_theory.py` runs it for long seeded stretches with 1, 2 and 8 handlers" in SRC
+    assert "the tail of its wait distribution" in SRC and "within 5 %" in SRC
+    assert "`tests/test_sim_conservation.py` checks, run after" in SRC
+    assert (
+        "def test_littles_law_holds_exactly_for_every_queue"
+        in (Path(__file__).parent / "test_sim_conservation.py").read_text()
+    )
 
 
 def test_sweep_table_gives_every_column_its_unit(lab_sweep):
