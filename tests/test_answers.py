@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from kafka_lab.exercises.answers import Choices, choice, number, whole_number, whole_numbers
+from kafka_lab.exercises.answers import (
+    PER_MILLISECOND,
+    REPLICAS,
+    SECONDS,
+    Choices,
+    choice,
+    number,
+    number_in,
+    whole_number,
+    whole_numbers,
+)
 
 
 @pytest.mark.parametrize(
@@ -79,6 +89,24 @@ def test_whole_numbers(answer, value):
 )
 def test_number(answer, value):
     assert number(answer) == value
+
+
+@pytest.mark.parametrize(
+    "answer, units, value",
+    [
+        ("0.05 s", SECONDS, 0.05),
+        ("50 seconds", SECONDS, 50.0),
+        ("4 per ms", PER_MILLISECOND, 4.0),
+        ("36 replicas", REPLICAS, 36.0),
+        (" 1 Replica ", REPLICAS, 1.0),
+        ("36", REPLICAS, None),  # no unit: the bare number is whole_number's or number's to read
+        ("36 brokers", REPLICAS, None),
+        ("many replicas", REPLICAS, None),
+        (36, REPLICAS, None),
+    ],
+)
+def test_number_in(answer, units, value):
+    assert number_in(answer, units) == value
 
 
 CHOICES = Choices({"a": "the queue drops it", "b": "the processor is blocked.", "c": "FIFO anyway"})

@@ -78,9 +78,16 @@ def test_exercises_agree_with_the_panel_defaults():
     assert check("00.replicas", "36").ok and not check("00.replicas", True).ok
 
 
-@pytest.mark.parametrize("answer", ["36", " 36.0 ", 36.0, np.int64(36), 12 * 3])
+@pytest.mark.parametrize("answer", ["36", " 36.0 ", 36.0, np.int64(36), 12 * 3, "36 replicas", "36 Replicas"])
 def test_replicas_accepts_formatting_variants(answer):
     assert check("00.replicas", answer).ok
+
+
+@pytest.mark.parametrize(
+    "ex_id, answer", [("00.per_broker", "6 replicas"), ("00.acks_all_losses", "1 broker"), ("00.acks_all_losses", "1")]
+)
+def test_a_count_may_carry_the_unit_the_question_counts_in(ex_id, answer):
+    assert check(ex_id, answer).ok
 
 
 @pytest.mark.parametrize(
@@ -88,7 +95,13 @@ def test_replicas_accepts_formatting_variants(answer):
     [
         ("00.replicas", 24, "followers only"),  # 12 x (3 - 1)
         ("00.replicas", 12, "number of partitions"),
-        ("00.replicas", "36 replicas", "not a whole number"),
+        # a wrong count with its unit gets the same feedback as the bare number
+        ("00.replicas", "12 replicas", "number of partitions"),
+        ("00.replicas", "24 replicas", "followers only"),
+        ("00.replicas", "36 brokers", "not a whole number of replicas"),  # the right number, counting the wrong thing
+        ("00.replicas", "36.5 replicas", "not a whole number"),
+        ("00.per_broker", "2 replicas", "leaders only"),
+        ("00.acks_all_losses", "2 brokers", "single replica"),
         ("00.per_broker", 4, "followers only"),  # 24 followers / 6 brokers
         ("00.per_broker", 2, "leaders only"),
         ("00.acks_all_losses", 2, "single replica"),

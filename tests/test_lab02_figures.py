@@ -287,3 +287,22 @@ def test_exercises_accept_formatting_variants(ex_id, answer):
 def test_typical_wrong_answers_get_specific_feedback(ex_id, answer, says):
     fb = check(ex_id, answer)
     assert fb.status == "incorrect" and says in fb.message, str(fb)
+
+
+def test_the_answer_format_example_is_read_by_the_check_and_is_no_answer():
+    """Exercise 1 shows how to write a replica list with made-up broker ids (it once showed [5, 4, 2], partition
+    3's replicas, which gives the walk away; tests/test_notebook_hygiene.py keeps any real list out): the lab
+    and the checks' hint show the same example, the checks' parser reads it, and a learner who types it is told
+    that no such broker exists."""
+    from kafka_lab.exercises.answers import whole_numbers
+    from kafka_lab.exercises.lab02 import REPLICA_LIST_FORMAT
+
+    cells = json.loads(LAB.read_text())["cells"]
+    (question,) = [c for c in cells if "**Exercise 1.**" in "".join(c["source"])]
+    assert f"written like `{REPLICA_LIST_FORMAT}`" in "".join(question["source"])
+    ids = whole_numbers(REPLICA_LIST_FORMAT)
+    assert ids is not None and len(ids) == 3 and not set(ids) & set(asg.KIP36_RACKS)
+    for ex_id in ("02.partition0", "02.partition6"):
+        fb = check(ex_id, REPLICA_LIST_FORMAT)
+        assert fb.status == "incorrect" and f"there is no broker {ids[0]}" in fb.message
+        assert REPLICA_LIST_FORMAT in check(ex_id, "leader first").hint  # the hint shows the same example

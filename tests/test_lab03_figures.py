@@ -4,6 +4,7 @@ queueing theory or a hand count."""
 import html
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from kafka_lab.sim.experiments import (
     sweep_seed,
     wait_for_handler_ms,
 )
-from kafka_lab.sim.theory import mm_c_wait, saturation_rate
+from kafka_lab.sim.theory import erlang_c, mm_c_wait, saturation_rate
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab03 as ui
 
@@ -47,6 +48,8 @@ def test_the_lab_makes_these_calls():
         "request_path_panel(rate=10000)",
         "backlog_panel(backlog=1500)",
         "sweep_figure(table, handlers=8, service_ms=2.0)",
+        "sweep_table(table)",
+        "backlog_wait_table(designs)",
     ):
         assert call in SRC, call
 
@@ -134,6 +137,88 @@ def test_the_sweep_leaves_the_warm_up_out():
     assert row["mean_requestQueueTime"] != pytest.approx(r.loc[r["api"] == "Produce", "requestQueueTime"].mean())
     with pytest.raises(ValueError, match="warmup_ms"):
         load_sweep([3500], warmup_ms=2000.0, **kw)
+
+
+def test_step3_says_what_the_theory_tests_check():
+    """Step 3 tells a newcomer which tests hold the model to queueing theory: the handler counts and the
+    tolerance it quotes are those of tests/test_sim_theory.py, and Little's law's test is named."""
+    theory = (Path(__file__).parent / "test_sim_theory.py").read_text()
+    cases = re.search(r'"c,rho,reps,duration_ms", \[(.*?)\]\)', theory).group(1)
+    handlers = [int(c) for c in re.findall(r"\((\d+),", cases)]
+    assert handlers == [1, 2, 8] and "rel=0.05" in theory
+    assert "`tests/test_sim_theory.py` runs it for long seeded stretches with 1, 2 and 8 handlers" in SRC
+    assert "the tail of its wait distribution" in SRC and "within 5 %" in SRC
+    assert "`tests/test_sim_conservation.py` checks, run after" in SRC
+    assert (
+        "def test_littles_law_holds_exactly_for_every_queue"
+        in (Path(__file__).parent / "test_sim_conservation.py").read_text()
+    )
+
+
+def test_sweep_table_gives_every_column_its_unit(lab_sweep):
+    """Step 3's table: every load_sweep column, under a header that names its unit, the numbers unchanged."""
+    shown = ui.sweep_table(lab_sweep)
+    headers = [shown.index.name, *shown.columns]
+    assert headers == list(ui.SWEEP_HEADERS.values())
+    units = ("(requests/s)", "(ms)", "(requests)", "(0..1)")
+    assert all(h.endswith(units) for h in headers), headers
+    assert set(ui.SWEEP_HEADERS) == set(lab_sweep.columns)  # no column of the sweep left out of the lab's table
+    assert shown.index.tolist() == SWEEP_RATES
+    by = dict(zip(ui.SWEEP_HEADERS, headers))
+    assert shown[by["throughput_per_s"]].tolist() == lab_sweep["throughput_per_s"].round().astype(int).tolist()
+    for col in ("mean_requestQueueTime", "mean_RequestQueueSize", "leader_and_isr_wait_ms", "handler_utilisation"):
+        assert np.allclose(shown[by[col]], lab_sweep[col], atol=5e-4), col
+    with pytest.raises(ValueError, match="not a load sweep"):
+        ui.sweep_table(lab_sweep.drop(columns="throughput_per_s"))
+
+
+def test_backlog_wait_table_names_its_unit_and_keeps_the_legend_order():
+    t = experiments.backlog_table([0, 250, 1500])
+    shown = ui.backlog_wait_table(t)
+    assert shown.columns.name.endswith("(ms)") and shown.index.name == "backlog (Produce requests ahead)"
+    assert list(shown.columns) == [d[0] for d in experiments.DESIGNS]
+    assert shown.loc[250, experiments.DESIGNS[0][0]] == pytest.approx(31 - 0.001)
+
+
+def test_littles_law_ties_the_sweep_tables_columns(lab_sweep):
+    """Step 3's reading: throughput × mean requestQueueTime = mean RequestQueueSize, within a few per cent on
+    every row (the window's edges); past saturation the throughput is what the handlers take, and the wait is
+    Exercise 2's answer."""
+    t = lab_sweep
+    little = t["throughput_per_s"] / 1000 * t["mean_requestQueueTime"]
+    assert np.allclose(little, t["mean_RequestQueueSize"], rtol=0.05, atol=1e-6)
+    over = t.set_index("rate_per_s").loc[6000.0]
+    assert over["throughput_per_s"] == pytest.approx(saturation_rate(8, 2.0), rel=0.01)  # not the 6000 offered
+    assert over["mean_RequestQueueSize"] == pytest.approx(500, rel=0.001)  # full
+    assert check("03.littles_law", round(over["mean_requestQueueTime"], 1)).ok
+    assert ex.full_queue_wait_ms() == 125
+
+
+def test_step3_reading_prose_is_the_seeded_sweep(lab_sweep):
+    """The numbers of Step 3's reading, from the lab's seeded sweep: Little's law on two rows, and the
+    LeaderAndIsr's small waits at 3000 and 3500/s, which are noise (its wait is not larger at the higher
+    rate), against Erlang C's probability of waiting and mean wait of those who wait."""
+    t = lab_sweep.set_index("rate_per_s")
+    lam = t["throughput_per_s"] / 1000
+    w35 = t.loc[3500, "mean_requestQueueTime"]
+    assert f"{lam[3500]:.3f} requests per ms × {w35:.3f} ms = {lam[3500] * w35:.2f}, and the table measures" in SRC
+    assert f"measures {t.loc[3500, 'mean_RequestQueueSize']:.3f}." in SRC
+    w6 = t.loc[6000, "mean_requestQueueTime"]
+    assert f"6000/s λ is {lam[6000]:.3f} per ms" in SRC
+    l6 = t.loc[6000, "mean_RequestQueueSize"]
+    assert f"{lam[6000]:.3f} × {w6:.1f} ms = {lam[6000] * w6:.0f} against {l6:.1f}" in SRC
+    assert f"Those {w6:.1f} ms are Exercise 2's wait, 500 / 4 = 125 ms, measured." in SRC
+    lai = t["leader_and_isr_wait_ms"]
+    assert f"At 3000/s it waited {lai[3000]:.1f} ms; at 3500/s only {lai[3500]:.2f} ms, its network\nread: less" in SRC
+    assert lai[3500] == pytest.approx(0.01) and lai[3000] > lai[3500]  # less at the higher load: noise
+    assert lai[3000] < 2.0  # small: the size of one request's random wait at this load
+    assert ((lai[lai.index > 4000] > 10) & (lai[lai.index > 4000] < 1000)).all()  # "tens to hundreds of ms"
+    assert "Past ρ = 1 the `LeaderAndIsr`'s wait is an effect: tens to hundreds of ms" in SRC
+    for rate, p, w in ((3000, "0.36", "1 ms"), (3500, "0.64", "2 ms")):
+        lam_ms = rate / 1000
+        assert f"{erlang_c(8, lam_ms, 0.5):.2f}" == p
+        assert f"{1 / (8 * 0.5 - lam_ms):g} ms" == w  # the mean wait of those who wait, 1 / (c·μ − λ)
+    assert "probability 0.36 at 3000/s\nand 0.64 at 3500/s, and then waits 1 ms and 2 ms on average" in SRC
 
 
 def test_fifo_backlog_of_400():
@@ -268,7 +353,7 @@ def test_leader_and_isr_markers_have_a_colour_of_their_own():
 
 
 def test_exercise_truths_are_the_lab_numbers():
-    assert check("03.saturation", 4000).ok and check("03.backlog_wait", 50).ok
+    assert check("03.saturation", 4000).ok and check("03.backlog_wait", 50).ok and check("03.littles_law", 125).ok
     full = ex.priority_full_wait()
     assert full["wait"] == pytest.approx((1500 - 500) / 8, abs=1.5) and full["queue"] <= 1.0 + 1e-9
     assert check("03.priority_full", round(full["wait"])).ok
@@ -303,7 +388,29 @@ def test_timeline_and_metrics_figures_use_kafka_names():
     names = {tr.name for tr in fig.data}
     assert {"requestQueueTime", "localTime"} <= names
     labels = set(np.concatenate([np.asarray(tr.y) for tr in fig.data]))
-    assert "LeaderAndIsr controller-1#0" in labels
+    assert "LeaderAndIsr controller-1 request #0" in labels
+
+
+def test_timeline_labels_say_what_a_request_number_is():
+    """A newcomer read 'producer-1#17' as a producer or a connection: a bar names its API, its client and the
+    client's request number (the correlation id, from 0), the axis says so, and the hover adds the connection
+    and its processor. In the backlog each request has a connection of its own; under steady load the 1000
+    connections are used in turn, so the number counts requests, not connections."""
+    res = controller_behind_backlog(100, control_plane=False)
+    fig = ui.timeline_figure(res, around=0.0, n=10)
+    r = res.requests.set_index(["client_id", "correlation_id"])
+    assert "#n (the client's n-th request, from 0)" in fig.layout.yaxis.title.text
+    for tr in fig.data:
+        assert "connection %{customdata[0]} (network processor %{customdata[1]})" in tr.hovertemplate
+        for label, (conn, proc) in zip(tr.y, tr.customdata):
+            api, client, _, number = label.split(" ")
+            row = r.loc[(client, int(number.removeprefix("#")))]
+            assert (row["api"], row["connection_id"], str(row["processor"])) == (api, conn, proc)
+    steady = steady_load(3000, control_plane=False, duration_ms=400.0, connections=10, controller_at_ms=None)
+    assert ui.request_label("Produce", "producer-1", 17) == "Produce producer-1 request #17"
+    assert f"`{ui.request_label('Produce', 'producer-1', 17)}` is producer-1's request with correlation id 17" in SRC
+    p = steady.requests
+    assert p["correlation_id"].nunique() > p["connection_id"].nunique() == 10  # numbers count requests
     m = ui.metrics_figure(res)
     assert {"RequestQueueSize", "RequestHandlerAvgIdlePercent", "NetworkProcessorAvgIdlePercent"} <= {
         tr.name for tr in m.data
@@ -372,6 +479,9 @@ def test_backlog_panel_default_numbers():
         ("03.saturation", "4,000"),
         ("03.saturation", "4000/s"),
         ("03.saturation", 4000.0),
+        ("03.littles_law", "125 ms"),
+        ("03.littles_law", 125.8),  # what the sweep measures at 6000/s
+        ("03.littles_law", "125"),
         ("03.priority_full", "125"),
         ("03.priority_full", 124.999),
         ("03.why_rejected", "B"),
@@ -392,6 +502,11 @@ def test_exercises_accept_the_usual_spellings_of_a_right_answer(eid, answer):
         ("03.backlog_wait", 0.05, "seconds"),
         ("03.saturation", 4, "per millisecond"),
         ("03.saturation", 8000, "1 ms per request"),
+        ("03.littles_law", 83.3, "offered"),  # 500 / 6 per ms
+        ("03.littles_law", 62.5, "1 ms per request"),  # 500 / 8
+        ("03.littles_law", 127, "own 2 ms"),
+        ("03.littles_law", 500, "is L"),
+        ("03.littles_law", "0.125 s", "seconds"),
         ("03.priority_full", 62.5, "jumps that queue"),
         ("03.priority_full", 126, "own 1 ms"),
         ("03.why_rejected", "a", "never drops"),

@@ -78,7 +78,7 @@ REVEALING_CALLS = {
     "assign_replicas_to_brokers(uneven": ("02.penalized",),
     "rack_failure_panel(": ("02.rack_failure",),
     "comparison(": ("02.rack_failure",),
-    "sweep(": ("03.saturation",),
+    "sweep(": ("03.saturation", "03.littles_law"),
     "controller_behind_backlog(400, control_plane=False)": ("03.backlog_wait",),
     "backlog_table(": ("03.backlog_wait", "03.priority_full"),
     "backlog_panel(": ("03.backlog_wait", "03.priority_full", "03.why_rejected"),
@@ -119,6 +119,7 @@ REVEALING_TEXT = {
     "different from the inter-broker listener": ("01.same_listener",),
     "blocks a network (processor) thread that has a controller request ready to be enqueued": ("03.why_rejected",),
     "is spent in the socket": ("03.why_rejected",),
+    "500 / 4 = 125 ms": ("03.littles_law",),
     "until the LeaderAndISR request is processed to mark partition0": ("04.what_ends_the_wait",),
     "is gone, acknowledged or not": ("05.which_records",),
     "causing the clients to retry and avoid the data loss": ("05.price",),
@@ -130,6 +131,53 @@ REVEALING_TEXT = {
 
 def _cells(path):
     return json.loads(path.read_text())["cells"]
+
+
+# A format example (how to write an answer) is no answer either. Lab 02 once showed "e.g. `[5, 4, 2]`" above its
+# first exercise: partition 3's replicas, three neighbours of the rack-alternated list, which is the very walk
+# the exercise asks for. Above each check, no markdown shows a replica list of KIP-36's topic but the answers of
+# exercises already checked.
+_REPLICA_LIST = re.compile(r"[\[(]\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*[\])]")
+
+
+def _kip36_replica_lists() -> dict[tuple, int]:
+    from kafka_lab.assignment import KIP36_RACKS, assign_replicas_to_brokers, brokers_from_racks
+
+    topic = assign_replicas_to_brokers(brokers_from_racks(KIP36_RACKS), 12, 3, fixed_start_index=0)
+    return {tuple(replicas): p for p, replicas in topic.items()}
+
+
+def replica_lists_shown_too_early(cells) -> list[str]:
+    """Each replica list of KIP-36's topic that a markdown cell shows above a check it is not yet the answer of."""
+    known, checks = _kip36_replica_lists(), _check_cells(cells)
+    out = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        for m in _REPLICA_LIST.finditer("".join(cell["source"])):
+            shown = tuple(int(x) for x in m.groups())
+            if shown not in known:
+                continue
+            answered = {tuple(exercises()[e].solution) for e, j in checks.items() if j < i and e.startswith("02.")}
+            later = sorted(e for e, j in checks.items() if j > i and e in ("02.partition0", "02.partition6"))
+            if later and shown not in answered:
+                out.append(f"cell {i} shows {m.group(0)} (partition {known[shown]}'s replicas) above check {later[0]}")
+    return out
+
+
+def test_lab02_shows_no_replica_list_above_a_check_it_is_not_the_answer_of():
+    (lab,) = [p for p in LABS if p.name.startswith("02_")]
+    assert not replica_lists_shown_too_early(_cells(lab))
+
+
+def test_the_replica_list_rule_catches_the_old_format_example():
+    (lab,) = [p for p in LABS if p.name.startswith("02_")]
+    cells = _cells(lab)
+    i = next(i for i, c in enumerate(cells) if "**Exercise 1.**" in "".join(c["source"]))
+    cells[i]["source"] = ["**Exercise 1.** Answer with a list, leader first, e.g. `[5, 4, 2]`."]
+    assert replica_lists_shown_too_early(cells) == [
+        f"cell {i} shows [5, 4, 2] (partition 3's replicas) above check 02.partition0"
+    ]
 
 
 def _check_cells(cells) -> dict[str, int]:
@@ -219,3 +267,38 @@ def test_the_order_rule_catches_an_answer_shown_too_early(tmp_path):
     path.write_text(json.dumps(nb))
     with pytest.raises(AssertionError, match=r"cell 0 .* 04.what_ends_the_wait .*says"):
         test_exercises_are_asked_before_any_cell_shows_their_answer(path)
+
+
+# -- a quoted source is named where a lab first leans on it ------------------------------------------------------
+# docs/kafka-reference.md lists the sources the labs quote. A learner review found "the Kafka controller deep-dive
+# talk" and "the blog post in our sources" unnamed: the first markdown cell of a lab that speaks of a talk or a
+# blog post names it as far as docs/ records it (no more: a title or an address docs/ lacks is not cited).
+SOURCE_NAMES = {
+    "talk": ("Kafka Controller: A Deep Dive",),
+    "blog": ("Apache Kafka Supports 200K Partitions Per Cluster", "KIP-291's request priorities"),
+}
+REFERENCE = Path(__file__).resolve().parent.parent / "docs/kafka-reference.md"
+
+
+def unnamed_sources(cells) -> list[str]:
+    out = []
+    for word, names in SOURCE_NAMES.items():
+        for i, cell in enumerate(cells):
+            text = " ".join("".join(cell["source"]).split())
+            if cell["cell_type"] == "markdown" and re.search(rf"\b{word}\b", text):
+                if not any(name in text for name in names):
+                    out.append(f"cell {i} speaks of a {word} without naming it (one of {names})")
+                break
+    return out
+
+
+@pytest.mark.parametrize("path", LABS, ids=lambda p: p.name)
+def test_a_quoted_talk_or_blog_post_is_named_where_first_mentioned(path):
+    assert not unnamed_sources(_cells(path))
+
+
+def test_the_names_are_docs_sources_and_the_rule_sees_an_unnamed_one():
+    reference = " ".join(REFERENCE.read_text().split())
+    assert all(name in reference for names in SOURCE_NAMES.values() for name in names)
+    cells = [{"cell_type": "markdown", "source": ["As the Kafka controller deep-dive talk puts it, ..."]}]
+    assert unnamed_sources(cells) == [f"cell 0 speaks of a talk without naming it (one of {SOURCE_NAMES['talk']})"]

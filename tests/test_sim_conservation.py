@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario
-from kafka_lab.sim.experiments import controller_behind_backlog, lab_properties, steady_load
+from kafka_lab.sim.experiments import controller_behind_backlog, lab_properties, littles_law, steady_load
 
 QUEUES = {
     # metric: (plane, start column, end column)
@@ -81,6 +81,59 @@ def test_littles_law_with_sampling_noise_is_close_too():
     lam = len(done) / res.duration_ms
     W = (done["dequeue_ms"] - done["enqueue_ms"]).mean()
     assert res.time_average("RequestQueueSize") == pytest.approx(lam * W, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    "run, plane",
+    [
+        (lambda: steady_load(3000, control_plane=False, service_ms=2.0, duration_ms=1500, seed=3), "data"),
+        (lambda: steady_load(6000, control_plane=False, service_ms=2.0, duration_ms=1500, seed=4), "data"),  # overload
+        (lambda: busy_run(5, control_plane=True), "data"),
+        (lambda: busy_run(5, control_plane=True), "control"),
+        (lambda: controller_behind_backlog(1500, control_plane=False, queued_max_requests=100), "data"),
+    ],
+    ids=["3000/s", "6000/s overload", "busy data plane", "busy control plane", "backlog over a full queue"],
+)
+def test_littles_law_function_against_the_metric_and_a_count(run, plane):
+    """experiments.littles_law (lab 03's λ, W and L) against two records it does not read the same way.
+
+    From t0 = 0, λ·W must equal the queue-size metric's time average, which comes from the metric's change
+    log, not the request log: exactly, in steady load, in overload and behind a full queue. And over any
+    window the requests put in (λ × window) are the requests taken out, counted from the request log, plus
+    what the queue gained, read from the metric: a count that fails if λ were the clients' offered rate."""
+    res = run()
+    T = res.duration_ms
+    whole = littles_law(res, plane=plane)
+    assert whole["throughput_per_s"] > 0
+    assert whole["mean_queue_size"] > 0 or plane == "control"  # the control plane's queue is taken at once here
+    assert whole["littles_law_queue_size"] == pytest.approx(whole["mean_queue_size"], rel=1e-9, abs=1e-12)
+    metric = {"data": "RequestQueueSize", "control": "ControlPlaneRequestQueueSize"}[plane]
+    gauge = res.broker.metrics.gauges[metric]
+    times, values = np.array(gauge.times), np.array(gauge.values)
+
+    def just_before(t):  # the queue's size in force just before t (before any change at t itself)
+        i = np.searchsorted(times, t, side="left") - 1
+        return values[i] if i >= 0 else 0
+
+    r = res.requests[res.requests["plane"] == plane]
+    for t0 in (0.0, T / 3):
+        part = littles_law(res, t0, plane=plane)
+        put_in = part["throughput_per_s"] / 1000 * (T - t0)
+        taken_out = int(((r["dequeue_ms"] >= t0) & (r["dequeue_ms"] < T)).sum())
+        assert put_in == pytest.approx(taken_out + just_before(T) - just_before(t0), abs=1e-6)
+
+
+def test_littles_law_from_a_late_start_is_close_and_the_edges_are_its_only_error():
+    res = steady_load(3500, control_plane=False, service_ms=2.0, duration_ms=2000, seed=6)
+    late = littles_law(res, 200.0)
+    assert late["littles_law_queue_size"] == pytest.approx(late["mean_queue_size"], rel=0.03)
+    assert late["throughput_per_s"] == pytest.approx(3500, rel=0.05)
+    with pytest.raises(ValueError, match="t0 < t1"):
+        littles_law(res, 2000.0)
+    with pytest.raises(ValueError, match="no control plane"):
+        littles_law(res, plane="control")
+    with pytest.raises(ValueError, match="'data' or 'control'"):
+        littles_law(res, plane="both")
 
 
 @pytest.mark.parametrize("control_plane", [True, False])

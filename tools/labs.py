@@ -87,10 +87,11 @@ CATALOGUE: list[Lab] = [
         "03 · the request path and the control plane",
         "why does a controller request wait behind produce traffic, and how does KIP-291's dedicated control "
         "plane fix it?",
-        "the broker request path under load (processors, request queue, handlers); why a `LeaderAndIsr` waits "
-        "behind produce traffic; KIP-291's dedicated control plane; the rejected priority-queue alternative",
+        "the broker request path under load (processors, request queue, handlers), read with queueing theory "
+        "(M/M/c, Erlang C, Little's law); why a `LeaderAndIsr` waits behind produce traffic; KIP-291's dedicated "
+        "control plane; the rejected priority-queue alternative",
         "labs 00 and 01 (`control.plane.listener.name`); queueing theory helps but is explained",
-        40,
+        45,
         "on the data plane a controller request waits behind every request ahead of it, and before it is even "
         "read once the queue is full; KIP-291's control plane serves it in about one service time, whatever "
         "the load.",

@@ -103,12 +103,16 @@ def number(answer) -> float | None:
 
 SECONDS = ("seconds", "second", "secs", "sec", "s")
 PER_MILLISECOND = ("per millisecond", "per ms", "/ms")
+#: a count of replicas or of brokers, as lab 00 asks for them ("36 replicas", "1 broker")
+REPLICAS = ("replicas", "replica")
+BROKERS = ("brokers", "broker")
 
 
 def number_in(answer, units: tuple[str, ...]) -> float | None:
     """The number of a text answer that ends with one of ``units`` (``"0.05 s"`` with :data:`SECONDS`,
-    ``"4 per ms"`` with :data:`PER_MILLISECOND`), else None: how a check recognises an answer given in
-    another unit than the one it asks for, and says so."""
+    ``"4 per ms"`` with :data:`PER_MILLISECOND`, ``"36 replicas"`` with :data:`REPLICAS`), else None: how a
+    check recognises an answer given in another unit than the one it asks for, and says so, or a count
+    given with the unit it asks for."""
     if not isinstance(answer, str):
         return None
     text = answer.strip().lower()

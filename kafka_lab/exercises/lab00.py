@@ -7,7 +7,7 @@ panel shows, so what the panel says and what the check accepts cannot drift apar
 from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.answers import whole_number
+from kafka_lab.exercises.answers import BROKERS, REPLICAS, number_in, whole_number
 from kafka_lab.replication import KIP36_BROKERS, replication_budget
 
 #: KIP-36's worked example topic: 12 partitions, replication factor 3, on 6 brokers
@@ -17,10 +17,20 @@ _KIP36 = dict(partitions=12, replication_factor=3, brokers=KIP36_BROKERS)
 _NOT_A_NUMBER = "answer with a whole number, for example answer_1 = 7 (no quotes needed)."
 
 
+def _count(answer, units: tuple[str, ...]) -> int | None:
+    """A whole number, bare (``36``, ``"36"``) or with the unit the question counts in (``"36 replicas"``), so
+    that a wrong count with its unit ("12 replicas") gets the same feedback as the bare number."""
+    n = whole_number(answer)
+    if n is None:
+        with_unit = number_in(answer, units)
+        n = None if with_unit is None else whole_number(with_unit)
+    return n
+
+
 @exercise(
     "00.replicas",
     solution=36,
-    wrong=[12, 15, 3, 24, "twelve", "36 replicas"],
+    wrong=[12, 15, 3, 24, "twelve", "12 replicas", "36 brokers"],
     prompt="A topic has 12 partitions with replication factor 3 (KIP-36's worked example). "
     "How many replicas does the cluster hold for it?",
     explanation="Each partition has replication-factor copies: one leader and RF - 1 followers, "
@@ -28,9 +38,9 @@ _NOT_A_NUMBER = "answer with a whole number, for example answer_1 = 7 (no quotes
 )
 def _(answer):
     truth = replication_budget(**_KIP36).replicas
-    n = whole_number(answer)
+    n = _count(answer, REPLICAS)
     if n is None:
-        return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
+        return incorrect(f"{answer!r} is not a whole number of replicas.", hint=_NOT_A_NUMBER)
     if n == truth:
         return correct(
             f"{truth} replicas: each of the 12 partitions has one leader and two followers, each on a different broker."
@@ -64,9 +74,9 @@ def _(answer):
 )
 def _(answer):
     b = replication_budget(**_KIP36)
-    n = whole_number(answer)
+    n = _count(answer, REPLICAS)
     if n is None:
-        return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
+        return incorrect(f"{answer!r} is not a whole number of replicas.", hint=_NOT_A_NUMBER)
     if n == b.replicas_per_broker:
         return correct(
             f"{b.replicas} replicas over {b.brokers} brokers is {n} each: "
@@ -100,9 +110,9 @@ def _(answer):
 )
 def _(answer):
     b = replication_budget(partitions=1, replication_factor=3, min_insync_replicas=2)
-    n = whole_number(answer)
+    n = _count(answer, BROKERS)
     if n is None:
-        return incorrect(f"{answer!r} is not a whole number.", hint=_NOT_A_NUMBER)
+        return incorrect(f"{answer!r} is not a whole number of brokers.", hint=_NOT_A_NUMBER)
     if n == b.losses_writable:
         return correct(
             f"{n}: after one loss the ISR still has 2 members, enough for min.insync.replicas=2. "

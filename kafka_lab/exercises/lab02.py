@@ -14,6 +14,9 @@ from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import whole_numbers
 
 FAILED_RACK = "rack1"
+#: how a replica list is written, shown to the learner (lab 02's Exercise 1 and the checks' hint): made-up broker
+#: ids, not in KIP-36's cluster (0 to 5), so that the example is no partition's assignment and gives nothing away
+REPLICA_LIST_FORMAT = "[7, 8, 9]"
 
 
 def _kip_assignment(partitions: int = 12, rf: int = 3):
@@ -66,7 +69,7 @@ def _check_replicas(answer, partition: int, *, why: str, known: dict, hint: str)
     if got is None:
         return incorrect(
             f"{answer!r} is not a list of broker ids.",
-            hint="answer like [5, 4, 2]: the leader first, then the followers.",
+            hint=f"answer like {REPLICA_LIST_FORMAT}: the leader first, then the followers.",
         )
     if got == truth:
         return correct(f"{truth}: {why}")

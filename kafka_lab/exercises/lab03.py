@@ -1,4 +1,5 @@
-"""Lab 03's guided exercises: the controller request behind a backlog, saturation, the rejected alternative.
+"""Lab 03's guided exercises: saturation, Little's law past it, the controller request behind a backlog, the
+rejected alternative.
 
 Each check computes its truth by running :mod:`kafka_lab.sim` (or its queueing theory), with the
 same settings and seed as the lab, so a check cannot drift from the model.
@@ -11,11 +12,12 @@ from kafka_lab.exercises.answers import PER_MILLISECOND, SECONDS, Choices, choic
 from kafka_lab.sim.experiments import controller_behind_backlog, wait_for_handler_ms
 from kafka_lab.sim.theory import saturation_rate
 
-BACKLOG = 400  # exercise 1: Produce requests ahead of the LeaderAndIsr
+BACKLOG = 400  # 03.backlog_wait: Produce requests ahead of the LeaderAndIsr
 HANDLERS = 8  # num.io.threads (Kafka's default)
 SERVICE_MS = 1.0  # each Produce takes 1 ms of a handler (deterministic in the KIP scenario)
-SWEEP_SERVICE_MS = 2.0  # exercise 2: mean Produce handler time
-FULL_BACKLOG = 1500  # exercise 3: a backlog that overflows queued.max.requests = 500
+SWEEP_SERVICE_MS = 2.0  # 03.saturation and 03.littles_law: mean Produce handler time
+OVERLOAD_RATE = 6000  # 03.littles_law: Produce requests per second offered, past saturation
+FULL_BACKLOG = 1500  # 03.priority_full: a backlog that overflows queued.max.requests = 500
 QUEUE = 500
 
 
@@ -125,6 +127,72 @@ def _(answer):
     return incorrect(
         f"{got:g}/s is not where utilisation reaches 1.",
         hint="utilisation ρ = rate × service time / handlers; solve ρ = 1.",
+    )
+
+
+def full_queue_wait_ms() -> float:
+    """Little's law past saturation: W = L / λ, a full queue of ``QUEUE`` requests passed on at the rate the
+    handlers take them (:func:`~kafka_lab.sim.theory.saturation_rate`), whatever the clients offer."""
+    throughput_per_ms = saturation_rate(HANDLERS, SWEEP_SERVICE_MS) / 1000.0
+    return QUEUE / throughput_per_ms
+
+
+@exercise(
+    "03.littles_law",
+    solution=125,
+    wrong=[83.3, 62.5, 0.125, "0.125 s", 127, 500, 250, 2],
+    prompt=f"Past saturation, at {OVERLOAD_RATE} Produce requests per second with {HANDLERS} handlers of "
+    f"{SWEEP_SERVICE_MS:g} ms, the request queue is always full: RequestQueueSize = queued.max.requests = {QUEUE}. "
+    "By Little's law, how many ms does a request wait in the queue (its requestQueueTime)?",
+    explanation="L = λW, so W = L / λ. Past saturation the queue passes on only what the handlers take, "
+    f"{HANDLERS} / {SWEEP_SERVICE_MS:g} ms = 4000 requests per second = 4 per ms, whatever the clients offer: "
+    f"W = {QUEUE} / 4 = 125 ms.",
+)
+def _(answer):
+    truth = full_queue_wait_ms()
+    tol = 1.5  # the model's sweep measures 125.8 ms; a mistake of a service time (127) is not within it
+    got = number(answer)
+    seconds = number_in(answer, SECONDS)
+    if seconds is not None:  # "0.125 s" gets the seconds feedback below; "125 s" is 125000 ms
+        got = seconds if abs(seconds * 1000 - truth) <= tol else seconds * 1000
+    if got is None:
+        return incorrect(f"{answer!r} is not a number of milliseconds.", hint="answer with a number, like 12.5.")
+    lam_per_ms = saturation_rate(HANDLERS, SWEEP_SERVICE_MS) / 1000.0
+    if abs(got - truth) <= tol:
+        return correct(
+            f"W = L / λ = {QUEUE} requests / {lam_per_ms:g} per ms = {truth:g} ms. Past ρ = 1 the queue hands on only "
+            f"what the handlers take, {lam_per_ms * 1000:.0f}/s, not the {OVERLOAD_RATE}/s offered: the other "
+            f"{OVERLOAD_RATE - lam_per_ms * 1000:.0f}/s wait in the sockets, where requestQueueTime does not count "
+            "them. The sweep below measures it."
+        )
+    if abs(got * 1000 - truth) <= tol:
+        return incorrect(
+            f"{got:g} is the right number of seconds, but the answer is asked in milliseconds.", hint="1 s = 1000 ms."
+        )
+    if abs(got - QUEUE / (OVERLOAD_RATE / 1000.0)) < 1:
+        return incorrect(
+            f"that divides by the {OVERLOAD_RATE} requests per second offered; but only what the handlers take "
+            "goes through the queue.",
+            hint="λ in Little's law is the rate requests pass through the queue: past saturation, Exercise 1's rate.",
+        )
+    if abs(got - QUEUE / HANDLERS * SERVICE_MS) < 1:
+        return incorrect(
+            f"that is {QUEUE} / {HANDLERS}: right for 1 ms per request; here each takes {SWEEP_SERVICE_MS:g} ms.",
+            hint=f"how many requests per ms do {HANDLERS} handlers of {SWEEP_SERVICE_MS:g} ms take?",
+        )
+    if abs(got - truth - SWEEP_SERVICE_MS) <= 0.5:
+        return incorrect(
+            f"that adds the request's own {SWEEP_SERVICE_MS:g} ms of handler time.",
+            hint="the question asks how long it waits in the queue, before a handler takes it.",
+        )
+    if abs(got - QUEUE) < 1:
+        return incorrect(
+            f"{QUEUE} is L, the number of requests in the queue, not how long each waits.",
+            hint="Little's law: L = λ × W, so W = L / λ.",
+        )
+    return incorrect(
+        f"{got:g} ms is not what Little's law gives.",
+        hint=f"W = L / λ, with L = {QUEUE} requests and λ in requests per ms.",
     )
 
 

@@ -11,6 +11,7 @@ control plane is switched on the way Kafka switches it: by ``control.plane.liste
 - :func:`steady_load`: Poisson produce traffic at a chosen rate, with a LeaderAndIsr part-way.
 - :func:`load_sweep`: :func:`steady_load` over several rates (where does the data plane saturate?).
 - :func:`backlog_table`: the controller request's wait behind each backlog, for the three :data:`DESIGNS`.
+- :func:`littles_law`: a request queue's L = λW in one run: its throughput, mean time in it, and mean size.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ __all__ = [
     "sweep_seed",
     "SWEEP_WARMUP_MS",
     "wait_for_handler_ms",
+    "littles_law",
+    "QUEUE_SIZE_METRIC",
     "DESIGNS",
     "backlog_table",
 ]
@@ -107,6 +110,49 @@ def wait_for_handler_ms(row: pd.Series) -> float:
     Kafka's ``requestQueueTime`` starts when the processor has read the request; this starts when the
     client sent it, so it also counts the time a blocked processor left it unread in the socket."""
     return float(row["dequeue_ms"] - row["sent_ms"])
+
+
+#: each plane's request-queue size metric (Kafka's names)
+QUEUE_SIZE_METRIC = {"data": "RequestQueueSize", "control": "ControlPlaneRequestQueueSize"}
+
+
+def littles_law(res: Results, t0: float = 0.0, t1: float | None = None, plane: str = "data") -> dict:
+    """Little's law, L = λW, for one plane's request queue over [t0, t1] of a run (t1: the run's end).
+
+    - ``throughput_per_s`` (λ): the requests the plane's processors put into its request queue in [t0, t1),
+      per second: the rate requests go *through* the queue, which past saturation is what the handlers
+      take, not what the clients offer;
+    - ``mean_queue_ms`` (W): their mean time in the queue, ``enqueue`` to ``dequeue`` (Kafka's
+      ``requestQueueTime``); a request still queued at t1 counts up to t1 (NaN when none came);
+    - ``littles_law_queue_size``: λ·W, the mean queue size Little's law gives (requests);
+    - ``mean_queue_size`` (L): the queue's size metric (``RequestQueueSize`` or
+      ``ControlPlaneRequestQueueSize``) averaged over [t0, t1], from the metric's own change log, a record
+      independent of the request log's timestamps.
+
+    From t0 = 0, when the queue starts empty, the two sizes are equal (to rounding): λ·W·(t1 − t0) sums
+    each request's time in the queue up to t1, and that is the integral of the queue's size. From a later
+    t0 they differ by the requests already queued at t0 and those still queued at t1 (a few per cent in a
+    steady run of a few thousand requests).
+    """
+    if plane not in QUEUE_SIZE_METRIC:
+        raise ValueError(f"plane is 'data' or 'control', got {plane!r}")
+    t1 = res.duration_ms if t1 is None else float(t1)
+    if not 0 <= t0 < t1:
+        raise ValueError(f"need 0 <= t0 < t1, got t0={t0!r}, t1={t1!r}")
+    metric = QUEUE_SIZE_METRIC[plane]
+    if metric not in res.broker.metrics.gauges:
+        raise ValueError(f"this broker has no {plane} plane ({metric} is not one of its metrics)")
+    r = res.requests
+    r = r[(r["plane"] == plane) & (r["enqueue_ms"] >= t0) & (r["enqueue_ms"] < t1)]
+    stays = np.minimum(r["dequeue_ms"].fillna(t1).to_numpy(), t1) - r["enqueue_ms"].to_numpy()
+    lam = len(stays) / (t1 - t0)  # per ms
+    w = float(stays.mean()) if len(stays) else np.nan
+    return {
+        "throughput_per_s": 1000.0 * lam,
+        "mean_queue_ms": w,
+        "littles_law_queue_size": lam * w if len(stays) else 0.0,
+        "mean_queue_size": res.time_average(metric, t0, t1),
+    }
 
 
 def controller_behind_backlog(
@@ -225,11 +271,15 @@ SWEEP_WARMUP_MS = 200.0
 
 
 def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = SWEEP_WARMUP_MS, **kw) -> pd.DataFrame:
-    """:func:`steady_load` at each rate: mean queue time, handler utilisation, LeaderAndIsr wait, Erlang C.
+    """:func:`steady_load` at each rate: handler utilisation, throughput, mean queue time and size, Erlang C,
+    the LeaderAndIsr's wait.
 
     Each rate runs with its own seed (:func:`sweep_seed`). The averages leave out the first
     ``warmup_ms``: requests sent before it, and the metrics' time before it (a run starts with
-    empty queues, which would pull every average down). ``erlang_c_wait_ms`` is queueing theory's
+    empty queues, which would pull every average down). ``throughput_per_s`` is the rate requests went
+    into the data plane's request queue after the warm-up (:func:`littles_law`'s λ), so that
+    ``throughput_per_s`` / 1000 × ``mean_requestQueueTime`` is Little's law's estimate of
+    ``mean_RequestQueueSize``. ``erlang_c_wait_ms`` is queueing theory's
     mean requestQueueTime for the same plane (M/M/c, :func:`~kafka_lab.sim.theory.mm_c_wait`), for
     exponential service below saturation, else NaN. ``progress`` wraps the iterable (e.g.
     ``tqdm.auto.tqdm``); the model itself prints nothing.
@@ -249,6 +299,7 @@ def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = 
             {
                 "rate_per_s": float(rate),
                 "handler_utilisation": 1.0 - res.time_average("RequestHandlerAvgIdlePercent", warmup_ms),
+                "throughput_per_s": littles_law(res, warmup_ms)["throughput_per_s"],
                 "mean_requestQueueTime": float(np.nanmean(produce["requestQueueTime"])) if len(produce) else np.nan,
                 "erlang_c_wait_ms": _erlang_c_wait(rate, params),
                 "mean_RequestQueueSize": res.time_average("RequestQueueSize", warmup_ms),

@@ -8,6 +8,7 @@ law and the KIP's arithmetic); this module only draws it.
 - :func:`timeline_figure` -- each request's journey: a Gantt chart of the request-log phases.
 - :func:`backlog_figure` -- the LeaderAndIsr's wait against the backlog, for the three designs.
 - :func:`sweep_figure` -- a load sweep: where the data plane saturates.
+- :func:`sweep_table`, :func:`backlog_wait_table` -- the sweep's and the backlog's tables, units in the headers.
 - :func:`request_path_panel` -- the live experiment (produce rate first, then threads, queue, toggles).
 - :func:`backlog_panel` -- KIP-291's scenario with a backlog slider, and the rejected alternative.
 """
@@ -42,10 +43,14 @@ __all__ = [
     "config_html",
     "show_config",
     "metrics_figure",
+    "request_label",
     "timeline_figure",
     "backlog_figure",
     "sweep",
     "sweep_figure",
+    "SWEEP_HEADERS",
+    "sweep_table",
+    "backlog_wait_table",
     "request_path_panel",
     "backlog_panel",
     "leader_and_isr_summary",
@@ -272,10 +277,21 @@ def _timeline_rows(res, around: float | None, n: int) -> pd.DataFrame:
     return pd.concat([rows, lai]).drop_duplicates(subset=["client_id", "correlation_id"]).sort_values("sent_ms")
 
 
+def request_label(api: str, client_id: str, correlation_id: int) -> str:
+    """How a timeline names a request: its API, its client and ``#n``, the client's request number (Kafka's
+    correlation id, counted from 0), e.g. ``Produce producer-1 request #17``. The number counts the client's
+    requests, not its connections: a client spreads its requests over its connections in turn."""
+    return f"{api} {client_id} request #{correlation_id}"
+
+
 def timeline_figure(res, around: float | None = None, n: int = 30, title: str = "") -> go.Figure:
-    """Each request's journey: one bar per request, one segment per request-log phase (a Gantt chart)."""
+    """Each request's journey: one bar per request, one segment per request-log phase (a Gantt chart).
+
+    A bar is labelled by :func:`request_label`; hovering a segment also shows the request's connection and
+    the network processor that owns it."""
     rows = _timeline_rows(res, around, n)
-    labels = [f"{a} {c}#{k}" for a, c, k in zip(rows["api"], rows["client_id"], rows["correlation_id"])]
+    labels = [request_label(a, c, k) for a, c, k in zip(rows["api"], rows["client_id"], rows["correlation_id"])]
+    where = np.column_stack([rows["connection_id"].astype(str), rows["processor"].astype(str)])
     end = res.duration_ms
     fig = go.Figure()
     for phase, (name, colour) in PHASES.items():
@@ -294,7 +310,9 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
                     orientation="h",
                     name=name,
                     marker_color=colour,
-                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<extra>%{{y}}</extra>",
+                    customdata=where[ok],
+                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<br>"
+                    "connection %{customdata[0]} (network processor %{customdata[1]})<extra>%{y}</extra>",
                 )
             )
     fig.update_layout(
@@ -308,7 +326,8 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
             categoryorder="array",
             categoryarray=labels[::-1],
             type="category",
-            title="request (API, client, #correlation id)",
+            title="request: API, client, #n (the client's n-th request, from 0)",
+            automargin=True,
         ),
         legend=dict(orientation="h", y=-0.12),
     )
@@ -481,6 +500,39 @@ def sweep_figure(table: pd.DataFrame, *, handlers: int, service_ms: float) -> go
         legend=dict(orientation="h", y=-0.14),
     )
     return fig
+
+
+#: :func:`sweep_table`'s headers for :func:`~kafka_lab.sim.experiments.load_sweep`'s columns, each with its unit
+SWEEP_HEADERS = {
+    "rate_per_s": "produce rate offered (requests/s)",
+    "handler_utilisation": "handler utilisation (0..1)",
+    "throughput_per_s": "throughput λ into the queue (requests/s)",
+    "mean_requestQueueTime": "mean requestQueueTime W (ms)",
+    "erlang_c_wait_ms": "Erlang C's mean wait (ms)",
+    "mean_RequestQueueSize": "mean RequestQueueSize L (requests)",
+    "leader_and_isr_wait_ms": "the LeaderAndIsr's wait (ms)",
+}
+
+
+def sweep_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A load sweep (:func:`sweep`) as the lab shows it: one row per offered rate, units in the headers
+    (:data:`SWEEP_HEADERS`), rates and throughputs in whole requests per second, the rest to 3 decimals."""
+    missing = [c for c in SWEEP_HEADERS if c not in table]
+    if missing:
+        raise ValueError(f"not a load sweep's table (kafka_lab.sim.experiments.load_sweep): no {missing}")
+    t = table[list(SWEEP_HEADERS)].copy()
+    for col in ("rate_per_s", "throughput_per_s"):
+        t[col] = t[col].round().astype(np.int64)
+    return t.round(3).rename(columns=SWEEP_HEADERS).set_index(SWEEP_HEADERS["rate_per_s"])
+
+
+def backlog_wait_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~kafka_lab.sim.experiments.backlog_table` as the lab shows it: the LeaderAndIsr's wait (ms) before a
+    handler takes it, one row per backlog, one column per design (in the order of the figure's legend)."""
+    t = table.pivot(index="backlog", columns="design", values="wait_ms")[[d[0] for d in DESIGNS]]
+    t.index.name = "backlog (Produce requests ahead)"
+    t.columns.name = "wait before a handler takes the LeaderAndIsr (ms)"
+    return t
 
 
 def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms: float = 1.0) -> widgets.VBox:
