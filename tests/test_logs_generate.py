@@ -5,6 +5,7 @@ text with the reference parser (and ``json``), an independent path to the same n
 """
 
 import datetime as _dt
+import gzip
 import hashlib
 import json
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kafka_lab.logs.parse import Parsed, parse_lines
+from kafka_lab.logs.parse import Parsed, parse_lines, parse_timestamp
 from kafka_lab.logs.pool import forked_pool, window_pool
 from kafka_lab.logs.scenario import (
     NEW_CONTROLLER,
@@ -140,6 +141,29 @@ def test_block_writes_equal_the_line_by_line_loop(tmp_path, monkeypatch, options
     assert files == sorted(p.relative_to(tmp_path / "blocks") for p in (tmp_path / "blocks").rglob("*") if p.is_file())
     for f in files:
         assert (tmp_path / "blocks" / f).read_bytes() == (tmp_path / "lines" / f).read_bytes(), f
+    # the slots the copies fill: no mark is left, and the offsets go on (the same window, written again, is
+    # further on: a follower's fetch offset in its last copy is past its first copy's end)
+    text = b"".join(
+        gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for p in (tmp_path / "blocks").rglob("*.log*")
+    )
+    assert not re.search(rb"(?<!\d)7\d{18}(?!\d)", text)
+    offsets = [int(x) for x in re.findall(rb"fetchOffset\W{1,2}(\d+)", text)]
+    assert max(offsets) > 4 * min(o for o in offsets if o > 0)
+
+
+def test_a_mark_is_its_value_to_a_template_and_the_copy_shifts_it():
+    """slots: a mark is a number (a template's arithmetic on it is on the value), cut out and shifted per copy."""
+    from kafka_lab.logs.slots import LEADER_EPOCH, OFFSET, Slots, fill, split
+
+    s = Slots()
+    leo, epoch, none = s.mark(OFFSET, ("orders", 0), 0), s.mark(LEADER_EPOCH, ("orders", 0), 3), s.mark(OFFSET, 1, -1)
+    assert none == -1 and s.keys == [(OFFSET, ("orders", 0)), (LEADER_EPOCH, ("orders", 0))]
+    text = f"largest offset {leo - 1}, epoch {epoch}, none {none}"
+    assert fill(text, None) == "largest offset -1, epoch 3, none -1"
+    assert fill(text, [500, 7]) == "largest offset 499, epoch 10, none -1"
+    pieces, marks = split(text)
+    assert pieces == ["largest offset ", ", epoch ", ", none -1"] and marks == [(0, -1), (1, 3)]
 
 
 def test_windows_simulated_by_worker_processes_give_the_same_files_and_truth(tmp_path, monkeypatch):
@@ -239,6 +263,128 @@ def test_truncation_truth_agrees_with_the_logs(small_logs):
 def _parse_dir_file(path: Path):
     with open(path) as fh:
         return parse_lines(fh, path.name).records
+
+
+def _records_in_order(root: Path, broker: int, files=("state-change", "server", "kafka-request", "controller")):
+    """A broker's records of ``files``, in time order; at one millisecond, in the order of ``files`` and
+    then of the lines (a become-follower comes before the truncation it leads to)."""
+    out = []
+    for rank, f in enumerate(files):
+        for path in sorted((root / f"broker-{broker}").glob(f"{f}.log*"), key=lambda p: (p.name == f"{f}.log", p.name)):
+            for r in _parse_dir_file(path):
+                out.append((parse_timestamp(r.timestamp), rank, path.name, r.line, r.message))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return out
+
+
+_STARTS = re.compile(
+    r"\[Broker id=\d+\] (?:Leader|Follower) (\S+)-(\d+) starts at leader epoch (\d+) from offset (\d+) with high "
+    r"watermark (\d+).*Previous leader epoch was (\d+)\."
+)
+_TRUNCATES = re.compile(r"\[Log partition=(\S+)-(\d+), dir=\S+\] Truncating to offset (\d+)$")
+
+
+def test_leader_epochs_and_offsets_go_on_from_one_window_copy_to_the_next(small_logs):
+    """A partition's leader epoch never goes back on a broker, and its log end offset at a become-leader or
+    become-follower only falls after a truncation, and only to its offset: each window copy continues
+    where the one before left every partition (they once all started again at offset 0, epoch 0)."""
+    seen = 0
+    for b in (1, 2, 3):
+        epoch, floor = {}, {}  # tp -> last leader epoch; the lowest offset the next line may have
+        for _t, _r, f, n, msg in _records_in_order(small_logs, b, ("state-change", "server")):
+            m = _STARTS.search(msg)
+            if m:
+                tp = (m.group(1), int(m.group(2)))
+                e, leo, hw, prev = (int(x) for x in m.group(3, 4, 5, 6))
+                assert prev <= e and e >= epoch.get(tp, 0) and prev >= epoch.get(tp, 0), (b, f, n, msg)
+                assert leo >= floor.get(tp, 0) and hw <= leo, (b, f, n, msg)
+                epoch[tp], floor[tp] = e, leo
+                seen += 1
+            m = _TRUNCATES.search(msg)
+            if m:
+                tp = (m.group(1), int(m.group(2)))
+                assert int(m.group(3)) <= floor[tp], (b, f, n, msg)
+                floor[tp] = int(m.group(3))
+    assert seen > 20
+    # the controller's elections: each partition's leader epoch grows at each, across the run (a controlled
+    # shutdown's elections write no "Changed partition" line: the epochs they take are missing)
+    changed = re.compile(r"\[Controller id=\d+ epoch=(\d+)\] Changed partition (\S+)-(\d+) .*leaderEpoch=(\d+),")
+    epochs, controller_epochs = defaultdict(list), []
+    for b in (1, 2, 3):
+        for t, _r, _f, _n, msg in _records_in_order(small_logs, b, ("state-change",)):
+            m = changed.search(msg)
+            if m:
+                controller_epochs.append((t, int(m.group(1))))
+                epochs[(m.group(2), int(m.group(3)))].append((t, int(m.group(4))))
+    assert len(epochs) == 6
+    for tp, es in epochs.items():
+        values = [e for _t, e in sorted(es)]
+        assert values == sorted(set(values)) and len(values) > 1, tp
+    # the controller epoch: 1, then 2 after the controller's restart, never back
+    assert [e for _t, e in sorted(controller_epochs)] == sorted(e for _t, e in controller_epochs)
+    assert {e for _t, e in controller_epochs} == {1, 2}
+
+
+def _request_partitions(d: dict):
+    """``(topic, partition, request state, response state)`` of a Fetch request line's JSON."""
+    answers = {
+        (t["topic"], p["partition"]): p
+        for t in (d["response"] or {}).get("responses", [])
+        for p in t["partitionResponses"]
+    }
+    for t in d["request"]["topics"]:
+        for p in t["partitions"]:
+            yield t["topic"], p["partition"], p, answers.get((t["topic"], p["partition"]))
+
+
+def test_the_request_log_offsets_go_on_from_one_window_copy_to_the_next(small_logs):
+    """The request log's offsets and epochs continue across window copies: per broker and partition, the
+    high watermark its Fetch answers give never falls; a follower's fetch offset falls only to the offset
+    it truncated to meanwhile; the broker epoch a broker's requests carry never falls, and grows at its
+    restart."""
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    truncated = defaultdict(list)  # (replica, tp) -> [(time, offset)]
+    for b in (1, 2, 3):
+        for t, _r, _f, _n, msg in _records_in_order(small_logs, b, ("server",)):
+            m = _TRUNCATES.search(msg)
+            if m:
+                truncated[(b, m.group(1), int(m.group(2)))].append((t, int(m.group(3))))
+    answered, fell = 0, 0
+    broker_epoch = defaultdict(list)
+    for b in (1, 2, 3):
+        hw, fetch = {}, {}  # per tp: the last high watermark; per follower and tp: its last fetch
+        for t, _r, f, n, msg in _records_in_order(small_logs, b, ("kafka-request",)):
+            d = json.loads(msg[len("Completed request:") :])
+            api = d["requestHeader"]["requestApiKeyName"]
+            if api in ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA"):
+                broker_epoch[b].append((t, d["request"]["brokerEpoch"]))
+            elif api in ("ALTER_ISR", "CONTROLLED_SHUTDOWN"):
+                broker_epoch[d["request"]["brokerId"]].append((t, d["request"]["brokerEpoch"]))
+            if api != "FETCH":
+                continue
+            replica = d["request"]["replicaId"]
+            sent = t - _dt.timedelta(milliseconds=d["totalTimeMs"] + 1)
+            for topic, part, req, resp in _request_partitions(d):
+                key = (replica, topic, part)
+                if replica >= 0 and key in fetch:  # a follower's fetch offset: its log end offset
+                    offset, before = req["fetchOffset"], fetch[key]
+                    if offset < before[1]:  # only to a truncation's offset, after the fetch before
+                        since = [o for when, o in truncated[key] if before[0] <= when <= t]
+                        assert since and offset >= min(since), (b, f, n, topic, part)
+                        fell += 1
+                if replica >= 0:
+                    fetch[key] = (sent, req["fetchOffset"])
+                if resp is not None and resp["errorCode"] == 0:
+                    assert resp["highWatermark"] >= hw.get((topic, part), 0), (b, f, n, topic, part)
+                    hw[(topic, part)] = resp["highWatermark"]
+                    answered += 1
+    assert answered > 1000 and fell > 0
+    # each restart registers the broker with a new epoch, above every other: 2, 3, 4 in turn
+    restarted = {r["broker"]: r["broker_epoch"] for r in truth["restarts"]}
+    assert sorted(restarted.values()) == [2, 3, 4]
+    for b, carried in broker_epoch.items():
+        values = [e for _t, e in sorted(carried)]
+        assert values == sorted(values) and values[0] == 1 and values[-1] == restarted[b], b
 
 
 def test_the_broker_without_control_plane_waits_longest(small_logs):

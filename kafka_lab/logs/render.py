@@ -23,7 +23,9 @@ window of simulated time, the lines each broker's log4j would have written (docs
 A :class:`Line` keeps its time in simulated ms and its text without the ``[%d]`` date, so that the
 writer can place a window anywhere on the clock. Request lines keep their correlation id apart
 (``head``, ``correlation_id``, ``tail``), so that a window written more than once continues each
-client's correlation ids instead of repeating them.
+client's correlation ids instead of repeating them. Rendered with a :class:`.slots.Slots`, every
+offset, leader epoch, zkVersion and broker epoch in a line is a mark (``marked``), which each copy
+fills with the value continued from the copies before it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 from . import messages as m
 from .requestlog import BrokerView, json_message, text_message
+from .slots import LEADER_EPOCH, MARK, OFFSET, ZK_VERSION, fill
 
 __all__ = ["FILES", "Line", "render", "render_request", "MARKER", "lifecycle_messages", "server_startup"]
 
@@ -56,11 +59,16 @@ class Line:
     correlation_id: int = 0
     tail: str = ""  # a request line: the text after the correlation id
     seq: int = 0  # order among lines of the same time (a window keeps the order it wrote them in)
+    marked: bool = False  # head or tail holds marks (:mod:`.slots`): offsets and epochs a copy shifts
 
-    def text(self, correlation_id: int | None = None) -> str:
+    def text(self, correlation_id: int | None = None, shifts=None) -> str:
+        """The text after ``[%d]``; ``correlation_id`` in place of the line's own, and each mark's value
+        shifted by ``shifts[its key index]`` (:func:`.slots.fill`)."""
         if self.client is None:
-            return self.head
-        return f"{self.head}{self.correlation_id if correlation_id is None else correlation_id}{self.tail}"
+            text = self.head
+        else:
+            text = f"{self.head}{self.correlation_id if correlation_id is None else correlation_id}{self.tail}"
+        return fill(text, shifts) if self.marked else text
 
 
 def _fmt(level: str, logger: str, message: str) -> str:
@@ -77,6 +85,10 @@ def render_request(req, view: BrokerView, fmt: str = "json") -> tuple[str, str]:
         raise ValueError(f"request log format is 'json' (2.8) or 'text' (2.7 and earlier), got {fmt!r}")
     head, tail = _fmt("DEBUG", "kafka.request.logger", msg).split(str(MARKER), 1)
     return head, tail
+
+
+def _plain(_tp, value) -> int:
+    return value
 
 
 def _ok(t) -> bool:
@@ -159,9 +171,27 @@ def controller_channel(cluster, c: int, b: int, view):
     return m.controller_connected(c, b, view.hosts[b], port)
 
 
-def render(cluster, t0: float, t1: float, *, request_format: str = "json", views: dict | None = None) -> list[Line]:
-    """Every line the cluster's brokers wrote in ``[t0, t1)`` simulated ms, in time order per broker and file."""
-    views = views or {bid: BrokerView(cluster, bid) for bid in cluster.brokers}
+def render(
+    cluster, t0: float, t1: float, *, request_format: str = "json", views: dict | None = None, slots=None
+) -> list[Line]:
+    """Every line the cluster's brokers wrote in ``[t0, t1)`` simulated ms, in time order per broker and file.
+
+    ``slots``: a :class:`.slots.Slots`; every offset, leader epoch, zkVersion and broker epoch is then
+    written as its mark (``views``, when given, must carry the same), for the scenario's copies to shift."""
+    views = views or {bid: BrokerView(cluster, bid, slots=slots) for bid in cluster.brokers}
+    if slots is None:
+        off = lep = zkv = _plain
+    else:
+
+        def off(tp, v):
+            return slots.mark(OFFSET, tp, v)
+
+        def lep(tp, v):
+            return slots.mark(LEADER_EPOCH, tp, v)
+
+        def zkv(tp, v):
+            return slots.mark(ZK_VERSION, tp, v)
+
     lines: list[Line] = []
     seq = 0
 
@@ -209,12 +239,27 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
                 t,
                 bid,
                 STATE,
-                m.leader_starts(bid, m.tp_name(*tp), d["leader_epoch"], d["leo"], d["hw"], d["isr"], prev),
+                m.leader_starts(
+                    bid,
+                    m.tp_name(*tp),
+                    lep(tp, d["leader_epoch"]),
+                    off(tp, d["leo"]),
+                    off(tp, d["hw"]),
+                    d["isr"],
+                    lep(tp, prev),
+                ),
             )
             epochs[(bid, tp)] = d["leader_epoch"]
         for tp, d in followers:
             prev = epochs.get((bid, tp), 0)
-            add(t, bid, STATE, m.follower_starts(bid, m.tp_name(*tp), d["leader_epoch"], d["leo"], d["hw"], prev))
+            add(
+                t,
+                bid,
+                STATE,
+                m.follower_starts(
+                    bid, m.tp_name(*tp), lep(tp, d["leader_epoch"]), off(tp, d["leo"]), off(tp, d["hw"]), lep(tp, prev)
+                ),
+            )
             epochs[(bid, tp)] = d["leader_epoch"]
             follower_state[(bid, tp)] = (d["leader"], d["hw"])
         if followers:
@@ -232,7 +277,9 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
                 )
             per_leader: dict = {}
             for tp, d in followers:
-                per_leader.setdefault(d["leader"], []).append((m.tp_name(*tp), d["leader_epoch"], d["leo"]))
+                per_leader.setdefault(d["leader"], []).append(
+                    (m.tp_name(*tp), lep(tp, d["leader_epoch"]), off(tp, d["leo"]))
+                )
             for leader, states in sorted(per_leader.items()):
                 if leader in views:
                     host, port = views[bid].inter_broker_endpoint(leader)
@@ -253,12 +300,12 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
             name = m.tp_name(*tp)
             leo_before = d["leo"] + d["removed_records"]
             if d["offset"] >= leo_before:
-                add(t, bid, SERVER, m.truncating_no_effect(name, d["offset"], leo_before))
+                add(t, bid, SERVER, m.truncating_no_effect(name, off(tp, d["offset"]), off(tp, leo_before)))
             else:
-                add(t, bid, SERVER, m.truncating_log(name, d["offset"]))
+                add(t, bid, SERVER, m.truncating_log(name, off(tp, d["offset"])))
             leader, hw = follower_state.get((bid, tp), (None, None))
             if hw is not None and d["offset"] < hw:
-                add(t, bid, SERVER, m.truncating_below_hw(bid, leader, name, d["offset"], hw))
+                add(t, bid, SERVER, m.truncating_below_hw(bid, leader, name, off(tp, d["offset"]), off(tp, hw)))
 
     # -- controller requests handled on each broker (other than LeaderAndIsr, done above)
     for r in requests:
@@ -300,9 +347,15 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
             decided[(topic, part, epoch, cb, cep)] = t
             st = ctl.state.get((topic, part))
             isr = st["isr"] if st is not None else []
-            zkv = st["zk_version"] if st is not None else 0
+            zk = st["zk_version"] if st is not None else 0
             if cb in cluster.brokers:
-                add(t, cb, STATE, m.changed_partition(cb, cep, m.tp_name(topic, part), leader, epoch, isr, zkv))
+                tp = (topic, part)
+                add(
+                    t,
+                    cb,
+                    STATE,
+                    m.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), isr, zkv(tp, zk)),
+                )
         um_groups: dict = {}
         for r in cluster.log:
             if not r.is_controller or not _ok(r.sent):
@@ -349,4 +402,7 @@ def render(cluster, t0: float, t1: float, *, request_format: str = "json", views
             seq += 1
 
     lines.sort(key=lambda ln: (ln.time_ms, ln.seq))
+    if slots is not None:
+        for ln in lines:
+            ln.marked = MARK.search(ln.head) is not None or MARK.search(ln.tail) is not None
     return lines

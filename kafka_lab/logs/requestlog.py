@@ -35,6 +35,8 @@ import hashlib
 import json
 import math
 
+from .slots import BROKER_EPOCH, LEADER_EPOCH, OFFSET, ZK_VERSION
+
 __all__ = [
     "API_KEY_NAMES",
     "API_VERSIONS",
@@ -122,8 +124,10 @@ def phase_ms(t0: float, t1: float) -> float:
 class BrokerView:
     """What a request line needs to know about the broker that wrote it and its cluster."""
 
-    def __init__(self, cluster, broker_id: int, *, hosts=None, cluster_id: str = "kafka-lab-cluster-0000"):
+    def __init__(self, cluster, broker_id: int, *, hosts=None, cluster_id: str = "kafka-lab-cluster-0000", slots=None):
         self.cluster = cluster
+        #: a :class:`.slots.Slots`: offsets and epochs written as its marks (a window's copies continue them)
+        self.slots = slots
         self.broker_id = broker_id
         self.broker = cluster.brokers[broker_id]
         self.cluster_id = cluster_id
@@ -160,6 +164,32 @@ class BrokerView:
     def replicas(self, tp) -> list:
         st = self.cluster.controller.state.get(tp)
         return list(st["replicas"]) if st is not None else []
+
+    def offset(self, tp, value) -> int:
+        """An offset of partition ``tp`` (a mark of :attr:`slots`, if any)."""
+        return int(value) if self.slots is None else self.slots.mark(OFFSET, tp, value)
+
+    def leader_epoch(self, tp, value) -> int:
+        """A leader epoch of partition ``tp``."""
+        return int(value) if self.slots is None else self.slots.mark(LEADER_EPOCH, tp, value)
+
+    def zk_version(self, tp, value) -> int:
+        """The version of partition ``tp``'s state znode (``zkVersion``, ``currentIsrVersion``)."""
+        return int(value) if self.slots is None else self.slots.mark(ZK_VERSION, tp, value)
+
+    def broker_epoch_at(self, t: float) -> int:
+        """This broker's epoch at ``t`` ms, as the controller sends it: the one it registered with at its
+        last start-up before ``t`` (``Broker.lifecycle``), or its first."""
+        epoch = self.broker.first_broker_epoch
+        for when, event, detail in self.broker.lifecycle:
+            if event == "started" and when <= t:
+                epoch = detail
+        return epoch
+
+    def broker_epoch(self, bid: int, value) -> int:
+        """A broker epoch of broker ``bid``."""
+        value = int(value)
+        return value if self.slots is None else self.slots.mark(BROKER_EPOCH, (bid, value), value)
 
 
 def _listeners(broker) -> list:
@@ -214,9 +244,9 @@ def _fetch_request(req, view):
                 plist.append(
                     {
                         "partition": part,
-                        "currentLeaderEpoch": int(current),
-                        "fetchOffset": int(offset),
-                        "lastFetchedEpoch": int(last_epoch),
+                        "currentLeaderEpoch": view.leader_epoch(tp, current),
+                        "fetchOffset": view.offset(tp, offset),
+                        "lastFetchedEpoch": view.leader_epoch(tp, last_epoch),
                         "logStartOffset": 0,
                         "partitionMaxBytes": 1048576,
                     }
@@ -226,7 +256,7 @@ def _fetch_request(req, view):
                     {
                         "partition": part,
                         "currentLeaderEpoch": -1,
-                        "fetchOffset": int((p.get("offsets") or {}).get(tp, 0)),
+                        "fetchOffset": view.offset(tp, (p.get("offsets") or {}).get(tp, 0)),
                         "lastFetchedEpoch": -1,
                         "logStartOffset": -1,
                         "partitionMaxBytes": 1048576,
@@ -260,7 +290,7 @@ def _control_header(req, view):
     return {
         "controllerId": int(p["controller_id"]),
         "controllerEpoch": int(p["controller_epoch"]),
-        "brokerEpoch": int(view.broker.broker_epoch),
+        "brokerEpoch": view.broker_epoch(view.broker_id, view.broker_epoch_at(req.sent)),
     }
 
 
@@ -271,16 +301,16 @@ def _states_by_topic(states):
     return list(out.items())
 
 
-def _partition_state(st, p) -> dict:
+def _partition_state(st, p, view) -> dict:
     """The fields a partition's state has in both LeaderAndIsr and UpdateMetadata (their JSON schemas, in
     this order); each request adds its own after them."""
     return {
         "partitionIndex": st["partition"],
         "controllerEpoch": int(st.get("controller_epoch", p["controller_epoch"])),
         "leader": int(st["leader"]),
-        "leaderEpoch": int(st["leader_epoch"]),
+        "leaderEpoch": view.leader_epoch((st["topic"], st["partition"]), st["leader_epoch"]),
         "isr": [int(x) for x in st.get("isr", ())],
-        "zkVersion": int(st.get("zk_version", 0)),
+        "zkVersion": view.zk_version((st["topic"], st["partition"]), st.get("zk_version", 0)),
         "replicas": [int(x) for x in st.get("replicas", ())],
     }
 
@@ -295,7 +325,7 @@ def _leader_and_isr_request(req, view):
                 "topicName": topic,
                 "topicId": topic_id(topic),
                 "partitionStates": [
-                    {**_partition_state(st, p), "addingReplicas": [], "removingReplicas": [], "isNew": False}
+                    {**_partition_state(st, p, view), "addingReplicas": [], "removingReplicas": [], "isNew": False}
                     for st in sts
                 ],
             }
@@ -316,7 +346,7 @@ def _update_metadata_request(req, view):
             {
                 "topicName": topic,
                 "topicId": topic_id(topic),
-                "partitionStates": [{**_partition_state(st, p), "offlineReplicas": []} for st in sts],
+                "partitionStates": [{**_partition_state(st, p, view), "offlineReplicas": []} for st in sts],
             }
         )
     live = [
@@ -338,7 +368,7 @@ def _stop_replica_request(req, view):
                 "partitionStates": [
                     {
                         "partitionIndex": part,
-                        "leaderEpoch": int(stop[(topic, part)][0]),
+                        "leaderEpoch": view.leader_epoch((topic, part), stop[(topic, part)][0]),
                         "deletePartition": bool(stop[(topic, part)][1]),
                     }
                     for part in parts
@@ -359,20 +389,25 @@ def _alter_isr_request(req, view):
                 "partitions": [
                     {
                         "partitionIndex": part,
-                        "leaderEpoch": int(items[(topic, part)][0]),
+                        "leaderEpoch": view.leader_epoch((topic, part), items[(topic, part)][0]),
                         "newIsr": [int(x) for x in items[(topic, part)][1]],
-                        "currentIsrVersion": int(items[(topic, part)][2]),
+                        "currentIsrVersion": view.zk_version((topic, part), items[(topic, part)][2]),
                     }
                     for part in parts
                 ],
             }
         )
-    return {"brokerId": int(p["broker_id"]), "brokerEpoch": int(p.get("broker_epoch", -1)), "topics": topics}
+    return {"brokerId": int(p["broker_id"]), "brokerEpoch": _broker_epoch(p, view), "topics": topics}
 
 
 def _controlled_shutdown_request(req, view):
     p = req.payload
-    return {"brokerId": int(p["broker_id"]), "brokerEpoch": int(p.get("broker_epoch", -1))}
+    return {"brokerId": int(p["broker_id"]), "brokerEpoch": _broker_epoch(p, view)}
+
+
+def _broker_epoch(p, view) -> int:
+    """The broker epoch a broker's own request (AlterIsr, ControlledShutdown) carries."""
+    return view.broker_epoch(int(p["broker_id"]), p.get("broker_epoch", -1))
 
 
 _REQUESTS = {
@@ -415,7 +450,7 @@ def _produce_response(req, view):
                 {
                     "index": part,
                     "errorCode": _code(err),
-                    "baseOffset": int(bases[tp]) if ok else -1,
+                    "baseOffset": view.offset(tp, bases[tp]) if ok else -1,
                     "logAppendTimeMs": -1,
                     "logStartOffset": 0 if ok else -1,
                     "recordErrors": [],
@@ -447,15 +482,19 @@ def _fetch_response(req, view):
                 hw = r[0] if r is not None else -1
                 size = batch_bytes(r[1]) if r is not None else 0
                 diverging = None
+            hw = view.offset(tp, hw)
             d = {
                 "partition": part,
                 "errorCode": _code(err),
-                "highWatermark": int(hw),
-                "lastStableOffset": int(hw),
+                "highWatermark": hw,
+                "lastStableOffset": hw,
                 "logStartOffset": 0 if err == "NONE" else -1,
             }
             if diverging is not None:
-                d["divergingEpoch"] = {"epoch": int(diverging[0]), "endOffset": int(diverging[1])}
+                d["divergingEpoch"] = {
+                    "epoch": view.leader_epoch(tp, diverging[0]),
+                    "endOffset": view.offset(tp, diverging[1]),
+                }
             d["abortedTransactions"] = None
             d["preferredReadReplica"] = -1
             d["recordSetSizeInBytes"] = int(size)
@@ -481,7 +520,7 @@ def _metadata_response(req, view):
                     "errorCode": _code(err),
                     "partitionIndex": part,
                     "leaderId": int(leader),
-                    "leaderEpoch": int(epoch),
+                    "leaderEpoch": view.leader_epoch((topic, part), epoch),
                     "replicaNodes": replicas,
                     "isrNodes": replicas,
                     "offlineReplicas": [],
@@ -556,9 +595,9 @@ def _alter_isr_response(req, view):
                     "partitionIndex": part,
                     "errorCode": _code(err),
                     "leaderId": int(leader),
-                    "leaderEpoch": int(epoch),
+                    "leaderEpoch": view.leader_epoch((topic, part), epoch),
                     "isr": [int(x) for x in (isr or [])],
-                    "currentIsrVersion": int(zkv),
+                    "currentIsrVersion": view.zk_version((topic, part), zkv),
                 }
             )
         topics.append({"name": topic, "partitions": plist})

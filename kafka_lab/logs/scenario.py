@@ -26,18 +26,25 @@ a learner find: the spike on a broker without the control plane holds its Leader
 and its metadata stays stale longer.
 
 Every window copy continues each client's correlation ids (:class:`.render.Line`), so request ids do
-not repeat. Known simplifications, each a consequence of the replay: offsets and leader epochs inside
-a window restart with each copy (so a restarted broker's broker epoch is 2 in every restart window);
-a broker is down for :data:`DOWN_MS` (a real restart also spends time on the JVM and log recovery,
-and logs it); the preferred-replica election comes at the end of the restart window, where Kafka's
-``leader.imbalance.check.interval.seconds`` (300) may wait longer; the start-up election is written
-by :func:`controller_startup`.
+not repeat, and where the copies before it left each partition's offsets, leader epoch and zkVersion
+and each broker's epoch (:class:`_Counters`, :mod:`.slots`): a partition's offsets go on from the most
+records any replica had at the end of the copy before, so they only fall where a follower truncates;
+a restart gives the broker an epoch above every other. Known simplifications, each a consequence of
+the replay: every copy of a window repeats its pattern (the same requests, records per request, and
+leader moves; only the numbers go on); a copy starts with every partition's preferred leader, so after
+a copy that moved one the leader changes back, at the same leader epoch, with no election logged; at a
+copy's start every replica of a partition has the same log end, so a follower that lagged at the end of
+the copy before skips ahead without fetching; the log start
+offset stays 0 (nothing is deleted); a broker is down for :data:`DOWN_MS` (a real restart also spends time
+on the JVM and log recovery, and logs it); the preferred-replica election comes at the end of the
+restart window, where Kafka's ``leader.imbalance.check.interval.seconds`` (300) may wait longer; the
+start-up election is written by :func:`controller_startup`.
 
 :func:`generate` streams: memory is the windows' lines plus counters, whatever the hours. The windows
 can be simulated by worker processes (``workers``, :mod:`.pool`) while the copies are written. Each copy of
 a window is written as one block per file (:func:`_write_copy`: the window's text, prepared once, with
-each copy's dates and correlation ids put in), byte for byte what writing it line by line gives; a
-copy with a damaged line, or whose lines straddle a second, is written line by line. The ground
+each copy's dates, correlation ids, offsets and epochs put in), byte for byte what writing it line by
+line gives; a copy with a damaged line, or whose lines straddle a second, is written line by line. The ground
 truth (:func:`generate`'s return value, also written as ``ground-truth.json``) is computed from the
 simulation's own records of what was written: lines per file, per broker/API/listener request counts
 and exact percentiles of each phase, truncated records per partition, metadata staleness windows.
@@ -61,6 +68,7 @@ from .damage import Damage
 from .pool import window_pool
 from .render import CONTROLLER, REQUEST, SERVER, Line, controller_channel, render, server_startup
 from .requestlog import API_KEY_NAMES, BrokerView, phase_ms
+from .slots import BROKER_EPOCH, LEADER_EPOCH, MARK, OFFSET, ZK_VERSION, Slots, decode
 from .writer import LogWriter
 
 __all__ = [
@@ -104,6 +112,9 @@ RESTART_AT_MS, DOWN_MS, REBALANCE_AT_MS = 500.0, 4000.0, 7000.0
 #: the name suffix of the windows after the rolling restart (a new controller, controller epoch 2)
 NEW_CONTROLLER = "/epoch-2"
 DEFAULT_START = "2024-03-04T00:00:00"
+#: in a window's text as a copy plan splits it, a line's date and a request's correlation id: numbers of a
+#: mark's shape that no mark has (:mod:`.slots`), so that one regular expression finds every slot
+_DATE, _ID = 7 * 10**18 + (10**18 - 1), 7 * 10**18 + (10**18 - 2)
 QUANTILES = (0.5, 0.99)
 
 
@@ -128,6 +139,13 @@ class Window:
     #: restarts and controller changes: (time_ms, event, broker id, detail), from the simulation's records
     events: list = field(default_factory=list)
     controller: tuple = (1, 1)  # (controller id, epoch) at the window's end
+    #: the counters the lines' marks name (:attr:`.slots.Slots.keys`): (kind, subject)
+    keys: list = field(default_factory=list)
+    #: (kind, (topic, partition)) -> how far the window moves the partition's counter: its log end (the
+    #: most any replica has at the end; the logs start empty), leader epoch and zkVersion changes
+    advance: dict = field(default_factory=dict)
+    #: broker -> (its broker epoch at the window's start, at its end)
+    broker_epochs: dict = field(default_factory=dict)
 
 
 def _cluster(n_brokers: int, seed: int, controller: tuple | None = None):
@@ -161,6 +179,8 @@ def _window(
 ) -> Window:
     cluster = _cluster(n_brokers, seed, controller)
     tps = cluster.partitions_of(TOPIC)
+    first = {tp: (st["leader_epoch"], st["zk_version"]) for tp, st in cluster.controller.state.items()}
+    first_epochs = {bid: b.broker_epoch for bid, b in cluster.brokers.items()}
     duration = float(WINDOW_MS if restart is None else RESTART_MS)
     rebalance = []
     if restart is not None:  # a rolling restart's step: this broker restarts, then gets its leaders back
@@ -180,9 +200,19 @@ def _window(
         new_leader = next(r for r in cluster.controller.state[moved]["replicas"] if r != spike_on)
         cluster.controller.elect_leader(moved, new_leader, at_ms=2.0)
     res = cluster.run(duration)
-    views = {bid: BrokerView(cluster, bid) for bid in cluster.brokers}
-    lines = render(cluster, 0.0, duration, request_format=fmt, views=views)
+    slots = Slots()
+    views = {bid: BrokerView(cluster, bid, slots=slots) for bid in cluster.brokers}
+    lines = render(cluster, 0.0, duration, request_format=fmt, views=views, slots=slots)
     ctl = cluster.controller
+    advance = {}
+    for tp, st in ctl.state.items():
+        logs = [
+            b.replica_manager.partitions[tp].log for b in cluster.brokers.values() if tp in b.replica_manager.partitions
+        ]
+        advance[(OFFSET, tp)] = max((log.leo for log in logs), default=0)
+        advance[(LEADER_EPOCH, tp)] = st["leader_epoch"] - first[tp][0]
+        advance[(ZK_VERSION, tp)] = st["zk_version"] - first[tp][1]
+    broker_epochs = {bid: (first_epochs[bid], b.broker_epoch) for bid, b in cluster.brokers.items()}
     if rebalance:  # the automatic preferred-replica election, as the controller logs it
         t = REBALANCE_AT_MS
         cid = ctl.controller_at(t)[0]
@@ -264,6 +294,9 @@ def _window(
         int(duration),
         events,
         (ctl.id, ctl.epoch),
+        list(slots.keys),
+        advance,
+        broker_epochs,
     )
 
 
@@ -554,6 +587,7 @@ def generate(
         start_ms = int(t0.timestamp() * 1000)
         dmg = Damage(damage, seed=seed)
         bases: dict = {}  # client -> next correlation id
+        counters = _Counters()  # each partition's offsets and epochs, each broker's epoch, as the copies leave them
         copies: dict = {}  # window name -> copies written
         plans: dict = {}  # window name -> _CopyPlan
         any_w = windows["steady-low"]  # every steady window ends with the preferred leaders
@@ -576,15 +610,17 @@ def generate(
                     for lmm in m.auto_rebalance(controller_id, ratios):
                         w.write(controller_id, CONTROLLER, base_ms, _fmt(lmm))
                 if win.events:
-                    _record_events(win, off, restarts, controllers)
+                    _record_events(win, off, restarts, controllers, counters)
                     controller_id = win.controller[0]
-                if not _write_copy(w, dmg, win, base_ms, bases, plans):
+                shifts = counters.shifts(win)
+                if not _write_copy(w, dmg, win, base_ms, bases, plans, shifts):
                     for ln in win.lines:
                         t = base_ms + ln.time_ms
-                        text = ln.text(None if ln.client is None else bases.get(ln.client, 0) + ln.correlation_id)
-                        _write(w, dmg, ln, t, text)
+                        corr = None if ln.client is None else bases.get(ln.client, 0) + ln.correlation_id
+                        _write(w, dmg, ln, t, ln.text(corr, shifts))
                 for c, n in win.corr_span.items():
                     bases[c] = bases.get(c, 0) + n
+                counters.advance(win)
                 if progress is not None:
                     progress(win.duration_ms // WINDOW_MS)
             files = w.close()
@@ -610,13 +646,90 @@ def generate(
     return truth
 
 
+class _Counters:
+    """Where the copies written so far leave each counter a window's marks name (:mod:`.slots`), and so
+    each copy's shifts: a partition's offsets go on from the most records any replica had at the end of
+    the copies before (its log end), its leader epoch and zkVersion from where they left them.
+
+    A broker's epoch is a counter per broker for the epoch every window starts it with, and one more for
+    a restart's new epoch: a restart takes one above every broker's epoch (``Broker.start_up``; in
+    ZooKeeper mode, the czxid of its new registration), the highest the run has reached so far.
+
+    Each counter has a place in :attr:`values`; a window's shifts are one gather (:meth:`shifts`)."""
+
+    __slots__ = ("index", "values", "epochs", "windows")
+
+    def __init__(self):
+        self.index: dict = {}  # (kind, subject) -> place in values
+        self.values = np.zeros(64, dtype=np.int64)
+        self.epochs: dict = {}  # broker -> its broker epoch in the run (from the first window it is in)
+        self.windows: dict = {}  # window name -> (places of its keys, places it advances, by how much)
+
+    def _place(self, key) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.index)
+            if i == len(self.values):
+                self.values = np.concatenate([self.values, np.zeros_like(self.values)])
+        return i
+
+    def _prepared(self, win: Window):
+        got = self.windows.get(win.name)
+        if got is None:
+            places = []
+            for kind, subject in win.keys:
+                if kind == BROKER_EPOCH:  # (broker, epoch in the window)
+                    b, e = subject
+                    key = (BROKER_EPOCH, b) if e == win.broker_epochs[b][0] else (BROKER_EPOCH, None)
+                    places.append(self._place(key))
+                else:
+                    places.append(self._place((kind, subject)))
+            moved = [(self._place(k), v) for k, v in win.advance.items() if v]
+            got = self.windows[win.name] = (
+                np.array(places, dtype=np.int64),
+                np.array([p for p, _ in moved], dtype=np.int64),
+                np.array([v for _, v in moved], dtype=np.int64),
+            )
+        return got
+
+    def shifts(self, win: Window) -> np.ndarray:
+        """Per key of ``win`` (:attr:`Window.keys`), what its copy now adds to the window's value."""
+        places, _m, _v = self._prepared(win)
+        for b, (first, _last) in win.broker_epochs.items():
+            self.values[self._place((BROKER_EPOCH, b))] = self.epochs.get(b, first) - first
+        top = max(self.epochs.get(b, first) for b, (first, _l) in win.broker_epochs.items()) if win.broker_epochs else 0
+        top_first = max((first for first, _l in win.broker_epochs.values()), default=0)
+        self.values[self._place((BROKER_EPOCH, None))] = top - top_first
+        return self.values[places]
+
+    def broker_epoch(self, win: Window, b: int, epoch: int) -> int:
+        """The broker epoch ``epoch`` of broker ``b`` in ``win`` is, in the copy about to be written."""
+        first = win.broker_epochs[b][0]
+        if epoch == first:
+            return self.epochs.get(b, first)
+        top = max(self.epochs.get(c, f) for c, (f, _l) in win.broker_epochs.items())
+        return top + epoch - max(f for f, _l in win.broker_epochs.values())
+
+    def advance(self, win: Window) -> None:
+        """After a copy of ``win``: each counter where the copy left it."""
+        _p, moved, by = self._prepared(win)
+        self.values[moved] += by
+        changed = {
+            b: self.broker_epoch(win, b, last) for b, (first, last) in win.broker_epochs.items() if last != first
+        }
+        self.epochs.update(changed)
+
+
 class _CopyPlan:
     """What every copy of one window writes, prepared once: per file, its lines' positions, and the
-    pieces of the file's block (``"".join``-ed per copy): each line's date up to the second and a
-    request's correlation id go into empty slots between constant pieces, made for the milliseconds
-    the lines fall on."""
+    pieces of the file's block (``"".join``-ed per copy): constant text, and between each two a slot for
+    a line's date up to the second, a request's correlation id, or an offset or epoch (a mark of
+    :mod:`.slots`: the window's value plus the copy's shift of its counter); the constants made for the
+    milliseconds the lines fall on. A copy makes its slots' strings once (:meth:`sources`: the date,
+    each request's correlation id, each distinct mark's value), and each file takes its own from them in
+    one gather (``take``: which source each slot, the odd pieces, gets)."""
 
-    __slots__ = ("times", "files", "clients", "pieces", "multiline")
+    __slots__ = ("times", "files", "clients", "corr", "pieces", "multiline", "keys", "raw")
 
     def __init__(self, win: Window):
         lines = win.lines
@@ -624,53 +737,72 @@ class _CopyPlan:
         self.times = np.array([ln.time_ms for ln in lines], dtype=np.float64)
         self.clients = sorted({ln.client for ln in lines if ln.client is not None})
         client_index = {c: i for i, c in enumerate(self.clients)}
+        requests = [i for i, ln in enumerate(lines) if ln.client is not None]
+        self.corr = (
+            np.array([client_index[lines[i].client] for i in requests], dtype=np.int64),
+            np.array([lines[i].correlation_id for i in requests], dtype=np.int64),
+        )
+        self.files, self.pieces = [], (None, None)  # (milliseconds of each line, {file key: pieces})
+        self.keys = self.raw = np.zeros(0, dtype=np.int64)
+        if self.multiline:  # written line by line
+            return
+        request_source = {i: 1 + j for j, i in enumerate(requests)}  # sources: date, ids, mark values
         by_file: dict = {}
         for i, ln in enumerate(lines):
             by_file.setdefault((ln.broker, ln.file), []).append(i)
-        self.files = []
+        marks = []  # per file, its marks (as written) and where they are among its slots
+        date, corr = str(_DATE), str(_ID)
         for key, idx in by_file.items():
-            req = [i for i in idx if lines[i].client is not None]
-            dates, ids, k = [], [], 0  # slots: each line is date, text[, id, tail]
+            text = []
             for i in idx:
-                dates.append(k)
-                k += 2
-                if lines[i].client is not None:
-                    ids.append(k)
-                    k += 2
-            self.files.append(
-                (
-                    key,
-                    idx,
-                    np.array(dates, dtype=np.int64),
-                    np.array(ids, dtype=np.int64),
-                    np.array([client_index[lines[i].client] for i in req], dtype=np.int64),
-                    np.array([lines[i].correlation_id for i in req], dtype=np.int64),
-                )
-            )
-        self.pieces: tuple = (None, None)  # (milliseconds of each line, {file key: object array of pieces})
+                ln = lines[i]
+                text += (date, ln.head, "\n") if ln.client is None else (date, ln.head, corr, ln.tail, "\n")
+            parts = MARK.split("".join(text))  # constant, slot, constant, ..., constant
+            slots = np.array(parts[1::2]).astype(np.int64)
+            take = np.zeros(len(slots), dtype=np.int64)
+            dates = np.flatnonzero(slots == _DATE)
+            take[slots == _ID] = [request_source[i] for i in idx if lines[i].client is not None]
+            at = np.flatnonzero(slots < _ID)
+            marks.append((slots[at], at))
+            self.files.append((key, idx, take, 2 * dates + 2, parts))
+        every = np.concatenate([m for m, _at in marks]) if marks else np.zeros(0, dtype=np.int64)
+        distinct, which = np.unique(every, return_inverse=True)
+        self.keys, self.raw = decode(distinct)
+        first, n = 1 + len(requests), 0
+        for (_m, at), (_k, _i, take, _d, _p) in zip(marks, self.files, strict=True):
+            take[at] = first + which[n : n + len(at)]
+            n += len(at)
 
-    def pieces_for(self, lines: list, millis: np.ndarray) -> dict:
+    def pieces_for(self, millis: np.ndarray) -> dict:
         if self.pieces[0] is None or not np.array_equal(self.pieces[0], millis):
             out = {}
-            for key, idx, _d, _i, _c, _n in self.files:
-                parts = []
-                for i in idx:
-                    ln = lines[i]
-                    parts += [None, f"{int(millis[i]):03d}]{ln.head}"]
-                    if ln.client is not None:
-                        parts += [None, ln.tail]
-                    parts[-1] += "\n"
+            for key, idx, _t, firsts, parts in self.files:
                 arr = np.empty(len(parts), dtype=object)
                 arr[:] = parts
+                for at, i in zip(firsts.tolist(), idx, strict=True):  # each line's text starts "SSS]"
+                    arr[at] = f"{int(millis[i]):03d}]{parts[at]}"
                 out[key] = arr
             self.pieces = (millis, out)
         return self.pieces[1]
 
+    def sources(self, date: str, bases: dict, shifts: np.ndarray) -> np.ndarray:
+        """A copy's strings for the slots: its date, each request's correlation id (``bases``: each
+        client's first), and each distinct mark's value plus its counter's shift."""
+        clients, corr = self.corr
+        base = np.array([bases.get(c, 0) for c in self.clients], dtype=np.int64)
+        out = np.empty(1 + len(corr) + len(self.raw), dtype=object)
+        out[0] = date
+        out[1:] = list(map(str, np.concatenate([base[clients] + corr, self.raw + shifts[self.keys]]).tolist()))
+        return out
 
-def _write_copy(w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dict, plans: dict) -> bool:
+
+def _write_copy(
+    w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dict, plans: dict, shifts: np.ndarray
+) -> bool:
     """Write one copy of ``win`` at ``base_ms`` a block per file, byte for byte what the line-by-line loop
     of :func:`generate` writes; False (nothing written, no random draw consumed) when the copy needs that
-    loop: a damaged line in it, or lines in more than one second (a start between whole seconds)."""
+    loop: a damaged line in it, or lines in more than one second (a start between whole seconds).
+    ``shifts``: per key of the window's marks, what this copy adds (:meth:`_Counters.shifts`)."""
     if not win.lines:
         return True
     plan = plans.get(win.name)
@@ -688,14 +820,11 @@ def _write_copy(w: LogWriter, dmg: Damage, win: Window, base_ms: int, bases: dic
         if any(rnd() < f for _ in range(len(win.lines))):
             dmg.rng.setstate(state)
             return False
-    pieces = plan.pieces_for(win.lines, ms - second * 1000)
-    date = w.fmt.second(second)
-    base = np.array([bases.get(c, 0) for c in plan.clients], dtype=np.int64)
-    for key, idx, dates, ids, clients, corr in plan.files:
+    pieces = plan.pieces_for(ms - second * 1000)
+    sources = plan.sources(w.fmt.second(second), bases, shifts)
+    for key, idx, take, _f, _p in plan.files:
         block = pieces[key].copy()
-        block[dates] = date
-        if len(ids):
-            block[ids] = list(map(str, (base[clients] + corr).tolist()))
+        block[1::2] = sources[take]
         w.write_block(key[0], key[1], second * 1000, "".join(block.tolist()), len(idx))
     return True
 
@@ -742,16 +871,16 @@ def _imbalance(end_state: dict, brokers: int) -> dict:
     return {b: (off / n if n else 0.0) for b, (n, off) in pref.items()}
 
 
-def _record_events(win: Window, off: int, restarts: list, controllers: list) -> None:
-    """The ground truth of a restart window's copy at ``off`` ms: each broker's restart and each controller
-    change, at their times in the run (ms from its start)."""
+def _record_events(win: Window, off: int, restarts: list, controllers: list, counters: _Counters) -> None:
+    """The ground truth of a restart window's copy at ``off`` ms: each broker's restart (with the broker
+    epoch the copy writes) and each controller change, at their times in the run (ms from its start)."""
     steps: dict = {}
     for t, ev, bid, d in win.events:
         at = off + math.floor(t)  # log4j writes whole milliseconds
         if ev in ("shutting_down", "controlled_shutdown_succeeded", "shut_down", "started"):
             steps.setdefault(bid, {"broker": bid})[f"{ev}_ms"] = at
             if ev == "started":
-                steps[bid]["broker_epoch"] = d
+                steps[bid]["broker_epoch"] = counters.broker_epoch(win, bid, d)
         elif ev in ("resigned", "elected"):
             controllers.append({"time_ms": at, "controller": bid, "epoch": d["epoch"], "event": ev})
     restarts.extend(steps[b] for b in sorted(steps))

@@ -63,6 +63,7 @@ class Broker:
         self.settings = settings = settings or ModelSettings()
         self.id = cfg.broker_id
         self.broker_epoch = broker_epoch  # KIP-380: the czxid of its registration znode
+        self.first_broker_epoch = broker_epoch  # before any restart (each start-up's is in lifecycle)
         self.online = True  # False between a shutdown and the next start-up (:mod:`.lifecycle`)
         self.lifecycle: list = []  # (time_ms, event, detail): its shutdowns and start-ups
         self.cluster = cluster
