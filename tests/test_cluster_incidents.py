@@ -402,3 +402,80 @@ def test_bad_incident_options_get_a_clear_error(kw, error, message):
 def test_bad_cluster_arguments_get_a_clear_error(kw, error, message):
     with pytest.raises(error, match=re.escape(message)):
         Cluster(**kw)
+
+
+@pytest.mark.parametrize(
+    "name, assignment, error, message",
+    [
+        # Topic.validate (2.8), InvalidTopicException
+        ("", None, "InvalidTopicException", "Topic name is illegal, it can't be empty"),
+        (".", None, "InvalidTopicException", 'Topic name cannot be "." or ".."'),
+        ("..", None, "InvalidTopicException", 'Topic name cannot be "." or ".."'),
+        (
+            "x" * 250,
+            None,
+            "InvalidTopicException",
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250,
+        ),
+        (  # Java counts UTF-16 code units: 125 emoji are 250 of them, too long before the character check
+            "\N{GRINNING FACE}" * 125,
+            None,
+            "InvalidTopicException",
+            "it can't be longer than 249 characters",
+        ),
+        (
+            "a/b",
+            None,
+            "InvalidTopicException",
+            "Topic name \"a/b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        ),
+        ("caf\N{LATIN SMALL LETTER E WITH ACUTE}", None, "InvalidTopicException", "contains a character other than"),
+        ("orders_v1", None, "InvalidTopicException", "Topic 'orders_v1' collides with existing topics: orders.v1"),
+        ("orders.v1", None, "TopicExistsException", "Topic 'orders.v1' already exists."),
+        # AdminZkClient.validateTopicCreate (2.8), InvalidReplicaAssignmentException
+        ("t", {0: [1, 1]}, "InvalidReplicaAssignmentException", "Duplicate replica assignment found: {0: [1, 1]}"),
+        (
+            "t",
+            {0: [1, 2], 1: [2]},
+            "InvalidReplicaAssignmentException",
+            "All partitions should have the same number of replicas",
+        ),
+        ("t", {}, "InvalidReplicaAssignmentException", "All partitions should have the same number of replicas"),
+        (
+            "t",
+            {1: [1], 2: [2]},
+            "InvalidReplicaAssignmentException",
+            "partitions should be a consecutive 0-based integer sequence",
+        ),
+        (  # Kafka's sum check lets {-1, 1} through; the model does not
+            "t",
+            {-1: [1], 1: [2]},
+            "InvalidReplicaAssignmentException",
+            "partitions should be a consecutive 0-based integer sequence",
+        ),
+        ("t", {0: []}, "InvalidReplicaAssignmentException", "Cannot have replication factor of 0 for partition id 0."),
+        # what the model cannot hold
+        ("t", {0: [1], 1: [9]}, "ValueError", "partition 1 names broker(s) [9] not in the cluster [1, 2, 3]"),
+        ("t", {0: 1}, "TypeError", "each partition's replicas are a list of broker ids, got 1"),
+        (7, None, "TypeError", "a topic name is a string, got int 7"),
+    ],
+)
+def test_create_topic_refuses_what_kafka_refuses_and_creates_nothing(name, assignment, error, message):
+    c = Cluster(3, seed=0)
+    c.create_topic("orders.v1", 1, 1)
+    before = {bid: set(b.replica_manager.partitions) for bid, b in c.brokers.items()}
+    with pytest.raises((ValueError, TypeError)) as info:
+        c.create_topic(name, 2, 1, assignment=assignment)
+    assert type(info.value).__name__ == error and message in str(info.value), repr(info.value)
+    # nothing of the refused topic exists anywhere: not half of it
+    assert set(c.topics) == {"orders.v1"} and set(c.controller.state) == {("orders.v1", 0)}
+    assert {bid: set(b.replica_manager.partitions) for bid, b in c.brokers.items()} == before
+    if error.endswith("Exception"):  # Kafka's class, still a ValueError to ordinary Python code
+        assert isinstance(info.value, ValueError) and info.value.java_class.endswith(error)
+
+
+def test_create_topic_takes_every_name_kafka_takes():
+    c = Cluster(3, seed=0)
+    for name in ("a", "x" * 249, "Orders-2024_v1.0", "..."):
+        assert c.create_topic(name, 1, 1)
+    assert c.create_topic("t", 2, 2, assignment={1: [2, 3], 0: [1, 2]}) == {1: [2, 3], 0: [1, 2]}
