@@ -404,6 +404,20 @@ def test_bad_cluster_arguments_get_a_clear_error(kw, error, message):
         Cluster(**kw)
 
 
+def test_broker_ids_above_reserved_broker_max_id_are_refused_as_kafka_refuses_them():
+    """KafkaConfig (2.8): a configured broker.id is at most reserved.broker.max.id (1000 by default) unless
+    ids are not generated; the cluster's brokers are configured by their ids."""
+    says = (
+        "requirement failed: broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id"
+    )
+    for brokers in ([1, 1001], {1001: {}}):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            Cluster(brokers)
+    assert sorted(Cluster([1, 1000]).brokers) == [1, 1000]
+    assert sorted(Cluster([1001], broker_overrides={"reserved.broker.max.id": 5000}).brokers) == [1001]
+    assert sorted(Cluster([1001], broker_overrides={"broker_id_generation_enable": False}).brokers) == [1001]
+
+
 @pytest.mark.parametrize(
     "name, assignment, error, message",
     [

@@ -961,6 +961,26 @@ MUTATIONS = [
         "a refused topic leaves nothing behind: every check passes before the first partition is created",
         "AdminZkClient.createTopicWithAssignment: validateTopicCreate before writeTopicPartitionAssignment",
     ),
+    Mutation(
+        "broker-id-above-reserved-max",
+        (
+            (
+                "kafka_lab/listeners/resolve.py",
+                '            -1 <= broker_id <= p.get("reserved.broker.max.id", MAX_RESERVED_BROKER_ID),',
+                "            -1 <= broker_id,",
+            ),
+        ),
+        "a configured broker.id is at most reserved.broker.max.id (1000 by default) while ids are generated",
+        "KafkaConfig.validateValues: require(brokerId >= -1 && brokerId <= maxReservedBrokerId, ...)",
+    ),
+    M(
+        "broker-config-drops-reserved-max-id",
+        "config.py",
+        '_TYPED_LISTENER_KEYS = ("port", "advertised.port", "broker.id", "reserved.broker.max.id", "broker.id.generation.enable")',
+        '_TYPED_LISTENER_KEYS = ("port", "advertised.port", "broker.id")',
+        "a broker's reserved.broker.max.id and broker.id.generation.enable reach the broker.id check, as ints or bools",
+        "KafkaConfig: reserved.broker.max.id (INT), broker.id.generation.enable (BOOLEAN)",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",
