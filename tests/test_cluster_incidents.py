@@ -321,7 +321,14 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
 @pytest.mark.parametrize(
     "kw, message",
     [
-        ({"acks": 2}, "String must be one of: all, -1, 0, 1"),
+        ({"acks": 2}, "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+        # ProducerConfig's acks is a STRING, ValidString.in("all", "-1", "0", "1"): trimmed, case-sensitive
+        ({"acks": "2"}, "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+        ({"acks": "ALL"}, "Invalid value ALL for configuration acks: String must be one of: all, -1, 0, 1"),
+        ({"acks": ""}, "Invalid value  for configuration acks: String must be one of: all, -1, 0, 1"),
+        # a bool is an int to Python, not an acks value to Kafka
+        ({"acks": True}, "acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got bool True"),
+        ({"acks": 1.0}, "acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got float 1.0"),
         (
             {"delivery_timeout_ms": 100},
             "delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms",
@@ -348,6 +355,19 @@ def test_producer_settings_are_checked_with_kafkas_messages(kw, message):
     c.create_topic("t", 1, 3)
     with pytest.raises((ValueError, TypeError), match=re.escape(message)):
         c.producer("p", topic="t", **kw)
+
+
+@pytest.mark.parametrize(
+    "acks, sent",
+    [("all", -1), ("-1", -1), (" all ", -1), ("0", 0), ("1", 1), (" 1", 1), (-1, -1), (0, 0), (1, 1), (np.int64(1), 1)],
+)
+def test_the_producer_takes_every_acks_value_kafka_takes(acks, sent):
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", topic="t", acks=acks)
+    assert p.acks == sent and type(p.acks) is int
+    (batch,) = p.produce()
+    assert batch.acks == sent
 
 
 def test_the_ledger_totals_match_the_per_outcome_table():

@@ -981,6 +981,30 @@ MUTATIONS = [
         "a broker's reserved.broker.max.id and broker.id.generation.enable reach the broker.id check, as ints or bools",
         "KafkaConfig: reserved.broker.max.id (INT), broker.id.generation.enable (BOOLEAN)",
     ),
+    M(
+        "acks-bool-accepted",
+        "producer.py",
+        "    if isinstance(acks, (bool, np.bool_)) or not isinstance(acks, numbers.Integral):\n",
+        "    if not isinstance(acks, numbers.Integral):\n",
+        "acks=True is not acks=1: a bool is no acks value (Python counts it an int)",
+        'ProducerConfig: acks is Type.STRING, ValidString.in("all", "-1", "0", "1")',
+    ),
+    M(
+        "acks-string-numbers-refused",
+        "producer.py",
+        '_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}',
+        '_ACKS = {"all": -1, "-1": -1}',
+        "acks takes the strings Kafka takes: all, -1, 0, 1",
+        'ProducerConfig: ValidString.in("all", "-1", "0", "1")',
+    ),
+    M(
+        "acks-string-untrimmed",
+        "producer.py",
+        "        value = java_trim(acks)\n",
+        "        value = acks\n",
+        "an acks string is trimmed before it is validated, as ConfigDef trims every STRING",
+        "ConfigDef.parseType: case STRING -> trimmed",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",

@@ -39,6 +39,10 @@ import math
 import numbers
 from collections import deque
 
+import numpy as np
+
+from kafka_lab.listeners.endpoint import java_trim
+
 from .distributions import Exponential
 from .records import Request
 from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
@@ -67,6 +71,31 @@ _AT_LEAST = {
     "metadata.max.age.ms": 0,
     "linger.ms": 0,
 }
+
+
+#: ProducerConfig's ``acks`` (2.8): a STRING setting, ``ConfigDef.ValidString.in("all", "-1", "0", "1")``
+_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}
+
+
+def _parse_acks(acks) -> int:
+    """``acks`` as the int a ProduceRequest carries (``all`` is -1).
+
+    Kafka takes the strings ``"all"``, ``"-1"``, ``"0"`` and ``"1"`` (trimmed first, as ConfigDef trims every
+    string, and compared case-sensitively); the model takes those and the ints -1, 0 and 1. A bool is not an
+    acks value (``True`` would otherwise pass as 1).
+    """
+    if isinstance(acks, str):
+        value = java_trim(acks)
+        if value not in _ACKS:
+            raise ValueError(f"Invalid value {value} for configuration acks: String must be one of: all, -1, 0, 1")
+        return _ACKS[value]
+    if isinstance(acks, (bool, np.bool_)) or not isinstance(acks, numbers.Integral):
+        raise TypeError(
+            f"acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got {type(acks).__name__} {acks!r}"
+        )
+    if acks not in (-1, 0, 1):
+        raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
+    return int(acks)
 
 
 class ProducerBatch:
@@ -254,10 +283,7 @@ class KafkaProducer(_MetadataClient):
                 raise TypeError(f"{key.replace('.', '_')} is a finite number, got {value!r}")
             if value < low:
                 raise ValueError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
-        if acks in ("all", "-1"):
-            acks = -1
-        if acks not in (0, 1, -1):
-            raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
+        acks = _parse_acks(acks)
         if records_per_batch < 1:
             raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
