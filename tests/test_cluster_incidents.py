@@ -348,6 +348,18 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
             "Invalid value 0 for configuration max.in.flight.requests.per.connection: Value must be at least 1",
         ),
         ({"linger_ms": float("nan")}, "linger_ms is a finite number"),
+        # a partition the topic does not have: Kafka's producer would block max.block.ms, then fail; the
+        # model's batches once waited forever
+        (
+            {"partitions": [0, 99]},
+            "partition 99 of topic 't' does not exist: its partitions are 0 to 0 (Kafka's producer would wait "
+            "max.block.ms, then fail: Partition 99 of topic t with partition count 1 is not present in metadata "
+            "after 60000 ms.)",
+        ),
+        ({"partitions": [-1]}, "partition -1 of topic 't' does not exist"),
+        ({"partitions": [("u", 0)]}, "('u', 0) is not a partition of 't', the topic this producer writes to"),
+        ({"partitions": [True]}, "a partition is an int or a (topic, partition) pair, got True"),
+        ({"partitions": []}, "partitions is None (the sticky partitioner) or a non-empty list"),
     ],
 )
 def test_producer_settings_are_checked_with_kafkas_messages(kw, message):

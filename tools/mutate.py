@@ -1005,6 +1005,14 @@ MUTATIONS = [
         "an acks string is trimmed before it is validated, as ConfigDef trims every STRING",
         "ConfigDef.parseType: case STRING -> trimmed",
     ),
+    M(
+        "producer-unknown-partition-accepted",
+        "producer.py",
+        "            if (topic, p) not in known:\n",
+        "            if False:\n",
+        "a producer's fixed partitions are partitions of its topic (else its batches would wait forever)",
+        "KafkaProducer.waitOnMetadata: TimeoutException after max.block.ms for a partition not in metadata",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",

@@ -298,7 +298,7 @@ class KafkaProducer(_MetadataClient):
         self.acks = acks
         self.cfg = cfg
         self.records_per_batch = records_per_batch
-        self.fixed = None if partitions is None else [tp if isinstance(tp, tuple) else (topic, tp) for tp in partitions]
+        self.fixed = None if partitions is None else self._fixed_partitions(partitions)
         self.rng = rng if rng is not None else cluster.rng(f"producer:{client_id}")
         self.accumulator: dict = {}  # tp -> deque of batches not in flight
         self.batches: list[ProducerBatch] = []
@@ -307,6 +307,35 @@ class KafkaProducer(_MetadataClient):
         self._wake_at = None
         self._timeout_armed = False
         self.maybe_refresh()
+
+    def _fixed_partitions(self, partitions) -> list:
+        """``partitions=[...]`` as ``(topic, partition)`` pairs: partitions of this producer's topic, at least one.
+
+        A partition the topic does not have is refused here. Kafka's producer would block in ``send`` for
+        ``max.block.ms`` waiting for metadata that never names it, then fail the record with a
+        TimeoutException; the model has no ``max.block.ms``, and its batches would wait forever.
+        """
+        topic = self.topic
+        known = self.cluster.partitions_of(topic)
+        out = []
+        for tp in partitions:
+            p = tp[1] if isinstance(tp, tuple) and len(tp) == 2 else tp
+            if isinstance(p, bool) or not isinstance(p, numbers.Integral):
+                raise TypeError(f"a partition is an int or a (topic, partition) pair, got {tp!r}")
+            if isinstance(tp, tuple) and tp[0] != topic:
+                raise ValueError(f"{tp!r} is not a partition of {topic!r}, the topic this producer writes to")
+            if (topic, p) not in known:
+                raise ValueError(
+                    f"partition {p} of topic {topic!r} does not exist: its partitions are 0 to {len(known) - 1} "
+                    f"(Kafka's producer would wait max.block.ms, then fail: Partition {p} of topic {topic} with "
+                    f"partition count {len(known)} is not present in metadata after 60000 ms.)"
+                )
+            out.append((topic, int(p)))
+        if not out:
+            raise ValueError(
+                "partitions is None (the sticky partitioner) or a non-empty list of the topic's partitions"
+            )
+        return out
 
     # -- the application ---------------------------------------------------------------------------
     def produce(self) -> list[ProducerBatch]:
