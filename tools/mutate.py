@@ -1013,6 +1013,14 @@ MUTATIONS = [
         "a producer's fixed partitions are partitions of its topic (else its batches would wait forever)",
         "KafkaProducer.waitOnMetadata: TimeoutException after max.block.ms for a partition not in metadata",
     ),
+    M(
+        "election-of-unknown-partition",
+        "controller.py",
+        "        if st is None:\n            ids = sorted(",
+        "        if False:\n            ids = sorted(",
+        "an election for a partition the controller does not know is UNKNOWN_TOPIC_OR_PARTITION",
+        "KafkaController.processReplicaLeaderElection: unknownPartitions -> UNKNOWN_TOPIC_OR_PARTITION",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",
