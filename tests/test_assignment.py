@@ -443,6 +443,18 @@ def test_an_empty_assignment_gives_the_tables_with_no_partition_in_them():
         rack_failure_comparison(UNEVEN, 0, 1)
 
 
+def test_an_empty_failed_rack_is_a_rack_name_not_no_rack():
+    """rack_failure_comparison(failed_rack="") once meant "no rack down": '' is a rack name (Kafka's racks may
+    be ""), so it is refused as any rack no broker is in, and fails the brokers of a rack named ''. None is
+    "no rack down"."""
+    with pytest.raises(ValueError, match=r"no broker is in rack\(s\) \[''\]"):
+        rack_failure_comparison(UNEVEN, 3, 2, failed_rack="")
+    assert rack_failure_comparison(UNEVEN, 3, 2, failed_rack=None)["offline"].tolist() == [0, 0]
+    # a rack really named '': failing it takes broker 0 down, and with RF 1 the partitions it holds go offline
+    t = rack_failure_comparison({0: "", 1: "rack2", 2: "rack2"}, 3, 1, failed_rack="")
+    assert (t["offline"] > 0).all()
+
+
 def test_the_package_docstring_example_runs():
     """The package's docstring shows KIP-36's partition 6; the example must run and give the KIP's value."""
     import doctest

@@ -177,12 +177,17 @@ def rack_failure_comparison(
 
     One row per mode: the counts of :func:`failure_summary`, and the fewest racks any partition's
     replicas span (1 means some partition lives in a single rack, which one rack failure can take away).
+    ``failed_rack`` None means no rack down; any string is a rack name (``""`` is one, as in Kafka), and a
+    rack no broker is in is refused as :func:`failure_impact` refuses it.
     """
     brokers = as_brokers(racks)
     rows = {}
     for label, a in rack_mode_assignments(brokers, partitions, replication_factor, start_index=start_index).items():
         s = failure_summary(
-            a, brokers, failed_racks=[failed_rack] if failed_rack else [], min_insync_replicas=min_insync_replicas
+            a,
+            brokers,
+            failed_racks=[] if failed_rack is None else [failed_rack],
+            min_insync_replicas=min_insync_replicas,
         )
         s["min racks spanned"] = int(partition_racks(a, brokers)["racks spanned"].min())
         rows[label] = s
