@@ -1021,6 +1021,38 @@ MUTATIONS = [
         "an election for a partition the controller does not know is UNKNOWN_TOPIC_OR_PARTITION",
         "KafkaController.processReplicaLeaderElection: unknownPartitions -> UNKNOWN_TOPIC_OR_PARTITION",
     ),
+    M(
+        "options-non-finite-accepted",
+        "options.py",
+        "        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):\n",
+        "        if isinstance(v, bool) or not isinstance(v, numbers.Real):\n",
+        "an experiment's numeric option is a finite number: NaN and infinities are refused (they once hung a run)",
+        "the model's own options (kafka_lab/sim/options.py), not a Kafka setting",
+    ),
+    M(
+        "shutdown-start-before-the-producers",
+        "shutdown_cluster.py",
+        '    "start_ms": (False, 1, False),\n',
+        '    "start_ms": (False, float("-inf"), False),\n',
+        "the shutdown starts at least 1 ms in: every producer hands over its first batch 1 ms before it",
+        "the model's own option (kafka_lab/sim/shutdown_cluster.py), not a Kafka setting",
+    ),
+    M(
+        "shutdown-until-zero-as-default",
+        "shutdown_cluster.py",
+        '    "until_ms": (False, 0, True),\n',
+        '    "until_ms": (False, 0, False),\n',
+        "until_ms=0 is refused, not read as 'not given' (run until the leaders have moved)",
+        "the model's own option (kafka_lab/sim/shutdown_cluster.py), not a Kafka setting",
+    ),
+    M(
+        "restart-race-times-unchecked",
+        "fencing.py",
+        "    check_options({k: v for k, v in given.items() if v is not None}, _RESTART_RACE_RANGES)\n",
+        "",
+        "the restart race's restart_ms (> 0) and backlog_ms (>= 0) are finite numbers in range",
+        "the model's own options (kafka_lab/sim/fencing.py), not Kafka settings",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",
