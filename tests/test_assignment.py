@@ -32,6 +32,8 @@ from kafka_lab.assignment import (
     rack_alternated_broker_list,
     rack_alternated_steps,
     rack_balance,
+    rack_failure_comparison,
+    replica_table,
 )
 
 BOTH = [assign_replicas_to_brokers, assign_replicas_to_brokers_reference]
@@ -414,6 +416,43 @@ def test_failure_impact_counts():
     assert s["offline"] == 2 and s["leader_lost"] == 2  # only partition 2 keeps a replica (broker 2)
     with pytest.raises(ValueError, match="no broker is in rack"):
         failure_impact(a, brokers, failed_racks=["rack9"])
+
+
+def test_an_empty_assignment_gives_the_tables_with_no_partition_in_them():
+    """A cluster with no partitions yet: no rows per partition or replica, zeros per broker and rack, and the
+    columns (and their types) of a non-empty table. Each raised a pandas KeyError once."""
+    brokers = brokers_from_racks(UNEVEN)
+    full = {0: [0, 1], 1: [1, 0], 2: [2, 0]}
+    for table in (replica_table, partition_racks, failure_impact):
+        empty, some = table({}, brokers), table(full, brokers)
+        assert empty.empty and list(empty.columns) == list(some.columns)
+        assert empty.index.name == some.index.name and empty.index.dtype == some.index.dtype
+        typed = [c for c in some.columns if some[c].dtype != object and c != "new_leader"]
+        assert typed and (empty[typed].dtypes == some[typed].dtypes).all(), table.__name__
+    bb = broker_balance({}, brokers)
+    assert bb.index.tolist() == [0, 1, 2] and bb["leaders"].tolist() == [0] * 3 and bb["replicas"].tolist() == [0] * 3
+    rb = rack_balance({}, brokers)
+    assert rb["brokers"].tolist() == [1, 2] and rb["replicas"].tolist() == [0, 0]
+    assert rb["replicas per broker"].tolist() == [0.0, 0.0]
+    s = failure_summary({}, brokers, failed_racks=["rack1"])
+    assert s == {"partitions": 0, "offline": 0, "leader_lost": 0, "below_min_isr": 0, "writable (acks=all)": 0}
+    with pytest.raises(ValueError, match="no broker is in rack"):  # the racks are still checked
+        failure_impact({}, brokers, failed_racks=["rack9"])
+    # a comparison of two ways of placing a topic needs a topic: Kafka's own refusal of 0 partitions
+    with pytest.raises(InvalidPartitionsException, match=r"Number of partitions must be larger than 0\."):
+        rack_failure_comparison(UNEVEN, 0, 1)
+
+
+def test_an_empty_failed_rack_is_a_rack_name_not_no_rack():
+    """rack_failure_comparison(failed_rack="") once meant "no rack down": '' is a rack name (Kafka's racks may
+    be ""), so it is refused as any rack no broker is in, and fails the brokers of a rack named ''. None is
+    "no rack down"."""
+    with pytest.raises(ValueError, match=r"no broker is in rack\(s\) \[''\]"):
+        rack_failure_comparison(UNEVEN, 3, 2, failed_rack="")
+    assert rack_failure_comparison(UNEVEN, 3, 2, failed_rack=None)["offline"].tolist() == [0, 0]
+    # a rack really named '': failing it takes broker 0 down, and with RF 1 the partitions it holds go offline
+    t = rack_failure_comparison({0: "", 1: "rack2", 2: "rack2"}, 3, 1, failed_rack="")
+    assert (t["offline"] > 0).all()
 
 
 def test_the_package_docstring_example_runs():

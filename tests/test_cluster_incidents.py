@@ -321,7 +321,14 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
 @pytest.mark.parametrize(
     "kw, message",
     [
-        ({"acks": 2}, "String must be one of: all, -1, 0, 1"),
+        ({"acks": 2}, "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+        # ProducerConfig's acks is a STRING, ValidString.in("all", "-1", "0", "1"): trimmed, case-sensitive
+        ({"acks": "2"}, "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1"),
+        ({"acks": "ALL"}, "Invalid value ALL for configuration acks: String must be one of: all, -1, 0, 1"),
+        ({"acks": ""}, "Invalid value  for configuration acks: String must be one of: all, -1, 0, 1"),
+        # a bool is an int to Python, not an acks value to Kafka
+        ({"acks": True}, "acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got bool True"),
+        ({"acks": 1.0}, "acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got float 1.0"),
         (
             {"delivery_timeout_ms": 100},
             "delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms",
@@ -341,6 +348,18 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
             "Invalid value 0 for configuration max.in.flight.requests.per.connection: Value must be at least 1",
         ),
         ({"linger_ms": float("nan")}, "linger_ms is a finite number"),
+        # a partition the topic does not have: Kafka's producer would block max.block.ms, then fail; the
+        # model's batches once waited forever
+        (
+            {"partitions": [0, 99]},
+            "partition 99 of topic 't' does not exist: its partitions are 0 to 0 (Kafka's producer would wait "
+            "max.block.ms, then fail: Partition 99 of topic t with partition count 1 is not present in metadata "
+            "after 60000 ms.)",
+        ),
+        ({"partitions": [-1]}, "partition -1 of topic 't' does not exist"),
+        ({"partitions": [("u", 0)]}, "('u', 0) is not a partition of 't', the topic this producer writes to"),
+        ({"partitions": [True]}, "a partition is an int or a (topic, partition) pair, got True"),
+        ({"partitions": []}, "partitions is None (the sticky partitioner) or a non-empty list"),
     ],
 )
 def test_producer_settings_are_checked_with_kafkas_messages(kw, message):
@@ -348,6 +367,19 @@ def test_producer_settings_are_checked_with_kafkas_messages(kw, message):
     c.create_topic("t", 1, 3)
     with pytest.raises((ValueError, TypeError), match=re.escape(message)):
         c.producer("p", topic="t", **kw)
+
+
+@pytest.mark.parametrize(
+    "acks, sent",
+    [("all", -1), ("-1", -1), (" all ", -1), ("0", 0), ("1", 1), (" 1", 1), (-1, -1), (0, 0), (1, 1), (np.int64(1), 1)],
+)
+def test_the_producer_takes_every_acks_value_kafka_takes(acks, sent):
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 1, 3)
+    p = c.producer("p", topic="t", acks=acks)
+    assert p.acks == sent and type(p.acks) is int
+    (batch,) = p.produce()
+    assert batch.acks == sent
 
 
 def test_the_ledger_totals_match_the_per_outcome_table():
@@ -374,8 +406,9 @@ def test_the_incidents_pass_the_clients_settings_on(option):
         ({"partitions": 2.7}, ValueError, "partitions is a whole number, got 2.7"),
         ({"producers": -1}, ValueError, "producers must be at least 0, got -1"),
         ({"producers": "10"}, TypeError, "producers is a finite number, got '10'"),
-        ({"until_ms": float("inf")}, TypeError, "until_ms is a finite number"),
+        # NaN first: accepted, it runs and fails the test at once; an accepted inf would run without end
         ({"decision_ms": float("nan")}, TypeError, "decision_ms is a finite number"),
+        ({"until_ms": float("inf")}, TypeError, "until_ms is a finite number"),
         ({"metrics_interval_ms": 0}, ValueError, "metrics_interval_ms must be more than 0, got 0"),
         ({"min_insync_replicas": 4}, ValueError, "at most the replication factor, 3"),
         ({"request_timeout_ms": -1}, ValueError, "Invalid value -1 for configuration request.timeout.ms"),
@@ -402,3 +435,94 @@ def test_bad_incident_options_get_a_clear_error(kw, error, message):
 def test_bad_cluster_arguments_get_a_clear_error(kw, error, message):
     with pytest.raises(error, match=re.escape(message)):
         Cluster(**kw)
+
+
+def test_broker_ids_above_reserved_broker_max_id_are_refused_as_kafka_refuses_them():
+    """KafkaConfig (2.8): a configured broker.id is at most reserved.broker.max.id (1000 by default) unless
+    ids are not generated; the cluster's brokers are configured by their ids."""
+    says = (
+        "requirement failed: broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id"
+    )
+    for brokers in ([1, 1001], {1001: {}}):
+        with pytest.raises(ValueError, match=re.escape(says)):
+            Cluster(brokers)
+    assert sorted(Cluster([1, 1000]).brokers) == [1, 1000]
+    assert sorted(Cluster([1001], broker_overrides={"reserved.broker.max.id": 5000}).brokers) == [1001]
+    assert sorted(Cluster([1001], broker_overrides={"broker_id_generation_enable": False}).brokers) == [1001]
+
+
+@pytest.mark.parametrize(
+    "name, assignment, error, message",
+    [
+        # Topic.validate (2.8), InvalidTopicException
+        ("", None, "InvalidTopicException", "Topic name is illegal, it can't be empty"),
+        (".", None, "InvalidTopicException", 'Topic name cannot be "." or ".."'),
+        ("..", None, "InvalidTopicException", 'Topic name cannot be "." or ".."'),
+        (
+            "x" * 250,
+            None,
+            "InvalidTopicException",
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "x" * 250,
+        ),
+        (  # Java counts UTF-16 code units: 125 emoji are 250 of them, too long before the character check
+            "\N{GRINNING FACE}" * 125,
+            None,
+            "InvalidTopicException",
+            "it can't be longer than 249 characters",
+        ),
+        (
+            "a/b",
+            None,
+            "InvalidTopicException",
+            "Topic name \"a/b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        ),
+        ("caf\N{LATIN SMALL LETTER E WITH ACUTE}", None, "InvalidTopicException", "contains a character other than"),
+        ("orders_v1", None, "InvalidTopicException", "Topic 'orders_v1' collides with existing topics: orders.v1"),
+        ("orders.v1", None, "TopicExistsException", "Topic 'orders.v1' already exists."),
+        # AdminZkClient.validateTopicCreate (2.8), InvalidReplicaAssignmentException
+        ("t", {0: [1, 1]}, "InvalidReplicaAssignmentException", "Duplicate replica assignment found: {0: [1, 1]}"),
+        (
+            "t",
+            {0: [1, 2], 1: [2]},
+            "InvalidReplicaAssignmentException",
+            "All partitions should have the same number of replicas",
+        ),
+        ("t", {}, "InvalidReplicaAssignmentException", "All partitions should have the same number of replicas"),
+        (
+            "t",
+            {1: [1], 2: [2]},
+            "InvalidReplicaAssignmentException",
+            "partitions should be a consecutive 0-based integer sequence",
+        ),
+        (  # Kafka's sum check lets {-1, 1} through; the model does not
+            "t",
+            {-1: [1], 1: [2]},
+            "InvalidReplicaAssignmentException",
+            "partitions should be a consecutive 0-based integer sequence",
+        ),
+        ("t", {0: []}, "InvalidReplicaAssignmentException", "Cannot have replication factor of 0 for partition id 0."),
+        # what the model cannot hold
+        ("t", {0: [1], 1: [9]}, "ValueError", "partition 1 names broker(s) [9] not in the cluster [1, 2, 3]"),
+        ("t", {0: 1}, "TypeError", "each partition's replicas are a list of broker ids, got 1"),
+        (7, None, "TypeError", "a topic name is a string, got int 7"),
+    ],
+)
+def test_create_topic_refuses_what_kafka_refuses_and_creates_nothing(name, assignment, error, message):
+    c = Cluster(3, seed=0)
+    c.create_topic("orders.v1", 1, 1)
+    before = {bid: set(b.replica_manager.partitions) for bid, b in c.brokers.items()}
+    with pytest.raises((ValueError, TypeError)) as info:
+        c.create_topic(name, 2, 1, assignment=assignment)
+    assert type(info.value).__name__ == error and message in str(info.value), repr(info.value)
+    # nothing of the refused topic exists anywhere: not half of it
+    assert set(c.topics) == {"orders.v1"} and set(c.controller.state) == {("orders.v1", 0)}
+    assert {bid: set(b.replica_manager.partitions) for bid, b in c.brokers.items()} == before
+    if error.endswith("Exception"):  # Kafka's class, still a ValueError to ordinary Python code
+        assert isinstance(info.value, ValueError) and info.value.java_class.endswith(error)
+
+
+def test_create_topic_takes_every_name_kafka_takes():
+    c = Cluster(3, seed=0)
+    for name in ("a", "x" * 249, "Orders-2024_v1.0", "..."):
+        assert c.create_topic(name, 1, 1)
+    assert c.create_topic("t", 2, 2, assignment={1: [2, 3], 0: [1, 2]}) == {1: [2, 3], 0: [1, 2]}

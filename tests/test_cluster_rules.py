@@ -353,6 +353,25 @@ def test_the_controller_sends_a_broker_one_request_at_a_time():
     assert (ctl["sent_ms"].to_numpy()[1:] >= ctl["end_ms"].to_numpy()[:-1]).all()
 
 
+def test_an_election_for_a_partition_the_controller_does_not_know_is_unknown_topic_or_partition():
+    """election-of-unknown-partition. processReplicaLeaderElection: a partition not in allPartitions (never
+    created, or deleted) is answered UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist." (it was a
+    bare KeyError)."""
+    c = make_cluster(partitions=3)
+    for tp, where in [(("t", 3), "'t' has partitions 0 to 2"), (("u", 0), "there is no topic 'u'")]:
+        with pytest.raises(ValueError) as info:
+            c.controller.elect_leader(tp, 2)
+        assert str(info.value) == (
+            f"UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist. ({tp[0]}-{tp[1]}: {where})"
+        )
+    with pytest.raises(TypeError, match=r"a partition is a \(topic, partition\) pair, got 't-0'"):
+        c.controller.elect_leader("t-0", 2)
+    c.controller.delete_topic("t", at_ms=1.0)
+    c.run(50)
+    with pytest.raises(ValueError, match="UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist"):
+        c.controller.elect_leader(("t", 0), 2)
+
+
 def test_leader_and_isr_leaves_the_metadata_cache_as_it_was():
     """leader-and-isr-writes-metadata-cache. ZkMetadataCache.updateMetadata runs only for UpdateMetadata
     (KafkaApis.handleUpdateMetadataRequest): after a LeaderAndIsr alone, Metadata answers still name the old leader."""

@@ -1,6 +1,8 @@
 """Election safety and fencing: the zombie controller (KAFKA-6082, the controller epoch) and the bounced
 broker (KIP-380), with hypothesis over pause lengths and timings."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -163,6 +165,23 @@ def test_without_the_broker_epoch_the_old_stop_replica_stops_the_new_incarnation
     stop = on.requests[on.requests["api"] == "StopReplica"].iloc[0]
     assert stop["error"] == "STALE_BROKER_EPOCH"
     assert on.events["event"].str.contains("bounced").any()
+
+
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        ({"restart_ms": -1}, ValueError, "restart_ms must be more than 0, got -1"),
+        ({"restart_ms": 0}, ValueError, "restart_ms must be more than 0, got 0"),
+        ({"restart_ms": float("nan")}, TypeError, "restart_ms is a finite number, got nan"),
+        ({"backlog_ms": -1}, ValueError, "backlog_ms must be at least 0, got -1"),
+        ({"backlog_ms": float("nan")}, TypeError, "backlog_ms is a finite number, got nan"),
+        ({"backlog_ms": float("inf")}, TypeError, "backlog_ms is a finite number, got inf"),
+    ],
+)
+def test_the_restart_race_times_say_what_they_accept(kw, error, message):
+    """NaN times once ran (nan < 0 is False); each time says what it takes, as the incidents' options do."""
+    with pytest.raises(error, match=re.escape(message)):
+        broker_restart_race(broker_epoch=True, seed=1, **kw)
 
 
 def test_bad_input():

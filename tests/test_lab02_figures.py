@@ -122,6 +122,16 @@ def test_rack_failure_rf2_by_hand():
     assert check("02.rack_failure", (1, 0)).ok
 
 
+def test_the_failure_figure_refuses_an_empty_rack_name_it_does_not_have():
+    """failure_figure(failed_rack="") once drew "no rack down": '' is a rack name, refused as any unknown rack;
+    None is no rack down, and a rack really named '' is failed and named in the title."""
+    with pytest.raises(ValueError, match=r"no broker is in rack\(s\) \[''\]"):
+        ui.failure_figure(asg.KIP36_RACKS, 12, 2, "", 1)
+    assert "no rack down" in ui.failure_figure(asg.KIP36_RACKS, 12, 2, None, 1).layout.title.text
+    fig = ui.failure_figure({0: "", 1: "r2", 2: "r2"}, 3, 1, "", 1)
+    assert '"" down' in fig.layout.title.text
+
+
 def test_rack_failure_rf3_min_isr_2_by_hand():
     # rack-unaware: p0-5 -> [f, f+1, f+2], p6-11 -> [f, f+2, f+3]; two of {0, 5} in p4 [4,5,0], p5 [5,0,1], p9 [3,5,0]
     t = asg.rack_failure_comparison(asg.KIP36_RACKS, 12, 3, failed_rack="rack1", min_insync_replicas=2)

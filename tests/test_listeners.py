@@ -682,6 +682,43 @@ RULES = [
         "IllegalArgumentException",
         "advertised.host.name",
     ),
+    # KafkaConfig.validateValues' broker.id range (ZooKeeper mode)
+    (
+        {"broker.id": "1001"},
+        "requirement failed: broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id",
+        "IllegalArgumentException",
+        "broker.id",
+    ),
+    (
+        {"broker.id": -2},  # broker.id has no ConfigDef validator: the require reports -2 too
+        "requirement failed: broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id",
+        "IllegalArgumentException",
+        "broker.id",
+    ),
+    (
+        {"broker.id": "11", "reserved.broker.max.id": "10"},
+        "requirement failed: broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id",
+        "IllegalArgumentException",
+        "broker.id",
+    ),
+    (
+        {"broker.id.generation.enable": "false"},  # the default broker.id, -1, asks for a generated id
+        "requirement failed: broker.id must be greater than or equal to 0",
+        "IllegalArgumentException",
+        "broker.id",
+    ),
+    (
+        {"reserved.broker.max.id": " -1"},
+        "Invalid value -1 for configuration reserved.broker.max.id: Value must be at least 0",
+        "ConfigException",
+        "reserved.broker.max.id",
+    ),
+    (
+        {"broker.id.generation.enable": "yes"},
+        "Invalid value yes for configuration broker.id.generation.enable: Expected value to be either true or false",
+        "ConfigException",
+        "broker.id.generation.enable",
+    ),
 ]
 
 
@@ -718,6 +755,30 @@ def test_map_error_before_everything():
         }
     )
     assert str(e) == "Invalid security protocol `Y` defined in listener.security.protocol.map"
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        {"broker.id": "1000"},
+        {"broker.id": "-1"},
+        {"broker.id": 0},
+        {"broker.id": "5000", "reserved.broker.max.id": "5000"},
+        {"broker.id": 2000, "broker.id.generation.enable": " FALSE "},
+        {"broker.id": "2000", "broker.id.generation.enable": False},
+    ],
+)
+def test_broker_ids_kafka_starts_with(props):
+    """-1 to reserved.broker.max.id (1000 by default), or any id from 0 when ids are not generated."""
+    assert resolve(props).broker_id == int(props["broker.id"])
+
+
+def test_broker_id_range_before_any_listener_and_after_every_parse():
+    """validateValues checks broker.id first; ConfigDef has parsed every typed setting before that."""
+    e = rejected({"broker.id": "1001", "listeners": "garbage", "listener.security.protocol.map": "X:Y"})
+    assert e.config_key == "broker.id" and e.kafka_exception == "IllegalArgumentException"
+    assert rejected({"broker.id": "1001", "port": "x"}).config_key == "port"
+    assert rejected({"broker.id": "x", "reserved.broker.max.id": "-1"}).config_key == "reserved.broker.max.id"
 
 
 def test_int_parse_before_map():
@@ -898,6 +959,30 @@ HINT_CASES = [
         [],
     ),
     ({"port": "90x"}, "Invalid value 90x for configuration port", ["port is a whole number"], []),
+    (
+        {"broker.id": "1001"},
+        "requirement failed: broker.id must be greater than or equal to -1",
+        ["raise reserved.broker.max.id", "1000 unless set"],
+        [],
+    ),
+    (
+        {"broker.id.generation.enable": "false"},
+        "requirement failed: broker.id must be greater than or equal to 0",
+        ["set broker.id to 0 or more"],
+        [],
+    ),
+    (
+        {"reserved.broker.max.id": "-5"},
+        "Invalid value -5 for configuration reserved.broker.max.id: Value must be at least 0",
+        ["reserved.broker.max.id must be at least 0"],
+        [],
+    ),
+    (
+        {"broker.id.generation.enable": "on"},
+        "Invalid value on for configuration broker.id.generation.enable",
+        ["is true or false"],
+        [],
+    ),
     (
         {
             "listeners": "PLAINTEXT://h:9092",

@@ -1,6 +1,7 @@
 """The controlled shutdown inside the cluster model: the controller's requests through the brokers' request
 paths (lab 03's model), so that KIP-291's control plane matters for it too."""
 
+import re
 import zlib
 
 import numpy as np
@@ -78,3 +79,23 @@ def test_bad_input():
         shutdown_in_cluster(version="1.1", control_plane=False, partitions=1)
     with pytest.raises(ValueError, match="version must be one of"):
         shutdown_in_cluster(version="0.9", control_plane=False)
+
+
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        ({"start_ms": -5}, ValueError, "start_ms must be at least 1, got -5"),
+        ({"start_ms": 0.5}, ValueError, "start_ms must be at least 1, got 0.5"),
+        ({"start_ms": float("nan")}, TypeError, "start_ms is a finite number, got nan"),
+        ({"until_ms": -1.0}, ValueError, "until_ms must be more than 0, got -1.0"),
+        ({"until_ms": 0}, ValueError, "until_ms must be more than 0, got 0"),  # once read as "not given"
+        ({"until_ms": float("nan")}, TypeError, "until_ms is a finite number, got nan"),
+        ({"producers": -1}, ValueError, "producers must be at least 0, got -1"),
+        ({"producers": 2.5}, ValueError, "producers is a whole number, got 2.5"),
+    ],
+)
+def test_times_and_counts_say_what_they_accept(kw, error, message):
+    """Negative or NaN times once ran (a simpy 'Negative delay', or a run that did not end): each option says
+    what it takes, as the incidents' options do (kafka_lab.sim.options)."""
+    with pytest.raises(error, match=re.escape(message)):
+        shutdown_in_cluster(version="1.1", control_plane=False, **kw)

@@ -1,5 +1,6 @@
 """Simulations as a Spark job (kafka_lab.spark.sweep): the same table on Spark as in a local loop."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -48,12 +49,23 @@ def test_same_seed_same_table_and_seed_matters():
         ({"backlog": []}, 1, "has no values"),
         ({"backlog": ["10"]}, 1, "takes int values"),
         ({"control_plane": [1]}, 1, "takes bool values"),
+        # an int parameter's fraction was truncated: backlog 2.5 ran as 2
+        ({"backlog": [100, 2.5]}, 1, "sweep parameter 'backlog' takes whole numbers, not 2.5"),
+        ({"num_io_threads": [np.float64(7.9)]}, 1, "sweep parameter 'num_io_threads' takes whole numbers, not 7.9"),
+        ({"backlog": [float("nan")]}, 1, "sweep parameter 'backlog' takes finite int values, not nan"),
+        ({"service_ms": [float("inf")]}, 1, "sweep parameter 'service_ms' takes finite float values, not inf"),
         (GRID, 0, "replications must be a whole number of at least 1"),
     ],
 )
 def test_bad_grids_say_what_is_accepted(grid, reps, message):
     with pytest.raises(ValueError, match=message):
         sweep.tasks(grid, reps)
+
+
+def test_whole_floats_are_taken_for_int_parameters():
+    t = sweep.tasks({"backlog": [100.0], "num_io_threads": [np.int64(4)], "service_ms": [1]}, 1)
+    assert t[0]["backlog"] == 100 and type(t[0]["backlog"]) is int and type(t[0]["num_io_threads"]) is int
+    assert t[0]["service_ms"] == 1.0 and type(t[0]["service_ms"]) is float
 
 
 def test_cli_sweep_without_spark(tmp_path, capsys):

@@ -1,7 +1,8 @@
 """The tables a lab shows about an assignment: replicas, balance, rack spread, and losing brokers or racks.
 
 Each takes an assignment (``{partition: [leader, follower, ...]}``) and the brokers, and returns a
-pandas DataFrame; none draws or prints.
+pandas DataFrame; none draws or prints. An empty assignment (a cluster with no partitions yet) gives
+the same tables with no partition in them: no rows per partition or replica, zeros per broker and rack.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def replica_table(assignment: Mapping[int, Sequence[int]], brokers) -> pd.DataFr
     """One row per replica: partition, position in the replica list (0 = preferred leader), broker, rack."""
     racks = _rack_lookup(brokers)
     rows = [(p, i, b, racks.get(b), i == 0) for p, reps in sorted(assignment.items()) for i, b in enumerate(reps)]
-    return pd.DataFrame(rows, columns=["partition", "replica", "broker", "rack", "leader"])
+    df = pd.DataFrame(rows, columns=["partition", "replica", "broker", "rack", "leader"])
+    if not rows:  # the columns' types, which pandas cannot infer from no rows
+        df = df.astype({"partition": "int64", "replica": "int64", "broker": "int64", "leader": bool})
+    return df
 
 
 def broker_balance(assignment: Mapping[int, Sequence[int]], brokers) -> pd.DataFrame:
@@ -67,7 +71,10 @@ def partition_racks(assignment: Mapping[int, Sequence[int]], brokers) -> pd.Data
     for p, reps in sorted(assignment.items()):
         rr = [racks.get(b) for b in reps]
         rows.append({"partition": p, "replicas": list(reps), "racks": rr, "racks spanned": len(set(rr))})
-    return pd.DataFrame(rows).set_index("partition")
+    df = pd.DataFrame(rows, columns=["partition", "replicas", "racks", "racks spanned"])
+    if not rows:
+        df = df.astype({"partition": "int64", "racks spanned": "int64"})
+    return df.set_index("partition")
 
 
 def failure_impact(
@@ -118,7 +125,13 @@ def failure_impact(
                 "below_min_isr": bool(alive) and len(alive) < min_isr,
             }
         )
-    return pd.DataFrame(rows).set_index("partition")
+    columns = ["partition", "replicas", "alive", "offline", "leader_lost", "new_leader", "below_min_isr"]
+    df = pd.DataFrame(rows, columns=columns)
+    if not rows:
+        df = df.astype(
+            {"partition": "int64", "alive": "int64", "offline": bool, "leader_lost": bool, "below_min_isr": bool}
+        )
+    return df.set_index("partition")
 
 
 def failure_summary(assignment: Mapping[int, Sequence[int]], brokers, **kw) -> dict[str, int]:
@@ -164,12 +177,17 @@ def rack_failure_comparison(
 
     One row per mode: the counts of :func:`failure_summary`, and the fewest racks any partition's
     replicas span (1 means some partition lives in a single rack, which one rack failure can take away).
+    ``failed_rack`` None means no rack down; any string is a rack name (``""`` is one, as in Kafka), and a
+    rack no broker is in is refused as :func:`failure_impact` refuses it.
     """
     brokers = as_brokers(racks)
     rows = {}
     for label, a in rack_mode_assignments(brokers, partitions, replication_factor, start_index=start_index).items():
         s = failure_summary(
-            a, brokers, failed_racks=[failed_rack] if failed_rack else [], min_insync_replicas=min_insync_replicas
+            a,
+            brokers,
+            failed_racks=[] if failed_rack is None else [failed_rack],
+            min_insync_replicas=min_insync_replicas,
         )
         s["min racks spanned"] = int(partition_racks(a, brokers)["racks spanned"].min())
         rows[label] = s

@@ -1,4 +1,4 @@
-"""Kafka's exceptions and messages for replica assignment (docs/kafka-reference.md §1).
+"""Kafka's exceptions and messages for replica assignment and topic creation (docs/kafka-reference.md §1).
 
 The classes subclass ``ValueError``, so ordinary Python code can catch them as bad input; each
 names the Java (or Scala) class Kafka throws in ``java_class``. The messages are Kafka 2.8's text,
@@ -15,8 +15,11 @@ __all__ = [
     "AdminOperationException",
     "ApiException",
     "InvalidPartitionsException",
+    "InvalidReplicaAssignmentException",
     "InvalidReplicationFactorException",
+    "InvalidTopicException",
     "KafkaException",
+    "TopicExistsException",
     "msg_rf_too_large",
 ]
 
@@ -43,6 +46,26 @@ class InvalidReplicationFactorException(ApiException):
     """``org.apache.kafka.common.errors.InvalidReplicationFactorException`` (error code 38, INVALID_REPLICATION_FACTOR)."""
 
     java_class = "org.apache.kafka.common.errors.InvalidReplicationFactorException"
+
+
+class InvalidTopicException(ApiException):
+    """``org.apache.kafka.common.errors.InvalidTopicException`` (error code 17, INVALID_TOPIC_EXCEPTION):
+    a topic name ``Topic.validate`` refuses, or one that collides with an existing topic's."""
+
+    java_class = "org.apache.kafka.common.errors.InvalidTopicException"
+
+
+class TopicExistsException(ApiException):
+    """``org.apache.kafka.common.errors.TopicExistsException`` (error code 36, TOPIC_ALREADY_EXISTS)."""
+
+    java_class = "org.apache.kafka.common.errors.TopicExistsException"
+
+
+class InvalidReplicaAssignmentException(ApiException):
+    """``org.apache.kafka.common.errors.InvalidReplicaAssignmentException`` (error code 39, INVALID_REPLICA_ASSIGNMENT):
+    an explicit assignment ``AdminZkClient.validateTopicCreate`` refuses."""
+
+    java_class = "org.apache.kafka.common.errors.InvalidReplicaAssignmentException"
 
 
 class AdminOperationException(ValueError):

@@ -150,6 +150,28 @@ _HINTS: list[tuple[re.Pattern, object]] = [
             r"Invalid value (.*) for configuration (\S+): Not a number of type INT",
             lambda m, _: f"{m[2]} is a whole number, not {m[1]!r}.",
         ),
+        (
+            r"Invalid value (.*) for configuration (\S+): Value must be at least (\S+)",
+            lambda m, _: f"{m[2]} must be at least {m[3]}, not {m[1]}.",
+        ),
+        (
+            r"Invalid value (.*) for configuration (\S+): Expected value to be either true or false",
+            lambda m, _: f"{m[2]} is true or false, not {m[1]!r}.",
+        ),
+        (
+            r"broker\.id must be greater than or equal to -1 and not greater than reserved\.broker\.max\.id",
+            lambda m, _: (
+                "a configured broker.id is -1 (the broker generates one) or from 0 up to reserved.broker.max.id "
+                "(1000 unless set); the ids above it are kept for generated ids. Choose an id in that range, or "
+                "raise reserved.broker.max.id (or set broker.id.generation.enable=false)."
+            ),
+        ),
+        (
+            r"broker\.id must be greater than or equal to 0",
+            lambda m, _: (
+                "with broker.id.generation.enable=false the broker cannot generate an id: set broker.id to 0 or more."
+            ),
+        ),
     ]
 ]
 

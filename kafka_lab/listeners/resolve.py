@@ -15,7 +15,10 @@ Two names pick listeners out of those lists: the *inter-broker listener*
 one network thread, a request queue of 20 and one handler thread; all other listeners are the data plane.
 
 :func:`resolve` validates in Kafka 2.8's order, so a config with several mistakes reports the one
-Kafka reports: the protocol map is parsed first, then ``advertised.listeners`` (or what stands in
+Kafka reports: ConfigDef parses the typed settings first (``broker.id.generation.enable``,
+``reserved.broker.max.id``, ``broker.id``, ``port``, ``advertised.port``), then ``KafkaConfig`` checks
+``broker.id``'s range (-1 up to ``reserved.broker.max.id``, 1000 by default), then the protocol map is
+parsed, then ``advertised.listeners`` (or what stands in
 for it), then ``listeners``, then the inter-broker listener name; then the ``require`` checks:
 inter-broker listener advertised, advertised names a subset of listeners, no 0.0.0.0 advertised,
 no ``controller.listener.names`` listener advertised, and the control-plane listener (in the map,
@@ -48,6 +51,8 @@ DEFAULT_PORT = 9092
 #: the broker settings this model reads; every other key is ignored, as Kafka ignores keys it does not use here
 LISTENER_KEYS = (
     "broker.id",
+    "broker.id.generation.enable",
+    "reserved.broker.max.id",
     "broker.rack",
     "host.name",
     "port",
@@ -61,8 +66,16 @@ LISTENER_KEYS = (
     "control.plane.listener.name",
     "controller.listener.names",
 )
-#: INT settings, parsed by ConfigDef (in its definition order) before KafkaConfig looks at any listener
-_INT_KEYS = ("broker.id", "port", "advertised.port")
+#: INT settings, parsed by ConfigDef before KafkaConfig looks at any listener
+_INT_KEYS = ("reserved.broker.max.id", "broker.id", "port", "advertised.port")
+#: BOOLEAN settings, likewise
+_BOOLEAN_KEYS = ("broker.id.generation.enable",)
+#: the typed settings in ConfigDef's definition order (the order it parses them, and reports the first error)
+_TYPED_KEYS = ("broker.id.generation.enable", "reserved.broker.max.id", "broker.id", "port", "advertised.port")
+#: ConfigDef's ``atLeast`` validators on those settings (broker.id has none: KafkaConfig checks its range)
+_AT_LEAST = {"reserved.broker.max.id": 0}
+#: KafkaConfig's defaults for the broker-id settings (``Defaults.MaxReservedBrokerId``, ``BrokerIdGenerationEnable``)
+MAX_RESERVED_BROKER_ID = 1000
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
@@ -160,22 +173,43 @@ def parse_properties(text: str) -> dict[str, str]:
 
 
 def _config_value(key: str, value):
-    """ConfigDef's view of one value: strings trimmed, INTs parsed; None means not set."""
+    """ConfigDef's view of one value: strings trimmed, INTs and BOOLEANs parsed (and validated); None means not set."""
+    if key in _BOOLEAN_KEYS:
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, str):
+            raise TypeError(f"{key} must be a bool or a string, not {type(value).__name__}")
+        t = java_trim(value).lower()  # equalsIgnoreCase
+        if t not in ("true", "false"):
+            raise ConfigException(
+                f"Invalid value {value} for configuration {key}: Expected value to be either true or false",
+                kafka_exception="ConfigException",
+                config_key=key,
+            )
+        return t == "true"
     if key in _INT_KEYS:
         if isinstance(value, bool):
             raise TypeError(f"{key} must be an int or a string, not bool")
         if isinstance(value, int):
-            return value
-        if not isinstance(value, str):
+            n = value
+        elif not isinstance(value, str):
             raise TypeError(f"{key} must be an int or a string, not {type(value).__name__}")
-        t = java_trim(value)
-        if not _JAVA_INT.fullmatch(t) or not -(2**31) <= int(t) < 2**31:
+        else:
+            t = java_trim(value)
+            if not _JAVA_INT.fullmatch(t) or not -(2**31) <= int(t) < 2**31:
+                raise ConfigException(
+                    f"Invalid value {value} for configuration {key}: Not a number of type INT",
+                    kafka_exception="ConfigException",
+                    config_key=key,
+                )
+            n = int(t)
+        if key in _AT_LEAST and n < _AT_LEAST[key]:
             raise ConfigException(
-                f"Invalid value {value} for configuration {key}: Not a number of type INT",
+                f"Invalid value {n} for configuration {key}: Value must be at least {_AT_LEAST[key]}",
                 kafka_exception="ConfigException",
                 config_key=key,
             )
-        return int(t)
+        return n
     if not isinstance(value, str):
         raise TypeError(f"{key} must be a string, not {type(value).__name__}")
     return java_trim(value)
@@ -222,12 +256,13 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
     warn_unknown_configs(props)
     originals = {k: v for k, v in props.items() if v is not None}
     p: dict = {}
-    for key in _INT_KEYS:  # ConfigDef.parse: type errors come before any listener logic
+    for key in _TYPED_KEYS:  # ConfigDef.parse: type errors come before any listener logic
         if key in originals:
             p[key] = _config_value(key, originals[key])
     for key in LISTENER_KEYS:
-        if key in originals and key not in _INT_KEYS:
+        if key in originals and key not in _TYPED_KEYS:
             p[key] = _config_value(key, originals[key])
+    _check_broker_id(p)
 
     host_name = p.get("host.name", "")
     port = p.get("port", DEFAULT_PORT)
@@ -335,6 +370,21 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
         rack=p.get("broker.rack"),
         props=p,
     )
+
+
+def _check_broker_id(p: dict) -> None:
+    """``KafkaConfig.validateValues``' first check (ZooKeeper mode), before any listener's: a configured
+    ``broker.id`` is -1 (generate one) up to ``reserved.broker.max.id``, whose ids above are kept for
+    generated ids; with ``broker.id.generation.enable=false`` it is any id from 0."""
+    broker_id = p.get("broker.id", -1)
+    if p.get("broker.id.generation.enable", True):
+        require(
+            -1 <= broker_id <= p.get("reserved.broker.max.id", MAX_RESERVED_BROKER_ID),
+            "broker.id must be greater than or equal to -1 and not greater than reserved.broker.max.id",
+            "broker.id",
+        )
+    else:
+        require(broker_id >= 0, "broker.id must be greater than or equal to 0", "broker.id")
 
 
 def _inter_broker_listener(p: dict, originals: Mapping, pmap: Mapping[str, str]) -> tuple[str, str, str]:

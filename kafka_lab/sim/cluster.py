@@ -28,6 +28,7 @@ after each controller decision, and each partition's unavailability.
 from __future__ import annotations
 
 import gc
+import re
 import zlib
 from dataclasses import dataclass, field
 from itertools import count
@@ -44,6 +45,10 @@ from .producer import KafkaConsumer, KafkaProducer
 from .records import RequestLog, requests_frame
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
+
+#: ``Topic.MAX_NAME_LENGTH`` and ``Topic.LEGAL_CHARS`` (clients/.../common/internals/Topic.java, 2.8)
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 
 def cluster_properties(
@@ -248,22 +253,22 @@ class Cluster:
         """Create ``name`` at t=0 as the controller would; returns ``{partition: replicas}``.
 
         The assignment is Kafka's (rack-aware when the brokers have ``broker.rack``); with
-        ``fixed_start_index=0`` (the default here) partition 0's leader is the first broker.
+        ``fixed_start_index=0`` (the default here) partition 0's leader is the first broker. The name and
+        the assignment pass Kafka's checks first (:meth:`_validate_topic_create`, docs/kafka-reference.md §1):
+        a topic Kafka would refuse is refused with its exception and message, and nothing of it is created.
         """
-        from kafka_lab.assignment import BrokerMetadata, assign_replicas_to_brokers
+        from kafka_lab.assignment import BrokerMetadata, TopicExistsException, assign_replicas_to_brokers
 
-        if name in self.topics:
-            raise ValueError(f"Topic '{name}' already exists.")
+        if isinstance(name, str) and name in self.topics:
+            raise TopicExistsException(f"Topic '{name}' already exists.")
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
             assignment = assign_replicas_to_brokers(
                 metas, partitions, replication_factor, fixed_start_index, rng=self.rng(f"assignment:{name}")
             )
+        self._validate_topic_create(name, assignment)
         tps = []
         for p, replicas in sorted(assignment.items()):
-            unknown = [r for r in replicas if r not in self.brokers]
-            if unknown:
-                raise ValueError(f"partition {p} names broker(s) {unknown} not in the cluster {sorted(self.brokers)}")
             tp = (name, p)
             tps.append(tp)
             self.controller.add_partition(tp, list(replicas))
@@ -280,6 +285,72 @@ class Cluster:
                 b.metadata_cache.load([st])
         self.topics[name] = tps
         return {p: list(r) for p, r in assignment.items()}
+
+    def _validate_topic_create(self, name, assignment) -> None:
+        """What ``AdminZkClient.validateTopicCreate`` (2.8) refuses, in its order, with its messages; then what
+        the model cannot hold. Nothing is created unless all of it passes.
+
+        - the name (``Topic.validate``): not empty, not ``.`` or ``..``, at most 249 characters (Java's
+          length: UTF-16 code units), only ASCII letters, digits, ``.``, ``_`` and ``-``
+          (:class:`~kafka_lab.assignment.InvalidTopicException`);
+        - a name with ``.`` or ``_`` that equals an existing topic's once ``.`` is read as ``_``
+          (the two would share metric names): ``collides with existing topics``;
+        - the assignment (:class:`~kafka_lab.assignment.InvalidReplicaAssignmentException`): every
+          partition with the same number of replicas (so an empty assignment is refused too), no broker
+          twice in one partition, partition ids ``0 .. n-1``. Kafka prints its Scala map after
+          ``Duplicate replica assignment found:``; the model prints the assignment as a dict. (Kafka's
+          id check compares the sum of the non-negative ids with ``0 + 1 + ... + n-1``, so a set such as
+          ``{-1, 1}`` slips through it; the model asks for exactly ``0 .. n-1``.)
+
+        Then the model's own limits: a partition with no replica is refused with the message Kafka's
+        ``validateReplicaAssignment`` gives when partitions are added, and every replica must be a broker
+        of this cluster (Kafka 2.8 creates a topic on unknown brokers with those replicas offline; the
+        model simulates only its own brokers).
+        """
+        from kafka_lab.assignment import InvalidReplicaAssignmentException, InvalidTopicException
+
+        if not isinstance(name, str):
+            raise TypeError(f"a topic name is a string, got {type(name).__name__} {name!r}")
+        if not name:
+            raise InvalidTopicException("Topic name is illegal, it can't be empty")
+        if name in (".", ".."):
+            raise InvalidTopicException('Topic name cannot be "." or ".."')
+        if len(name.encode("utf-16-le")) // 2 > MAX_TOPIC_NAME_LENGTH:
+            raise InvalidTopicException(
+                f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
+            )
+        if not _LEGAL_TOPIC_NAME.fullmatch(name):
+            raise InvalidTopicException(
+                f'Topic name "{name}" is illegal, it contains a character other than '
+                "ASCII alphanumerics, '.', '_' and '-'"
+            )
+        if "." in name or "_" in name:
+            colliding = sorted(t for t in self.topics if t.replace(".", "_") == name.replace(".", "_"))
+            if colliding:
+                raise InvalidTopicException(f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
+        if not isinstance(assignment, dict):
+            raise TypeError(f"assignment is {{partition id: [broker ids]}}, got {type(assignment).__name__}")
+        bad = [p for p in assignment if isinstance(p, bool) or not isinstance(p, (int, np.integer))]
+        if bad:
+            raise TypeError(f"partition ids are ints, got {bad[0]!r}")
+        bad = [r for r in assignment.values() if isinstance(r, (str, bytes)) or not isinstance(r, (list, tuple))]
+        if bad:
+            raise TypeError(f"each partition's replicas are a list of broker ids, got {bad[0]!r}")
+        replicas = {int(p): list(r) for p, r in assignment.items()}
+        if len({len(r) for r in replicas.values()}) != 1:
+            raise InvalidReplicaAssignmentException("All partitions should have the same number of replicas")
+        if any(len(set(r)) != len(r) for r in replicas.values()):
+            raise InvalidReplicaAssignmentException(
+                f"Duplicate replica assignment found: {dict(sorted(replicas.items()))}"
+            )
+        if set(replicas) != set(range(len(replicas))):
+            raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+        for p, r in sorted(replicas.items()):
+            if not r:
+                raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for partition id {p}.")
+            unknown = [b for b in r if b not in self.brokers]
+            if unknown:
+                raise ValueError(f"partition {p} names broker(s) {unknown} not in the cluster {sorted(self.brokers)}")
 
     def leader_of(self, tp) -> int:
         return self.controller.state[tp]["leader"]

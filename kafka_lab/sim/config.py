@@ -40,9 +40,11 @@ CONTROL_PLANE_PROCESSORS = 1
 CONTROL_PLANE_HANDLERS = 1
 
 # name: (default, minimum) -- Kafka 2.8 KafkaConfig's INT settings and their atLeast validators.
-# broker.id: Kafka's default is -1 (an id generated at start-up); the model's broker is 0 unless told.
+# broker.id: Kafka's default is -1 (an id generated at start-up); the model's broker is 0 unless told. It has
+# no validator: KafkaConfig checks its range (-1 .. reserved.broker.max.id) after parsing, in listener
+# resolution (kafka_lab.listeners.resolve), which reads reserved.broker.max.id and broker.id.generation.enable.
 _INT_SETTINGS = {
-    "broker.id": (0, -1),
+    "broker.id": (0, None),
     "num.network.threads": (3, 1),
     "num.io.threads": (8, 1),
     "queued.max.requests": (500, 1),
@@ -73,9 +75,13 @@ def _int_setting(props: Mapping, name: str) -> int:
             value = int(text)
         except ValueError:
             raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
-    if value < minimum:
+    if minimum is not None and value < minimum:
         raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
     return value
+
+
+#: the settings listener resolution reads that may be given as Python values rather than text
+_TYPED_LISTENER_KEYS = ("port", "advertised.port", "broker.id", "reserved.broker.max.id", "broker.id.generation.enable")
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,7 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
     """
     from kafka_lab.listeners import resolve
 
-    res = resolve(
-        {k: v for k, v in props.items() if isinstance(v, str) or k in ("port", "advertised.port", "broker.id")}
-    )
+    res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in _TYPED_LISTENER_KEYS})
     cp = res.control_plane_listener
     control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")
     data = [

@@ -223,8 +223,17 @@ class Controller:
         the ISR *when the controller decides*, and there must be a controller (none while one is being
         elected); otherwise the election fails and nothing changes
         (:attr:`failed_elections`). The ISR stays as it is; the leader epoch and the znode version grow.
+
+        A partition the controller does not know (never created, or deleted) is refused at once, as Kafka's
+        election answers it: ``UNKNOWN_TOPIC_OR_PARTITION``, "The partition does not exist."
         """
-        st = self.state[tp]
+        if not (isinstance(tp, tuple) and len(tp) == 2):
+            raise TypeError(f"a partition is a (topic, partition) pair, got {tp!r}")
+        st = self.state.get(tp)
+        if st is None:
+            ids = sorted(p for t, p in self.state if t == tp[0])
+            where = f"{tp[0]!r} has partitions 0 to {ids[-1]}" if ids else f"there is no topic {tp[0]!r}"
+            raise ValueError(f"UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist. ({tp[0]}-{tp[1]}: {where})")
         if new_leader not in st["replicas"]:
             raise ValueError(f"broker {new_leader} holds no replica of {tp[0]}-{tp[1]}; replicas: {st['replicas']}")
 

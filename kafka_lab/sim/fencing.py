@@ -40,6 +40,7 @@ import simpy
 
 from .apis import default_costs
 from .controller_scale import CALIBRATION
+from .options import check_options
 from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, ZooKeeper
 
 __all__ = [
@@ -662,6 +663,11 @@ def _damage(w: _World, beliefs: pd.DataFrame) -> dict:
     }
 
 
+#: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?)
+#: (:func:`~kafka_lab.sim.options.check_options`)
+_RESTART_RACE_RANGES = {"restart_ms": (False, 0, True), "backlog_ms": (False, 0, False)}
+
+
 def broker_restart_race(
     *,
     broker_epoch: bool,
@@ -672,18 +678,18 @@ def broker_restart_race(
     """Broker 3 shuts down (controlled) and restarts before the controller's StopReplica reaches it (KIP-380).
 
     ``backlog_ms``: how long the StopReplica waits in the controller's channel (behind a big request;
-    default 200 to 2000 ms, drawn from ``seed``); ``restart_ms``: how soon broker 3 is back (default 20 to
-    150 ms). Broker 3 follows ``orders-0``, led by broker 2.
+    default 200 to 2000 ms, drawn from ``seed``; at least 0); ``restart_ms``: how soon broker 3 is back
+    (default 20 to 150 ms; more than 0). Broker 3 follows ``orders-0``, led by broker 2.
     """
     if not isinstance(broker_epoch, bool):
         raise TypeError(f"broker_epoch must be True or False, got {broker_epoch!r}")
+    given = {"restart_ms": restart_ms, "backlog_ms": backlog_ms}
+    check_options({k: v for k, v in given.items() if v is not None}, _RESTART_RACE_RANGES)
     parts = {"orders-0": [2, 3], "orders-1": [3, 2]}
     w = _World([1, 2, 3], parts, seed=seed, broker_epoch_check=broker_epoch)
     rng = w.rng
     backlog = float(rng.uniform(200, 2000)) if backlog_ms is None else float(backlog_ms)
     restart = float(rng.uniform(20, 150)) if restart_ms is None else float(restart_ms)
-    if backlog < 0 or restart <= 0:
-        raise ValueError("backlog_ms must be >= 0 and restart_ms > 0")
     env = w.env
     env.process(w.elect(w.brokers[1]))
     b3 = w.brokers[3]

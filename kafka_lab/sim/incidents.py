@@ -35,14 +35,12 @@ Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-re
 
 from __future__ import annotations
 
-import math
-import numbers
-
 from .apis import CostModel, default_costs
 from .clients import MetadataClient
 from .cluster import Cluster, ClusterResults
 from .config import ModelSettings
 from .distributions import Exponential
+from .options import check_options
 
 __all__ = [
     "purgatory_incident",
@@ -97,14 +95,7 @@ def _options(overrides: dict, **fixed) -> dict:
     if unknown:
         raise TypeError(f"unknown incident option(s) {sorted(unknown)}; known: {sorted(INCIDENT_DEFAULTS) + ['acks']}")
     opts = {**INCIDENT_DEFAULTS, **fixed, **overrides}
-    for name, (whole, low, excluded) in _RANGES.items():
-        v = opts[name]
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            raise TypeError(f"{name} is a finite number, got {v!r}")
-        if whole and v != int(v):
-            raise ValueError(f"{name} is a whole number, got {v!r}")
-        if v < low or (excluded and v == low):
-            raise ValueError(f"{name} must be {'more than' if excluded else 'at least'} {low}, got {v!r}")
+    check_options({name: opts[name] for name in _RANGES}, _RANGES)
     if opts["min_insync_replicas"] > 3:
         raise ValueError(f"min_insync_replicas is at most the replication factor, 3, got {opts['min_insync_replicas']}")
     return opts

@@ -39,6 +39,10 @@ import math
 import numbers
 from collections import deque
 
+import numpy as np
+
+from kafka_lab.listeners.endpoint import java_trim
+
 from .distributions import Exponential
 from .records import Request
 from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
@@ -67,6 +71,31 @@ _AT_LEAST = {
     "metadata.max.age.ms": 0,
     "linger.ms": 0,
 }
+
+
+#: ProducerConfig's ``acks`` (2.8): a STRING setting, ``ConfigDef.ValidString.in("all", "-1", "0", "1")``
+_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}
+
+
+def _parse_acks(acks) -> int:
+    """``acks`` as the int a ProduceRequest carries (``all`` is -1).
+
+    Kafka takes the strings ``"all"``, ``"-1"``, ``"0"`` and ``"1"`` (trimmed first, as ConfigDef trims every
+    string, and compared case-sensitively); the model takes those and the ints -1, 0 and 1. A bool is not an
+    acks value (``True`` would otherwise pass as 1).
+    """
+    if isinstance(acks, str):
+        value = java_trim(acks)
+        if value not in _ACKS:
+            raise ValueError(f"Invalid value {value} for configuration acks: String must be one of: all, -1, 0, 1")
+        return _ACKS[value]
+    if isinstance(acks, (bool, np.bool_)) or not isinstance(acks, numbers.Integral):
+        raise TypeError(
+            f"acks is one of the strings 'all', '-1', '0', '1' or the ints -1, 0, 1, got {type(acks).__name__} {acks!r}"
+        )
+    if acks not in (-1, 0, 1):
+        raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
+    return int(acks)
 
 
 class ProducerBatch:
@@ -254,10 +283,7 @@ class KafkaProducer(_MetadataClient):
                 raise TypeError(f"{key.replace('.', '_')} is a finite number, got {value!r}")
             if value < low:
                 raise ValueError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
-        if acks in ("all", "-1"):
-            acks = -1
-        if acks not in (0, 1, -1):
-            raise ValueError(f"Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1")
+        acks = _parse_acks(acks)
         if records_per_batch < 1:
             raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
@@ -272,7 +298,7 @@ class KafkaProducer(_MetadataClient):
         self.acks = acks
         self.cfg = cfg
         self.records_per_batch = records_per_batch
-        self.fixed = None if partitions is None else [tp if isinstance(tp, tuple) else (topic, tp) for tp in partitions]
+        self.fixed = None if partitions is None else self._fixed_partitions(partitions)
         self.rng = rng if rng is not None else cluster.rng(f"producer:{client_id}")
         self.accumulator: dict = {}  # tp -> deque of batches not in flight
         self.batches: list[ProducerBatch] = []
@@ -281,6 +307,35 @@ class KafkaProducer(_MetadataClient):
         self._wake_at = None
         self._timeout_armed = False
         self.maybe_refresh()
+
+    def _fixed_partitions(self, partitions) -> list:
+        """``partitions=[...]`` as ``(topic, partition)`` pairs: partitions of this producer's topic, at least one.
+
+        A partition the topic does not have is refused here. Kafka's producer would block in ``send`` for
+        ``max.block.ms`` waiting for metadata that never names it, then fail the record with a
+        TimeoutException; the model has no ``max.block.ms``, and its batches would wait forever.
+        """
+        topic = self.topic
+        known = self.cluster.partitions_of(topic)
+        out = []
+        for tp in partitions:
+            p = tp[1] if isinstance(tp, tuple) and len(tp) == 2 else tp
+            if isinstance(p, bool) or not isinstance(p, numbers.Integral):
+                raise TypeError(f"a partition is an int or a (topic, partition) pair, got {tp!r}")
+            if isinstance(tp, tuple) and tp[0] != topic:
+                raise ValueError(f"{tp!r} is not a partition of {topic!r}, the topic this producer writes to")
+            if (topic, p) not in known:
+                raise ValueError(
+                    f"partition {p} of topic {topic!r} does not exist: its partitions are 0 to {len(known) - 1} "
+                    f"(Kafka's producer would wait max.block.ms, then fail: Partition {p} of topic {topic} with "
+                    f"partition count {len(known)} is not present in metadata after 60000 ms.)"
+                )
+            out.append((topic, int(p)))
+        if not out:
+            raise ValueError(
+                "partitions is None (the sticky partitioner) or a non-empty list of the topic's partitions"
+            )
+        return out
 
     # -- the application ---------------------------------------------------------------------------
     def produce(self) -> list[ProducerBatch]:

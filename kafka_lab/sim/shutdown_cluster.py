@@ -27,11 +27,21 @@ from .cluster import Cluster, ClusterResults, advance
 from .config import ModelSettings
 from .controller_scale import shutdown_schedule
 from .distributions import Exponential
+from .options import check_options
 
 __all__ = ["ClusterShutdown", "shutdown_in_cluster"]
 
 TOPIC = "orders"
 SHUTTING_DOWN, BUSY, CONTROLLER = 3, 2, 1
+
+#: what :func:`shutdown_in_cluster`'s numeric options accept: (whole number?, least value, excluded?)
+#: (:func:`~kafka_lab.sim.options.check_options`); ``start_ms`` is at least 1 because every producer hands
+#: over its first batch 1 ms before the shutdown
+_RANGES = {
+    "producers": (True, 0, False),
+    "start_ms": (False, 1, False),
+    "until_ms": (False, 0, True),
+}
 
 
 @dataclass
@@ -63,11 +73,16 @@ def shutdown_in_cluster(
     a second: 200 × 100/s of Produce at about 0.6 ms of a handler each is more than broker 2's 8 handlers
     can do, so its request queue holds about one request per connection (a broker reads one request per
     connection at a time), as in lab 03.
+
+    ``start_ms`` is at least 1 ms (the producers' first batch goes 1 ms before it); ``until_ms``, when
+    given, is more than 0 (None: run until broker 2 leads every partition broker 3 led, at most 10 s more).
     """
     if not isinstance(control_plane, bool):
         raise TypeError(f"control_plane must be True or False, got {control_plane!r}")
     if isinstance(partitions, bool) or not isinstance(partitions, int) or not 2 <= partitions <= 2000:
         raise ValueError(f"partitions must be an int from 2 to 2000, got {partitions!r}")
+    options = {"producers": producers, "start_ms": start_ms, "until_ms": until_ms}
+    check_options({k: v for k, v in options.items() if k != "until_ms" or v is not None}, _RANGES)
     costs = {**default_costs(), "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005)}
     cluster = Cluster(3, seed=seed, control_plane=control_plane, settings=ModelSettings(costs=costs))
     assignment = {p: ([SHUTTING_DOWN, BUSY] if p % 2 == 0 else [BUSY, SHUTTING_DOWN]) for p in range(partitions)}

@@ -18,6 +18,7 @@ shipped to the executors with the job (``SparkContext.addPyFile``) when the mast
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 import tempfile
 import zipfile
@@ -56,6 +57,10 @@ def _check_grid(grid: dict) -> dict:
             ok = isinstance(v, bool) if kind is bool else isinstance(v, numbers.Real) and not isinstance(v, bool)
             if not ok:
                 raise ValueError(f"sweep parameter {name!r} takes {kind.__name__} values, not {v!r}")
+            if kind is not bool and not math.isfinite(v):
+                raise ValueError(f"sweep parameter {name!r} takes finite {kind.__name__} values, not {v}")
+            if kind is int and v != int(v):  # int() would truncate: 2.5 would run as 2
+                raise ValueError(f"sweep parameter {name!r} takes whole numbers, not {v}")
         out[name] = [kind(v) for v in values]
     return out
 

@@ -338,7 +338,10 @@ def rack_awareness_panel(
 
 
 def failure_figure(racks, partitions, rf, failed_rack, min_isr, start_index=0) -> go.Figure:
-    """Rack-aware and rack-unaware side by side after ``failed_rack`` fails: faded replicas, shaded partitions."""
+    """Rack-aware and rack-unaware side by side after ``failed_rack`` fails: faded replicas, shaded partitions.
+
+    ``failed_rack`` None: no rack down. Any string is a rack name (``""`` too, as Kafka's racks go), and one
+    no broker is in is refused as :func:`~kafka_lab.assignment.failure_impact` refuses it."""
     brokers = asg.brokers_from_racks(racks)
     failed = {b.id for b in brokers if b.rack == failed_rack}
     fig = make_subplots(
@@ -353,7 +356,7 @@ def failure_figure(racks, partitions, rf, failed_rack, min_isr, start_index=0) -
         for t in _grid_traces(a, brokers, failed, showlegend=col == 1):
             fig.add_trace(t, row=1, col=col)
         impact = asg.failure_impact(
-            a, brokers, failed_racks=[failed_rack] if failed_rack else [], min_insync_replicas=min_isr
+            a, brokers, failed_racks=[] if failed_rack is None else [failed_rack], min_insync_replicas=min_isr
         )
         for p, row in impact.iterrows():
             if row["offline"] or row["below_min_isr"]:
@@ -384,7 +387,7 @@ def failure_figure(racks, partitions, rf, failed_rack, min_isr, start_index=0) -
     fig.update_yaxes(categoryorder="array", categoryarray=rows[::-1], type="category", showticklabels=True)
     fig.update_yaxes(title_text="broker (rack)", row=1, col=1)
     fig.update_xaxes(title="partition", dtick=1 if partitions <= 24 else None, range=[-0.7, partitions - 0.3])
-    what = f"{failed_rack} down (its replicas faded)" if failed_rack else "no rack down"
+    what = "no rack down" if failed_rack is None else (failed_rack or '""') + " down (its replicas faded)"
     fig.update_layout(
         title=f"{partitions} partitions, RF {rf}: {what}",
         height=160 + 34 * len(rows),
