@@ -154,6 +154,26 @@ codec is not the obstacle: the text alone written as Parquet took 2.36 s with sn
 (and the full parse 35.3/31.8 s against 32.9/30.8 s, alternating). A whole run of this benchmark the same
 day, with a reviewer's jobs loading both cores (load average 3): json/raw 8.0 at 1M lines and 18.2 at 4M,
 full/raw 71 and 69.
+
+The JSON per-row floor (step 3b), added 2026-11-24 to separate what ``from_json`` costs per row from what
+it costs per byte; the whole benchmark, ``--millions 1,4``, after the generator's continuous offsets
+(a loaded machine during the 1M size, load average 2-3; quiet during the 4M size, load under 1 at its end):
+
+          lines     MB  gen lines/s   raw s  json s json/raw row/raw  full s full/raw
+      1,008,717  1,419      284,767     1.4     9.7      6.9     1.4    65.8     46.7
+      4,023,458  5,675      403,545     4.7    35.8      7.6     1.3   112.0     23.8
+
+(generator peak RSS 130-132 MB at both sizes; the plain Python parse 103k-107k lines/s.) A one-field
+document costs 1.3-1.4x the raw scan once per line; the pipeline's request schema (the header, the
+connection, seven times, three names: 15 fields) over the request lines 6.9-7.6x, and 5.3-5.9x on the
+quietest runs of earlier sessions; a from_json of only the short parts of each line (the header and what
+follows the last ``,"connection":``, a third of the text) measured about 5x the raw scan the same day (its
+cost is Jackson's work per field and per byte, not the rows). In Spark 4.x's ``CreateJacksonParser.utf8String``
+(read with ``javap`` in the venv's spark-catalyst jar) each row's text goes to a new parser through an
+``InputStreamReader``: the bytes are decoded to characters before Jackson tokenizes them. Writing the
+records' text as Parquet is another 1.6-1.8x. So a parse that reads Kafka's request log with
+``from_json``, as issue 9 specifies, and writes the records table, cannot come within 4x of a raw scan of
+page-cached files on this machine, however the rest of it is arranged.
 """
 
 from __future__ import annotations
