@@ -358,7 +358,7 @@ MUTATIONS = [
     M(
         "append-does-not-wake-fetches",
         "replica.py",
-        "            if self.fetch_purgatory is not None:\n                self.fetch_purgatory.check_and_complete(tp)\n"
+        "            if fetches is not None:\n                fetches.check_and_complete(tp)\n"
         "        return required, bases, errors",
         "        return required, bases, errors",
         "an append wakes the follower fetches long-polling on the partition",

@@ -114,7 +114,11 @@ class Log:
         if records < 1:
             raise ValueError(f"a batch holds at least one record, got {records}")
         b = Batch(self.leo, records, leader_epoch, producer_id, sequence, batch_id)
-        self._append(b)
+        if not self.epochs or leader_epoch > self.epochs[-1][0]:
+            self.assign_epoch(leader_epoch, b.base_offset)
+        self.batches.append(b)
+        self._bases.append(b.base_offset)
+        self.leo = b.base_offset + records
         return b
 
     def append_as_follower(self, batch: Batch) -> None:

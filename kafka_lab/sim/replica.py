@@ -191,13 +191,14 @@ class ReplicaManager:
     # -- the high watermark ------------------------------------------------------------------------
     def maybe_increment_hw(self, p: Partition) -> bool:
         """Partition.maybeIncrementLeaderHW; completes delayed produces and fetches when it moves."""
-        now = self._now()
         new = p.log.leo
-        maximal = p.maximal_isr
-        lag = self.replica_lag_time_max_ms
-        for rid, r in p.remote.items():
-            if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):
-                new = r.leo
+        if p.remote:  # the HW is the least LEO of the leader and the followers it waits for
+            now = self._now()
+            maximal = p.maximal_isr
+            lag = self.replica_lag_time_max_ms
+            for rid, r in p.remote.items():
+                if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):
+                    new = r.leo
         if new > p.hw:
             p.hw = new
             if self.produce_purgatory is not None:
@@ -211,8 +212,9 @@ class ReplicaManager:
         required, bases, errors = {}, {}, {}
         me = self.broker_id
         batches = req.payload.get("batches") if isinstance(req.payload, dict) else None
+        partition, increment_hw, fetches = self.partitions.get, self.maybe_increment_hw, self.fetch_purgatory
         for tp in req.partitions:
-            p = self.partitions.get(tp)
+            p = partition(tp)
             if p is None:
                 errors[tp] = "UNKNOWN_TOPIC_OR_PARTITION"
                 continue
@@ -228,10 +230,10 @@ class ReplicaManager:
                 records, batch_id = req.records, -1
             b = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)
             bases[tp] = b.base_offset
-            required[tp] = b.next_offset
-            self.maybe_increment_hw(p)
-            if self.fetch_purgatory is not None:
-                self.fetch_purgatory.check_and_complete(tp)
+            required[tp] = b.base_offset + b.records
+            increment_hw(p)
+            if fetches is not None:
+                fetches.check_and_complete(tp)
         return required, bases, errors
 
     def check_enough_replicas_reach_offset(self, tp, required: int):
