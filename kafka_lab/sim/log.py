@@ -114,11 +114,7 @@ class Log:
         if records < 1:
             raise ValueError(f"a batch holds at least one record, got {records}")
         b = Batch(self.leo, records, leader_epoch, producer_id, sequence, batch_id)
-        if not self.epochs or leader_epoch > self.epochs[-1][0]:
-            self.assign_epoch(leader_epoch, b.base_offset)
-        self.batches.append(b)
-        self._bases.append(b.base_offset)
-        self.leo = b.base_offset + records
+        self._append(b)
         return b
 
     def append_as_follower(self, batch: Batch) -> None:
