@@ -24,6 +24,7 @@ from kafka_lab.sim import (
     truncation_incident,
     unavailability_incident,
 )
+from kafka_lab.sim.log import BASE_OFFSET, BATCH_ID, next_offset
 from kafka_lab.sim.producer import KafkaProducer
 
 INCIDENTS = [purgatory_incident, truncation_incident, unavailability_incident, stale_metadata_incident]
@@ -70,8 +71,8 @@ def test_every_record_handed_over_ends_exactly_once(incident, control_plane, mon
             .replica_manager.partitions[(row.topic, row.partition)]
             .log
         )
-        found = [b for b in log.read(row.base_offset, 1) if b.batch_id == row.batch_id]
-        assert found and found[0].base_offset == row.base_offset
+        found = [b for b in log.read(row.base_offset, 1) if b[BATCH_ID] == row.batch_id]
+        assert found and found[0][BASE_OFFSET] == row.base_offset
     # pending: unanswered at the end, so no final time; the others have one
     assert lg.loc[lg["outcome"] == "pending", "done_ms"].isna().all()
     assert lg.loc[lg["outcome"] != "pending", "done_ms"].notna().all()
@@ -195,7 +196,7 @@ def test_acks_all_records_survive_any_clean_leader_change(seed, partitions, move
     # every ISR member holds the leader's batches below the high watermark
     for tp, state in c.controller.state.items():
         leader = c.brokers[state["leader"]].replica_manager.partitions[tp]
-        below = [b for b in leader.log.batches if b.next_offset <= leader.hw]
+        below = [b for b in leader.log.batches if next_offset(b) <= leader.hw]
         for r in state["isr"]:
             if r == state["leader"]:
                 continue

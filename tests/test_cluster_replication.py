@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_lab.sim import Cluster
+from kafka_lab.sim.log import next_offset
 from kafka_lab.sim.purgatory import ProducePurgatory
 from kafka_lab.sim.replica import MetadataCache, ReplicaManager
 
@@ -292,8 +293,8 @@ def test_a_follower_that_diverged_truncates_to_where_the_new_leaders_epoch_ends(
     epoch, end = new.log.end_offset_for_epoch(0)
     assert epoch == 0 and cut["offset"] == end and cut["removed_records"] > 0
     common = min(old.leo, new.leo)
-    assert [b for b in old.log.batches if b.next_offset <= common] == [
-        b for b in new.log.batches if b.next_offset <= common
+    assert [b for b in old.log.batches if next_offset(b) <= common] == [
+        b for b in new.log.batches if next_offset(b) <= common
     ]
     # the ledger's truncated batches are exactly among those the old leader removed
     removed = {i for d in ev["detail"] for i in d["batch_ids"]}

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .log import Log
+from .log import BASE_OFFSET, BATCH_ID, RECORDS, Log
 
 __all__ = [
     "Partition",
@@ -228,9 +228,9 @@ class ReplicaManager:
                 records, batch_id = batches[tp]
             else:
                 records, batch_id = req.records, -1
-            b = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)
-            bases[tp] = b.base_offset
-            required[tp] = b.base_offset + b.records
+            base = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)[BASE_OFFSET]
+            bases[tp] = base
+            required[tp] = base + records
             increment_hw(p)
             if fetches is not None:
                 fetches.check_and_complete(tp)
@@ -509,10 +509,10 @@ class ReplicaManager:
             tp,
             offset=offset,
             removed_batches=len(removed),
-            removed_records=sum(b.records for b in removed),
+            removed_records=sum(b[RECORDS] for b in removed),
             reason=reason,
             leo=p.log.leo,
-            batch_ids=[b.batch_id for b in removed],
+            batch_ids=[b[BATCH_ID] for b in removed],
         )
         return removed
 
@@ -521,7 +521,7 @@ class ReplicaManager:
         if p is None:
             return
         for b in batches:
-            if b.base_offset == p.log.leo:
+            if b[BASE_OFFSET] == p.log.leo:
                 p.log.append_as_follower(b)
         new_hw = min(leader_hw, p.log.leo)
         if new_hw > p.hw:
