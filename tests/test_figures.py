@@ -4,6 +4,8 @@ kafka_lab.ui's one colour-blind-safe palette and its neutrals."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import kafka_lab.assignment as asg
@@ -106,6 +108,26 @@ def test_every_figure_uses_the_one_palette(name):
     assert fig.layout.template.layout.colorway == tuple(PALETTE), f"{name}: not drawn with {TEMPLATE}"
     stray = _colours(fig) - COLOURS
     assert not stray, f"{name} uses colours outside kafka_lab.ui's palette: {sorted(stray)}"
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_is_valid_plotly(name):
+    """Live panels draw from plain specs without plotly's validation (kafka_lab.ui.plain_figure): rebuilding each
+    figure with validation on fails on a misspelt or misplaced property."""
+    import plotly.graph_objects as go
+
+    fig = FIGURES[name]
+    assert json.loads(go.Figure(fig.to_dict()).to_json()) == json.loads(fig.to_json())
+
+
+def test_the_validity_check_catches_a_wrong_property():
+    import plotly.graph_objects as go
+
+    from kafka_lab.ui import plain_figure
+
+    bad = plain_figure([{"type": "scatter", "y": [1, 2], "name": "x", "line": {"colour": "#0072B2"}}], {})
+    with pytest.raises(ValueError, match="colour"):
+        go.Figure(bad.to_dict())
 
 
 def test_the_palette_is_okabe_ito():

@@ -35,7 +35,19 @@ from kafka_lab.sim.experiments import (
 from kafka_lab.sim.records import IN_FLIGHT
 from kafka_lab.sim.theory import mm_c_wait, saturation_rate
 
-from . import GREY, INK, MUTED, PALETTE, TEMPLATE, html_table, plural, primary, primary_output, show_figure
+from . import (
+    GREY,
+    INK,
+    MUTED,
+    PALETTE,
+    TEMPLATE,
+    html_table,
+    plain_figure,
+    plural,
+    primary,
+    primary_output,
+    show_figure,
+)
 
 __all__ = [
     "PHASES",
@@ -195,74 +207,130 @@ def processor_idle_note(res) -> str:
     return text
 
 
+def _subplot_title(text: str, y: float) -> dict:
+    """A subplot's title above its panel (as ``make_subplots(subplot_titles=...)`` places it)."""
+    return {
+        "text": text,
+        "font": {"size": 16},
+        "showarrow": False,
+        "x": 0.5,
+        "xanchor": "center",
+        "xref": "paper",
+        "y": y,
+        "yanchor": "bottom",
+        "yref": "paper",
+    }
+
+
 def metrics_figure(res, title: str = "Broker metrics over simulated time, under Kafka's names") -> go.Figure:
-    """RequestQueueSize (and the control plane's) and the *AvgIdlePercent metrics against simulated time."""
+    """RequestQueueSize (and the control plane's) and the *AvgIdlePercent metrics against simulated time.
+
+    Two panels sharing the time axis: the request and response queues above, the pools' idle fractions below;
+    the LeaderAndIsr's send and take marked in both."""
     m = res.metrics
-    fig = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.08,
-        subplot_titles=(
-            "request queues (kafka.network:type=RequestChannel)",
-            "idle fraction (0..1) of the thread pools",
-        ),
-    )
+    t = m["time_ms"].to_numpy()
     colours = iter(PALETTE)
+    data = []
     for name in ("RequestQueueSize", "ControlPlaneRequestQueueSize", "ResponseQueueSize"):
         if name in m:
-            fig.add_trace(
-                go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours), shape="hv")), 1, 1
-            )
+            line = {"color": next(colours), "shape": "hv"}
+            data.append({"type": "scatter", "x": t, "y": m[name].to_numpy(), "name": name, "line": line})
     for name in (
         "RequestHandlerAvgIdlePercent",
         "NetworkProcessorAvgIdlePercent",
         "ControlPlaneRequestHandlerAvgIdlePercent",
     ):
         if name in m:
-            fig.add_trace(go.Scatter(x=m["time_ms"], y=m[name], name=name, line=dict(color=next(colours))), 2, 1)
-    lai = res.requests[res.requests["api"] == "LeaderAndIsr"]
-    for _, row in lai.iterrows():
-        marks = [(row["sent_ms"], "dot", "LeaderAndIsr sent", "left")]
-        if not np.isnan(row["dequeue_ms"]):
-            marks.append((row["dequeue_ms"], "solid", "taken", "right"))
-        for x, dash, text, side in marks:  # the line in both panels, labelled once, beside its middle
-            line = dict(color=_MARKER, dash=dash, width=1.5)
-            fig.add_vline(
-                x=x,
-                line=line,
-                row=1,
-                col=1,
-                annotation_position=side,
-                annotation=dict(text=text, font_size=10, font_color=_MARKER, bgcolor="rgba(255,255,255,0.85)"),
+            line = {"color": next(colours)}
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": t,
+                    "y": m[name].to_numpy(),
+                    "name": name,
+                    "line": line,
+                    "xaxis": "x2",
+                    "yaxis": "y2",
+                }
             )
-            fig.add_vline(x=x, line=line, row=2, col=1)
-    if len(lai):  # legend entries for the two marker lines (vlines have none of their own)
+    shapes = []
+    annotations = [
+        _subplot_title("request queues (kafka.network:type=RequestChannel)", 1.0),
+        _subplot_title("idle fraction (0..1) of the thread pools", 0.46),
+    ]
+    lai = res.requests[res.requests["api"] == "LeaderAndIsr"]
+    for sent, taken in zip(lai["sent_ms"], lai["dequeue_ms"]):
+        marks = [(sent, "dot", "LeaderAndIsr sent", "right")]
+        if not np.isnan(taken):
+            marks.append((taken, "solid", "taken", "left"))
+        for x, dash, text, anchor in marks:  # the line in both panels, labelled once, beside its middle
+            line = {"color": _MARKER, "dash": dash, "width": 1.5}
+            for axis in ("", "2"):
+                shapes.append(
+                    {
+                        "type": "line",
+                        "x0": x,
+                        "x1": x,
+                        "xref": f"x{axis}",
+                        "y0": 0,
+                        "y1": 1,
+                        "yref": f"y{axis} domain",
+                        "line": line,
+                    }
+                )
+            annotations.append(
+                {
+                    "text": text,
+                    "font": {"size": 10, "color": _MARKER},
+                    "bgcolor": "rgba(255,255,255,0.85)",
+                    "showarrow": False,
+                    "x": x,
+                    "xanchor": anchor,
+                    "xref": "x",
+                    "y": 0.5,
+                    "yanchor": "middle",
+                    "yref": "y domain",
+                }
+            )
+    if len(lai):  # legend entries for the two marker lines (shapes have none of their own)
         for name, dash in (("LeaderAndIsr sent", "dot"), ("LeaderAndIsr taken by a handler", "solid")):
-            fig.add_trace(
-                go.Scatter(
-                    x=[None],
-                    y=[None],
-                    mode="lines",
-                    name=name,
-                    hoverinfo="skip",
-                    line=dict(color=_MARKER, dash=dash, width=1.5),
-                ),
-                1,
-                1,
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": [None],
+                    "y": [None],
+                    "mode": "lines",
+                    "name": name,
+                    "hoverinfo": "skip",
+                    "line": {"color": _MARKER, "dash": dash, "width": 1.5},
+                }
             )
     queues = [n for n in ("RequestQueueSize", "ControlPlaneRequestQueueSize") if n in m]
-    fig.update_yaxes(title_text=" / ".join(queues) + " (requests)", title_font_size=11, row=1, col=1)
-    fig.update_yaxes(title_text="…AvgIdlePercent (0..1, 1 = idle)", title_font_size=11, range=[0, 1.05], row=2, col=1)
-    fig.update_xaxes(title_text="simulated time (ms)", row=2, col=1)
-    fig.update_layout(
-        title=title,
-        height=520,
-        template=TEMPLATE,
-        margin=dict(l=60, r=20, t=60, b=50),
-        legend=dict(orientation="h", y=-0.18),
+    small = {"size": 11}
+    return plain_figure(
+        data,
+        {
+            "title": {"text": title},
+            "height": 520,
+            "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+            "legend": {"orientation": "h", "y": -0.18},
+            "xaxis": {"anchor": "y", "domain": [0.0, 1.0], "matches": "x2", "showticklabels": False},
+            "yaxis": {
+                "anchor": "x",
+                "domain": [0.54, 1.0],
+                "title": {"text": " / ".join(queues) + " (requests)", "font": small},
+            },
+            "xaxis2": {"anchor": "y2", "domain": [0.0, 1.0], "title": {"text": "simulated time (ms)"}},
+            "yaxis2": {
+                "anchor": "x2",
+                "domain": [0.0, 0.46],
+                "range": [0, 1.05],
+                "title": {"text": "…AvgIdlePercent (0..1, 1 = idle)", "font": small},
+            },
+            "annotations": annotations,
+            "shapes": shapes,
+        },
     )
-    return fig
 
 
 def _timeline_rows(res, around: float | None, n: int) -> pd.DataFrame:
@@ -293,7 +361,7 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
     labels = [request_label(a, c, k) for a, c, k in zip(rows["api"], rows["client_id"], rows["correlation_id"])]
     where = np.column_stack([rows["connection_id"].astype(str), rows["processor"].astype(str)])
     end = res.duration_ms
-    fig = go.Figure()
+    data = []
     for phase, (name, colour) in PHASES.items():
         start = rows[_START[phase]].to_numpy()
         length = rows[phase].to_numpy()
@@ -302,36 +370,38 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
         length = np.where(open_, end - start, length)
         ok = ~np.isnan(start) & (length > 0)
         if ok.any():
-            fig.add_trace(
-                go.Bar(
-                    y=np.array(labels)[ok],
-                    x=length[ok],
-                    base=start[ok],
-                    orientation="h",
-                    name=name,
-                    marker_color=colour,
-                    customdata=where[ok],
-                    hovertemplate=f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<br>"
+            data.append(
+                {
+                    "type": "bar",
+                    "y": np.array(labels)[ok],
+                    "x": length[ok],
+                    "base": start[ok],
+                    "orientation": "h",
+                    "name": name,
+                    "marker": {"color": colour},
+                    "customdata": where[ok],
+                    "hovertemplate": f"{name}: %{{x:.3f}} ms from %{{base:.3f}} ms<br>"
                     "connection %{customdata[0]} (network processor %{customdata[1]})<extra>%{y}</extra>",
-                )
+                }
             )
-    fig.update_layout(
-        barmode="overlay",
-        title=title or "Requests' journeys (request-log phases)",
-        height=160 + 18 * len(rows),
-        template=TEMPLATE,
-        margin=dict(l=190, r=20, t=60, b=50),
-        xaxis_title="simulated time (ms)",
-        yaxis=dict(
-            categoryorder="array",
-            categoryarray=labels[::-1],
-            type="category",
-            title="request: API, client, #n (the client's n-th request, from 0)",
-            automargin=True,
-        ),
-        legend=dict(orientation="h", y=-0.12),
+    return plain_figure(
+        data,
+        {
+            "barmode": "overlay",
+            "title": {"text": title or "Requests' journeys (request-log phases)"},
+            "height": 160 + 18 * len(rows),
+            "margin": {"l": 190, "r": 20, "t": 60, "b": 50},
+            "xaxis": {"title": {"text": "simulated time (ms)"}},
+            "yaxis": {
+                "categoryorder": "array",
+                "categoryarray": labels[::-1],
+                "type": "category",
+                "title": {"text": "request: API, client, #n (the client's n-th request, from 0)"},
+                "automargin": True,
+            },
+            "legend": {"orientation": "h", "y": -0.12},
+        },
     )
-    return fig
 
 
 def backlog_figure(
