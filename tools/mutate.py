@@ -1053,6 +1053,39 @@ MUTATIONS = [
         "the restart race's restart_ms (> 0) and backlog_ms (>= 0) are finite numbers in range",
         "the model's own options (kafka_lab/sim/fencing.py), not Kafka settings",
     ),
+    M(
+        "zombie-times-unchecked",
+        "fencing.py",
+        "    check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)\n",
+        "",
+        "the zombie's pause_ms, reconnect_ms, event_lag_ms (>= 0), pause_at_ms (>= 50) and session_timeout_ms are "
+        "finite numbers in range (NaN once ran into a KeyError inside the run)",
+        "the model's own options (kafka_lab/sim/fencing.py), not Kafka settings",
+    ),
+    M(
+        "election-session-timeout-unchecked",
+        "fencing.py",
+        '    check_options({"session_timeout_ms": session_timeout_ms}, _SESSION_TIMEOUT_RANGE)\n',
+        "",
+        "controller_election's session_timeout_ms is a finite whole number more than 0 (NaN once meant no failover)",
+        "KafkaConfig: zookeeper.session.timeout.ms is an INT; the model's option (kafka_lab/sim/fencing.py)",
+    ),
+    M(
+        "session-timeout-zero-accepted",
+        "fencing.py",
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, False)}',
+        "a session timeout of 0 is refused by the experiments' own check, with the range in the message",
+        "ZooKeeper: a session lives for its timeout; the model's option (kafka_lab/sim/fencing.py)",
+    ),
+    M(
+        "session-timeout-fraction-accepted",
+        "fencing.py",
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (False, 0, True)}',
+        "a session timeout is a whole number of ms, as zookeeper.session.timeout.ms (an INT) is",
+        "KafkaConfig: define(ZkSessionTimeoutMsProp, INT, ...)",
+    ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",
