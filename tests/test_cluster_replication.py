@@ -24,7 +24,7 @@ def make_cluster(n=3, partitions=1, *, lag=None, min_isr=None, seed=0, control_p
     if wait_ms is not None:
         over["replica.fetch.wait.max.ms"] = wait_ms
     c = Cluster(n, seed=seed, broker_overrides=over, control_plane=control_plane)
-    c.create_topic("t", partitions, n, assignment={p: list(range(1, n + 1)) for p in range(partitions)})
+    c.create_topic("t", assignment={p: list(range(1, n + 1)) for p in range(partitions)})
     return c
 
 

@@ -287,7 +287,7 @@ def test_one_isr_change_in_flight_per_partition():
     """isr-two-changes-in-flight. Partition.maybeShrinkIsr: nothing while isrState.isInflight, however many
     isr-expiration rounds pass while the controller writes the znode."""
     c = Cluster(3, seed=0, broker_overrides={"replica.lag.time.max.ms": 100}, zk_latency_ms=300.0)
-    c.create_topic("t", 1, 3, assignment={0: [1, 2, 3]})
+    c.create_topic("t", assignment={0: [1, 2, 3]})
     c.producer("p", topic="t", acks=1).open_loop(1000)
     c.brokers[3].fetchers.stop_fetching(TP)
     res = c.run(700)
@@ -553,7 +553,7 @@ def test_a_retried_batch_goes_back_to_the_head_of_its_partition():
     """producer-retry-at-the-tail. RecordAccumulator.reenqueue: deque.addFirst, so a younger batch of the
     partition waits behind the retried one (and its backoff)."""
     c = Cluster(3, seed=0, broker_overrides={"min.insync.replicas": 2})
-    c.create_topic("t", 1, 1, assignment={0: [1]})  # ISR [1] < 2: every acks=all append is NOT_ENOUGH_REPLICAS
+    c.create_topic("t", assignment={0: [1]})  # ISR [1] < 2: every acks=all append is NOT_ENOUGH_REPLICAS
     p = c.producer("p", topic="t", acks="all", max_in_flight_requests_per_connection=1)
     p.burst(1, at_ms=1)
     p.burst(1, at_ms=5)
@@ -566,7 +566,7 @@ def test_a_retried_batch_goes_back_to_the_head_of_its_partition():
 def test_a_batch_out_of_retries_is_failed_in_the_ledger():
     """ledger-failed-counted-pending. Sender.canRetry false → failBatch: the error goes to the application."""
     c = Cluster(3, seed=0, broker_overrides={"min.insync.replicas": 2})
-    c.create_topic("t", 1, 1, assignment={0: [1]})
+    c.create_topic("t", assignment={0: [1]})
     c.producer("p", topic="t", acks="all", retries=0).burst(1, at_ms=1)
     lg = c.run(50).ledger
     assert lg["outcome"].tolist() == ["failed"] and lg["error"].tolist() == ["NOT_ENOUGH_REPLICAS"]

@@ -961,6 +961,16 @@ MUTATIONS = [
         "a refused topic leaves nothing behind: every check passes before the first partition is created",
         "AdminZkClient.createTopicWithAssignment: validateTopicCreate before writeTopicPartitionAssignment",
     ),
+    M(
+        "create-topic-assignment-with-counts",
+        "cluster.py",
+        "        if assignment is not None and (partitions is not None or replication_factor is not None):\n",
+        "        if False:\n",
+        "a topic creation that gives an assignment and a partition count or replication factor is refused "
+        "(InvalidRequestException), not half ignored",
+        "ZkAdminManager.createTopics: (numPartitions != NO_NUM_PARTITIONS || replicationFactor != NO_REPLICATION_FACTOR)"
+        " && !assignments.isEmpty",
+    ),
     Mutation(
         "broker-id-above-reserved-max",
         (
