@@ -40,9 +40,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: the test files, in the order they run (fast rule tests first, the slow statistical ones last);
-#: a pattern matching nothing is skipped, a file matched twice runs once
+#: the test files, in the order they run (fast rule tests first, the slow statistical ones last; the
+#: assignment's tests, a second, for the mutations of kafka_lab/assignment/); a pattern matching nothing
+#: is skipped, a file matched twice runs once
 TEST_PATTERNS = [
+    "tests/test_assignment.py",
     "tests/test_cluster_*.py",
     "tests/test_sim_log.py",
     "tests/test_sim_model.py",
@@ -970,6 +972,20 @@ MUTATIONS = [
         "(InvalidRequestException), not half ignored",
         "ZkAdminManager.createTopics: (numPartitions != NO_NUM_PARTITIONS || replicationFactor != NO_REPLICATION_FACTOR)"
         " && !assignments.isEmpty",
+    ),
+    Mutation(
+        "failure-impact-empty-replicas",
+        (
+            (
+                "kafka_lab/assignment/analysis.py",
+                "        if len(reps) == 0:\n"
+                '            raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for '
+                'partition id {p}.")\n',
+                "",
+            ),
+        ),
+        "a partition with no replica is refused by the failure tables, as Kafka refuses it (not an IndexError)",
+        "AdminZkClient.validateReplicaAssignment: Cannot have replication factor of 0 for partition id <p>.",
     ),
     Mutation(
         "broker-id-above-reserved-max",
