@@ -472,6 +472,22 @@ MUTATIONS = [
         "a topic is deleted only when every replica has answered StopReplica(delete=true)",
         "TopicDeletionManager.completeReplicaDeletion / isTopicDeletionSuccessful: all replicas ReplicaDeletionSuccessful",
     ),
+    M(
+        "deleted-topic-stays-listed",
+        "cluster.py",
+        "        self.topics.pop(topic, None)\n",
+        "        pass\n",
+        "a topic whose deletion completed is no longer the cluster's: partitions_of refuses it, its name is free",
+        "TopicDeletionManager.completeDeleteTopic: client.deleteTopic (deleteTopicZNode), controllerContext.removeTopic",
+    ),
+    M(
+        "deleted-topic-crashes-its-clients",
+        "producer.py",
+        "        tps = self.cluster.topics.get(self.topic)\n        if tps is not None:\n",
+        "        tps = self.cluster.partitions_of(self.topic)\n        if tps is not None:\n",
+        "a client of a deleted topic keeps the partitions it knew (answered UNKNOWN_TOPIC_OR_PARTITION), the run goes on",
+        "KafkaProducer / Metadata: a deleted topic is UNKNOWN_TOPIC_OR_PARTITION in the metadata, not a client crash",
+    ),
     # -- metadata cache and UpdateMetadata (ZkMetadataCache, KafkaApis) ----------------------------------
     M(
         "update-metadata-controller-epoch",

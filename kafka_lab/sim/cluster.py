@@ -205,7 +205,8 @@ class Cluster:
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)
-        self.topics: dict = {}
+        self.topics: dict = {}  # name -> [(name, partition), ...]: created, and not yet deleted
+        self.controller.topic_deleted_listeners.append(self._topic_deleted)
         self.clients: list = []
         self._batch_ids = count()
         for b in self.brokers.values():
@@ -372,6 +373,12 @@ class Cluster:
             unknown = [b for b in r if b not in self.brokers]
             if unknown:
                 raise ValueError(f"partition {p} names broker(s) {unknown} not in the cluster {sorted(self.brokers)}")
+
+    def _topic_deleted(self, topic: str) -> None:
+        """The controller finished deleting ``topic`` (every replica deleted its log): Kafka deletes
+        ``/brokers/topics/<topic>`` then, so the topic is no longer listed and its name may be created again
+        (until then :meth:`create_topic` finds it: ``Topic '<t>' already exists.``)."""
+        self.topics.pop(topic, None)
 
     def leader_of(self, tp) -> int:
         return self.controller.state[tp]["leader"]

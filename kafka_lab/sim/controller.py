@@ -13,7 +13,8 @@ tells the brokers:
   and published with ``UpdateMetadata`` (not LeaderAndIsr) to every live broker;
 - **topic deletion** (:meth:`Controller.delete_topic`): ``StopReplica(deletePartition=false)`` then
   ``StopReplica(deletePartition=true)`` (leader epoch -2) to every replica; the topic is gone when every
-  replica has answered the second.
+  replica has answered the second (Kafka then deletes ``/brokers/topics/<topic>``: the cluster stops
+  listing it, and its name may be created again).
 
 - **a broker leaving** (:meth:`Controller.handle_controlled_shutdown`, ``doControlledShutdown``): each
   partition it leads moves to the first replica of its assignment that is in the ISR, live and not
@@ -103,6 +104,8 @@ class Controller:
         self.decisions: list = []  # (time_ms, topic, partition, leader, leader_epoch)
         self.failed_elections: list = []  # (time_ms, topic, partition, wanted leader, isr)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
+        #: called with the topic's name when a deletion completes (the cluster's topic table follows)
+        self.topic_deleted_listeners: list = []
         self._channels: dict = {}
         self._correlation = 0
         self.sent = 0
@@ -309,7 +312,13 @@ class Controller:
 
     # -- topic deletion ------------------------------------------------------------------------------
     def delete_topic(self, topic: str, *, at_ms: float = 0.0) -> None:
-        """StopReplica(delete=false), then StopReplica(delete=true) to every replica of ``topic``."""
+        """StopReplica(delete=false), then StopReplica(delete=true) to every replica of ``topic``.
+
+        When every replica has answered the second (``TopicDeletionManager.completeDeleteTopic``), the
+        partitions leave the controller's state, the time is kept in :attr:`deleted_topics`, and
+        :attr:`topic_deleted_listeners` are told (the cluster forgets the topic, as ZooKeeper's
+        ``/brokers/topics/<topic>`` goes then). Until then the topic exists.
+        """
         tps = [tp for tp in self.state if tp[0] == topic]
         if not tps:
             raise ValueError(f"unknown topic {topic!r}")
@@ -325,6 +334,8 @@ class Controller:
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
+                for listener in self.topic_deleted_listeners:
+                    listener(topic)
 
         for bid in sorted(waiting):
             b = self.brokers[bid]
