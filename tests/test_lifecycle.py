@@ -199,4 +199,6 @@ def test_no_leader_is_elected_while_the_controller_is_being_elected():
     c.controller.elect_leader(tp, other, at_ms=101.0)  # /controller is gone: nobody decides
     c.run(300.0)
     assert st["leader"] == leader
-    assert [(f[1], f[2], f[3]) for f in c.controller.failed_elections] == [(tp[0], tp[1], other)]
+    assert [(f[1], f[2], f[3], f[5]) for f in c.controller.failed_elections] == [
+        (tp[0], tp[1], other, "NOT_CONTROLLER")
+    ]

@@ -1064,6 +1064,49 @@ MUTATIONS = [
         "KafkaController.processReplicaLeaderElection: unknownPartitions -> UNKNOWN_TOPIC_OR_PARTITION",
     ),
     M(
+        "election-checked-at-call",
+        "controller.py",
+        "        if at_ms <= self.env.now:\n            refused = self._election_refusal(tp, new_leader)\n",
+        "        if True:\n            refused = self._election_refusal(tp, new_leader)\n",
+        "an election asked for later is checked when the controller decides it: a partition created meanwhile "
+        "may be elected",
+        "KafkaController.processReplicaLeaderElection runs when the controller's event thread handles the election",
+    ),
+    M(
+        "election-unchecked-when-decided",
+        "controller.py",
+        "            if refused is not None:\n                self._election_failed(tp, new_leader, st, refused[0])\n"
+        "                return\n",
+        "",
+        "a partition deleted before the controller decides its election fails UNKNOWN_TOPIC_OR_PARTITION, the run "
+        "goes on",
+        "KafkaController.processReplicaLeaderElection: allPartitions looked up when the event is processed",
+    ),
+    M(
+        "election-during-deletion",
+        "controller.py",
+        "        if tp[0] in self.deleting:\n",
+        "        if False:\n",
+        "no leader is elected for a topic queued for deletion: INVALID_TOPIC_EXCEPTION, \"The topic is being deleted\"",
+        "KafkaController.processReplicaLeaderElection: topicDeletionManager.isTopicQueuedUpForDeletion",
+    ),
+    M(
+        "deletion-queue-never-emptied",
+        "controller.py",
+        "                self.deleting.discard(topic)\n",
+        "",
+        "a topic leaves the deletion queue when its deletion completes (its name, created again, is a live topic)",
+        "TopicDeletionManager.completeDeleteTopic: controllerContext.removeTopic, topicsToBeDeleted -= topic",
+    ),
+    M(
+        "election-write-after-deletion",
+        "controller.py",
+        "            if self.state.get(tp) is not st:",
+        "            if False:",
+        "an election whose partition's deletion completed while its state was being written changes nothing",
+        "KafkaController: one event thread, so a deletion never completes in the middle of an election",
+    ),
+    M(
         "options-non-finite-accepted",
         "options.py",
         "        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):\n",
@@ -1196,8 +1239,8 @@ MUTATIONS = [
     M(
         "election-needs-controller",
         "controller.py",
-        '            if self.id < 0 or new_leader not in st["isr"] or new_leader not in self.live_brokers:',
-        '            if new_leader not in st["isr"] or new_leader not in self.live_brokers:',
+        "            if self.id < 0:\n                self._election_failed(tp, new_leader, st, \"NOT_CONTROLLER\")\n",
+        "            if False:\n                self._election_failed(tp, new_leader, st, \"NOT_CONTROLLER\")\n",
         "no leader is elected while there is no controller (between a resignation and the next election)",
         "KafkaController: elections run in the active controller's event thread (isActive)",
     ),
