@@ -1087,7 +1087,7 @@ MUTATIONS = [
         "controller.py",
         "        if tp[0] in self.deleting:\n",
         "        if False:\n",
-        "no leader is elected for a topic queued for deletion: INVALID_TOPIC_EXCEPTION, \"The topic is being deleted\"",
+        'no leader is elected for a topic queued for deletion: INVALID_TOPIC_EXCEPTION, "The topic is being deleted"',
         "KafkaController.processReplicaLeaderElection: topicDeletionManager.isTopicQueuedUpForDeletion",
     ),
     M(
@@ -1239,8 +1239,8 @@ MUTATIONS = [
     M(
         "election-needs-controller",
         "controller.py",
-        "            if self.id < 0:\n                self._election_failed(tp, new_leader, st, \"NOT_CONTROLLER\")\n",
-        "            if False:\n                self._election_failed(tp, new_leader, st, \"NOT_CONTROLLER\")\n",
+        '            if self.id < 0:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
+        '            if False:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
         "no leader is elected while there is no controller (between a resignation and the next election)",
         "KafkaController: elections run in the active controller's event thread (isActive)",
     ),
