@@ -18,6 +18,7 @@ from kafka_lab.assignment import (
     ApiException,
     BrokerMetadata,
     InvalidPartitionsException,
+    InvalidReplicaAssignmentException,
     InvalidReplicationFactorException,
     KafkaException,
     add_partitions,
@@ -487,3 +488,16 @@ def test_failure_impact_refuses_an_unknown_broker_as_it_refuses_an_unknown_rack(
     with pytest.raises(ValueError, match=r"no broker is in rack\(s\) \['r9'\]"):
         failure_impact(a, brokers, failed_racks=["r9"])
     assert failure_impact(a, brokers, failed_brokers=[1])["alive"].tolist() == [1, 1, 2]
+
+
+@pytest.mark.parametrize("bad", [{0: []}, {0: [0, 1], 1: []}, {0: [0], 1: np.array([], dtype=int)}])
+def test_failure_impact_refuses_a_partition_without_replicas_as_kafka_does(bad):
+    """{0: []} raised a bare IndexError (reps[0]); Kafka refuses an empty replica list
+    (AdminZkClient.validateReplicaAssignment), and so does Cluster.create_topic, with the same class and message."""
+    p = next(p for p, r in bad.items() if len(r) == 0)
+    brokers = brokers_from_racks(UNEVEN)
+    for table in (failure_impact, failure_summary):
+        with pytest.raises(InvalidReplicaAssignmentException) as info:
+            table(bad, brokers, failed_brokers=[0])
+        assert str(info.value) == f"Cannot have replication factor of 0 for partition id {p}."
+        assert isinstance(info.value, ValueError)

@@ -513,7 +513,10 @@ def test_create_topic_refuses_what_kafka_refuses_and_creates_nothing(name, assig
     c.create_topic("orders.v1", 1, 1)
     before = {bid: set(b.replica_manager.partitions) for bid, b in c.brokers.items()}
     with pytest.raises((ValueError, TypeError)) as info:
-        c.create_topic(name, 2, 1, assignment=assignment)
+        if assignment is None:
+            c.create_topic(name, 2, 1)
+        else:
+            c.create_topic(name, assignment=assignment)
     assert type(info.value).__name__ == error and message in str(info.value), repr(info.value)
     # nothing of the refused topic exists anywhere: not half of it
     assert set(c.topics) == {"orders.v1"} and set(c.controller.state) == {("orders.v1", 0)}
@@ -526,4 +529,36 @@ def test_create_topic_takes_every_name_kafka_takes():
     c = Cluster(3, seed=0)
     for name in ("a", "x" * 249, "Orders-2024_v1.0", "..."):
         assert c.create_topic(name, 1, 1)
-    assert c.create_topic("t", 2, 2, assignment={1: [2, 3], 0: [1, 2]}) == {1: [2, 3], 0: [1, 2]}
+    assert c.create_topic("t", assignment={1: [2, 3], 0: [1, 2]}) == {1: [2, 3], 0: [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [{"partitions": 1, "replication_factor": 1}, {"partitions": 2}, {"replication_factor": 3}],
+    ids=["both", "partitions", "replication_factor"],
+)
+def test_create_topic_refuses_an_assignment_with_counts_as_kafka_does(counts):
+    """ZkAdminManager.createTopics (2.8): numPartitions or replicationFactor together with replicasAssignments is
+    an InvalidRequestException. The counts were once silently ignored (the assignment won); nothing is created."""
+    c = Cluster(3, seed=0)
+    with pytest.raises(ValueError) as info:
+        c.create_topic("t", assignment={0: [1, 2], 1: [2, 3]}, **counts)
+    assert type(info.value).__name__ == "InvalidRequestException"
+    assert info.value.java_class == "org.apache.kafka.common.errors.InvalidRequestException"
+    assert str(info.value) == (
+        "Both numPartitions or replicationFactor and replicasAssignments were set. "
+        "Both cannot be used at the same time."
+    )
+    assert not c.topics and not c.controller.state
+    assert all(not b.replica_manager.partitions for b in c.brokers.values())
+    assert c.create_topic("t", assignment={0: [1, 2], 1: [2, 3]}) == {0: [1, 2], 1: [2, 3]}
+    with pytest.raises(ValueError, match=re.escape("Topic 't' already exists.")):  # the existing topic is refused first
+        c.create_topic("t", 1, 1, assignment={0: [1]})
+
+
+@pytest.mark.parametrize("counts", [{}, {"partitions": 2}, {"replication_factor": 2}])
+def test_create_topic_without_an_assignment_needs_both_counts(counts):
+    c = Cluster(3, seed=0)
+    with pytest.raises(TypeError, match=r"create_topic takes partitions and replication_factor, or an assignment"):
+        c.create_topic("t", **counts)
+    assert not c.topics and not c.controller.state

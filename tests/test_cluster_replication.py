@@ -25,7 +25,7 @@ def make_cluster(n=3, partitions=1, *, lag=None, min_isr=None, seed=0, control_p
     if wait_ms is not None:
         over["replica.fetch.wait.max.ms"] = wait_ms
     c = Cluster(n, seed=seed, broker_overrides=over, control_plane=control_plane)
-    c.create_topic("t", partitions, n, assignment={p: list(range(1, n + 1)) for p in range(partitions)})
+    c.create_topic("t", assignment={p: list(range(1, n + 1)) for p in range(partitions)})
     return c
 
 
@@ -227,6 +227,36 @@ def test_topic_deletion_completes_when_every_replica_has_answered():
     assert c.controller.deleted_topics["t"] == pytest.approx(stops["end_ms"].max())
     assert all(not b.replica_manager.partitions for b in c.brokers.values())
     assert all(not b.metadata_cache.partitions for b in c.brokers.values())
+
+
+def test_a_deleted_topic_leaves_the_cluster_when_the_deletion_completes_and_its_name_is_free_again():
+    """TopicDeletionManager.completeDeleteTopic deletes /brokers/topics/<t> once every replica has deleted its
+    log: the cluster's topic table follows (it once listed the topic for ever, so the name could not be reused).
+    While the deletion is in progress the topic still exists (AdminZkClient: Topic 't' already exists.)."""
+    from kafka_lab.assignment import TopicExistsException
+
+    c = make_cluster(partitions=3)
+    old = c.producer("old", topic="t", acks="all")  # a client of the topic while it is deleted
+    old.open_loop(rate_per_s=200)
+    c.controller.delete_topic("t", at_ms=10.0)
+    c.run(10.5)  # StopReplicas on their way: not yet deleted
+    assert "t" in c.topics and c.partitions_of("t") == [("t", 0), ("t", 1), ("t", 2)]
+    with pytest.raises(TopicExistsException, match=r"Topic 't' already exists\."):
+        c.create_topic("t", 1, 1)
+    c.run(100)
+    done = c.controller.deleted_topics["t"]
+    assert 10.5 < done < 100
+    assert "t" not in c.topics
+    with pytest.raises(ValueError, match=r"unknown topic 't'; topics: \[\]"):
+        c.partitions_of("t")
+    assert c.create_topic("t", 2, 3) == {0: [1, 2, 3], 1: [2, 3, 1]}
+    assert c.partitions_of("t") == [("t", 0), ("t", 1)]
+    new = c.producer("new", topic="t", acks="all")
+    new.burst(4, at_ms=150.0)
+    res = c.run(400)
+    mine = res.ledger[(res.ledger["client_id"] == "new")]
+    assert len(mine) == 4 and (mine["outcome"].astype(str) == "committed").all()
+    assert {tp for tp, st in c.controller.state.items()} == {("t", 0), ("t", 1)}
 
 
 def test_the_metadata_cache_changes_only_on_update_metadata_and_names_unknown_partitions():

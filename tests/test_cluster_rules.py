@@ -287,7 +287,7 @@ def test_one_isr_change_in_flight_per_partition():
     """isr-two-changes-in-flight. Partition.maybeShrinkIsr: nothing while isrState.isInflight, however many
     isr-expiration rounds pass while the controller writes the znode."""
     c = Cluster(3, seed=0, broker_overrides={"replica.lag.time.max.ms": 100}, zk_latency_ms=300.0)
-    c.create_topic("t", 1, 3, assignment={0: [1, 2, 3]})
+    c.create_topic("t", assignment={0: [1, 2, 3]})
     c.producer("p", topic="t", acks=1).open_loop(1000)
     c.brokers[3].fetchers.stop_fetching(TP)
     res = c.run(700)
@@ -370,6 +370,65 @@ def test_an_election_for_a_partition_the_controller_does_not_know_is_unknown_top
     c.run(50)
     with pytest.raises(ValueError, match="UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist"):
         c.controller.elect_leader(("t", 0), 2)
+
+
+def test_an_election_is_checked_when_the_controller_decides_it_not_when_it_is_asked_for():
+    """election-checked-at-call, election-unchecked-when-decided. processReplicaLeaderElection looks the
+    partition up when the controller handles the election, so a later election (``at_ms``) is checked against
+    the partitions then: one created meanwhile is elected (it was refused at the call), one deleted meanwhile
+    fails UNKNOWN_TOPIC_OR_PARTITION and the run goes on (it was a KeyError from inside the run), and one
+    recreated meanwhile is judged by its new replicas (the old partition's were used)."""
+    c = Cluster(3, seed=0)
+    c.controller.elect_leader(("later", 0), 2, at_ms=20.0)  # no such topic yet: asked for, not refused
+    c.controller.elect_leader(("t", 0), 2, at_ms=40.0)  # deleted at 10, then recreated at 30 on brokers 1, 3
+    c.controller.elect_leader(("t", 0), 3, at_ms=25.0)  # deleted at 10, not yet recreated
+    c.create_topic("t", assignment={0: [1, 2, 3]})
+    c.controller.delete_topic("t", at_ms=10.0)
+    c.run(15.0)
+    c.create_topic("later", assignment={0: [1, 2, 3]})
+    c.run(30.0)
+    c.create_topic("t", assignment={0: [1, 3]})
+    c.run(80.0)
+    ctl = c.controller
+    assert ctl.state[("later", 0)]["leader"] == 2 and ctl.state[("later", 0)]["leader_epoch"] == 1
+    assert [f[1:] for f in ctl.failed_elections] == [
+        ("t", 0, 3, [], "UNKNOWN_TOPIC_OR_PARTITION"),
+        ("t", 0, 2, [1, 3], "PREFERRED_LEADER_NOT_AVAILABLE"),
+    ]
+    assert [f[0] for f in ctl.failed_elections] == [25.0, 40.0]
+    assert ctl.state[("t", 0)]["leader"] == 1 and ctl.state[("t", 0)]["leader_epoch"] == 0
+    assert part(c, 1).leader == 1 and part(c, 1).leader_epoch == 0
+
+
+def test_no_leader_is_elected_for_a_topic_being_deleted():
+    """election-during-deletion. processReplicaLeaderElection: a partition of a topic queued for deletion
+    (isTopicQueuedUpForDeletion) is answered INVALID_TOPIC_EXCEPTION, "The topic is being deleted", and nothing
+    is written or sent: the deletion completes as if the election had not been asked for."""
+    c = make_cluster(partitions=2)
+    c.controller.delete_topic("t", at_ms=1.0)
+    c.controller.elect_leader(TP, 2, at_ms=1.05)  # StopReplicas out, not every replica has answered
+    c.run(1.1)
+    with pytest.raises(ValueError, match=r"^INVALID_TOPIC_EXCEPTION: The topic is being deleted \(t-1\)$"):
+        c.controller.elect_leader(("t", 1), 3)  # decided at once: refused at once
+    res = c.run(50)
+    assert [f[1:] for f in c.controller.failed_elections] == [("t", 0, 2, [1, 2, 3], "INVALID_TOPIC_EXCEPTION")]
+    assert not c.controller.decisions and "LeaderAndIsr" not in set(res.requests["api"])
+    assert "t" in c.controller.deleted_topics and not c.controller.deleting
+    assert all(not b.replica_manager.partitions for b in c.brokers.values())
+
+
+def test_an_election_whose_partition_is_deleted_while_its_state_is_written_changes_nothing():
+    """election-write-after-deletion. The controller's events do not overlap in Kafka (one event thread), so
+    a deletion cannot complete in the middle of an election; in the model the election's znode write takes
+    zk_latency_ms, and a deletion that completes meanwhile leaves nothing to write: the election fails
+    UNKNOWN_TOPIC_OR_PARTITION (it was a KeyError from inside the run)."""
+    c = make_cluster()
+    c.controller.elect_leader(TP, 2, at_ms=5.0)  # decided at 5.0, written at 7.0
+    c.controller.delete_topic("t", at_ms=5.2)
+    c.run(50)
+    assert 5.2 < c.controller.deleted_topics["t"] < 7.0
+    assert [f[1:] for f in c.controller.failed_elections] == [("t", 0, 2, [1, 2, 3], "UNKNOWN_TOPIC_OR_PARTITION")]
+    assert not c.controller.decisions and not c.controller.state
 
 
 def test_leader_and_isr_leaves_the_metadata_cache_as_it_was():
@@ -553,7 +612,7 @@ def test_a_retried_batch_goes_back_to_the_head_of_its_partition():
     """producer-retry-at-the-tail. RecordAccumulator.reenqueue: deque.addFirst, so a younger batch of the
     partition waits behind the retried one (and its backoff)."""
     c = Cluster(3, seed=0, broker_overrides={"min.insync.replicas": 2})
-    c.create_topic("t", 1, 1, assignment={0: [1]})  # ISR [1] < 2: every acks=all append is NOT_ENOUGH_REPLICAS
+    c.create_topic("t", assignment={0: [1]})  # ISR [1] < 2: every acks=all append is NOT_ENOUGH_REPLICAS
     p = c.producer("p", topic="t", acks="all", max_in_flight_requests_per_connection=1)
     p.burst(1, at_ms=1)
     p.burst(1, at_ms=5)
@@ -566,7 +625,7 @@ def test_a_retried_batch_goes_back_to_the_head_of_its_partition():
 def test_a_batch_out_of_retries_is_failed_in_the_ledger():
     """ledger-failed-counted-pending. Sender.canRetry false → failBatch: the error goes to the application."""
     c = Cluster(3, seed=0, broker_overrides={"min.insync.replicas": 2})
-    c.create_topic("t", 1, 1, assignment={0: [1]})
+    c.create_topic("t", assignment={0: [1]})
     c.producer("p", topic="t", acks="all", retries=0).burst(1, at_ms=1)
     lg = c.run(50).ledger
     assert lg["outcome"].tolist() == ["failed"] and lg["error"].tolist() == ["NOT_ENOUGH_REPLICAS"]

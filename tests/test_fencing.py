@@ -184,6 +184,53 @@ def test_the_restart_race_times_say_what_they_accept(kw, error, message):
         broker_restart_race(broker_epoch=True, seed=1, **kw)
 
 
+@pytest.mark.parametrize(
+    "kw, error, message",
+    [
+        # NaN once ran into the model (nan < 0 is False): KeyError 'orders-2' or IndexError from inside the run
+        ({"pause_ms": float("nan")}, TypeError, "pause_ms is a finite number, got nan"),
+        ({"reconnect_ms": float("nan")}, TypeError, "reconnect_ms is a finite number, got nan"),
+        ({"pause_at_ms": float("nan")}, TypeError, "pause_at_ms is a finite number, got nan"),
+        ({"event_lag_ms": float("nan"), "cause": "znode_deleted"}, TypeError, "event_lag_ms is a finite number"),
+        ({"session_timeout_ms": float("nan")}, TypeError, "session_timeout_ms is a finite number, got nan"),
+        ({"pause_ms": float("inf")}, TypeError, "pause_ms is a finite number, got inf"),
+        ({"pause_ms": "100"}, TypeError, "pause_ms is a finite number, got '100'"),
+        ({"pause_ms": -1}, ValueError, "pause_ms must be at least 0, got -1"),
+        ({"reconnect_ms": -0.5}, ValueError, "reconnect_ms must be at least 0, got -0.5"),
+        ({"pause_at_ms": 49.9}, ValueError, "pause_at_ms must be at least 50, got 49.9"),
+        ({"session_timeout_ms": 0}, ValueError, "session_timeout_ms must be more than 0, got 0"),
+        ({"session_timeout_ms": 6000.5}, ValueError, "session_timeout_ms is a whole number, got 6000.5"),
+    ],
+)
+def test_the_zombie_times_say_what_they_accept(kw, error, message):
+    """Each of zombie_controller's times says what it takes (kafka_lab.sim.options), as the restart race's do."""
+    with pytest.raises(error, match=re.escape(message)):
+        zombie_controller(fencing=True, seed=0, **kw)
+
+
+def test_the_zombie_takes_the_edges_of_its_ranges():
+    r = zombie_controller(fencing=True, seed=0, pause_ms=0, reconnect_ms=0, pause_at_ms=50, session_timeout_ms=1)
+    assert r.applied_stale == 0
+
+
+@pytest.mark.parametrize(
+    "timeout, error, message",
+    [
+        # NaN and inf once ran: ZooKeeper never expired the crashed controller's session, and nobody took over
+        (float("nan"), TypeError, "session_timeout_ms is a finite number, got nan"),
+        (float("inf"), TypeError, "session_timeout_ms is a finite number, got inf"),
+        ("18000", TypeError, "session_timeout_ms is a finite number, got '18000'"),
+        (True, TypeError, "session_timeout_ms is a finite number, got True"),
+        (0, ValueError, "session_timeout_ms must be more than 0, got 0"),
+        (-5, ValueError, "session_timeout_ms must be more than 0, got -5"),
+        (500.5, ValueError, "session_timeout_ms is a whole number, got 500.5"),
+    ],
+)
+def test_the_election_session_timeout_says_what_it_accepts(timeout, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        controller_election(brokers=3, crashes=1, seed=0, session_timeout_ms=timeout)
+
+
 def test_bad_input():
     with pytest.raises(TypeError, match="fencing must be True or False"):
         zombie_controller(fencing="yes")
@@ -191,7 +238,7 @@ def test_bad_input():
         broker_restart_race(broker_epoch=1)
     with pytest.raises(ValueError, match=r"cause must be one of \('gc_pause', 'znode_deleted'\)"):
         zombie_controller(fencing=True, cause="gc")
-    with pytest.raises(ValueError, match="event_lag_ms must be >= 0"):
+    with pytest.raises(ValueError, match="event_lag_ms must be at least 0, got -1"):
         zombie_controller(fencing=True, cause="znode_deleted", event_lag_ms=-1)
     with pytest.raises(ValueError, match="crashes must be an int"):
         controller_election(brokers=2, crashes=2)

@@ -55,7 +55,7 @@ def test_controlled_shutdown_moves_each_led_partition_to_the_first_live_isr_repl
 
 def test_a_partition_no_other_replica_can_lead_is_left_and_the_shutdown_retried_then_unclean():
     c = Cluster(3, seed=2)
-    c.create_topic(TOPIC, 2, 2, assignment={0: [2, 3], 1: [3, 2]})
+    c.create_topic(TOPIC, assignment={0: [2, 3], 1: [3, 2]})
     c.restart_broker(3, at_ms=10.0, down_ms=60_000.0)  # broker 3 goes away: broker 2 is alone in orders-0's ISR
     c.restart_broker(2, at_ms=100.0, down_ms=60_000.0)
     c.run(100.0 + CONTROLLED_SHUTDOWN_MAX_RETRIES * CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS + 500.0)
@@ -199,4 +199,6 @@ def test_no_leader_is_elected_while_the_controller_is_being_elected():
     c.controller.elect_leader(tp, other, at_ms=101.0)  # /controller is gone: nobody decides
     c.run(300.0)
     assert st["leader"] == leader
-    assert [(f[1], f[2], f[3]) for f in c.controller.failed_elections] == [(tp[0], tp[1], other)]
+    assert [(f[1], f[2], f[3], f[5]) for f in c.controller.failed_elections] == [
+        (tp[0], tp[1], other, "NOT_CONTROLLER")
+    ]

@@ -40,9 +40,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: the test files, in the order they run (fast rule tests first, the slow statistical ones last);
-#: a pattern matching nothing is skipped, a file matched twice runs once
+#: the test files, in the order they run (fast rule tests first, the slow statistical ones last; the
+#: assignment's tests, a second, for the mutations of kafka_lab/assignment/); a pattern matching nothing
+#: is skipped, a file matched twice runs once
 TEST_PATTERNS = [
+    "tests/test_assignment.py",
     "tests/test_cluster_*.py",
     "tests/test_sim_log.py",
     "tests/test_sim_model.py",
@@ -469,6 +471,22 @@ MUTATIONS = [
         "            waiting.discard(bid)\n            if True:",
         "a topic is deleted only when every replica has answered StopReplica(delete=true)",
         "TopicDeletionManager.completeReplicaDeletion / isTopicDeletionSuccessful: all replicas ReplicaDeletionSuccessful",
+    ),
+    M(
+        "deleted-topic-stays-listed",
+        "cluster.py",
+        "        self.topics.pop(topic, None)\n",
+        "        pass\n",
+        "a topic whose deletion completed is no longer the cluster's: partitions_of refuses it, its name is free",
+        "TopicDeletionManager.completeDeleteTopic: client.deleteTopic (deleteTopicZNode), controllerContext.removeTopic",
+    ),
+    M(
+        "deleted-topic-crashes-its-clients",
+        "producer.py",
+        "        tps = self.cluster.topics.get(self.topic)\n        if tps is not None:\n",
+        "        tps = self.cluster.partitions_of(self.topic)\n        if tps is not None:\n",
+        "a client of a deleted topic keeps the partitions it knew (answered UNKNOWN_TOPIC_OR_PARTITION), the run goes on",
+        "KafkaProducer / Metadata: a deleted topic is UNKNOWN_TOPIC_OR_PARTITION in the metadata, not a client crash",
     ),
     # -- metadata cache and UpdateMetadata (ZkMetadataCache, KafkaApis) ----------------------------------
     M(
@@ -961,6 +979,30 @@ MUTATIONS = [
         "a refused topic leaves nothing behind: every check passes before the first partition is created",
         "AdminZkClient.createTopicWithAssignment: validateTopicCreate before writeTopicPartitionAssignment",
     ),
+    M(
+        "create-topic-assignment-with-counts",
+        "cluster.py",
+        "        if assignment is not None and (partitions is not None or replication_factor is not None):\n",
+        "        if False:\n",
+        "a topic creation that gives an assignment and a partition count or replication factor is refused "
+        "(InvalidRequestException), not half ignored",
+        "ZkAdminManager.createTopics: (numPartitions != NO_NUM_PARTITIONS || replicationFactor != NO_REPLICATION_FACTOR)"
+        " && !assignments.isEmpty",
+    ),
+    Mutation(
+        "failure-impact-empty-replicas",
+        (
+            (
+                "kafka_lab/assignment/analysis.py",
+                "        if len(reps) == 0:\n"
+                '            raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for '
+                'partition id {p}.")\n',
+                "",
+            ),
+        ),
+        "a partition with no replica is refused by the failure tables, as Kafka refuses it (not an IndexError)",
+        "AdminZkClient.validateReplicaAssignment: Cannot have replication factor of 0 for partition id <p>.",
+    ),
     Mutation(
         "broker-id-above-reserved-max",
         (
@@ -1022,6 +1064,49 @@ MUTATIONS = [
         "KafkaController.processReplicaLeaderElection: unknownPartitions -> UNKNOWN_TOPIC_OR_PARTITION",
     ),
     M(
+        "election-checked-at-call",
+        "controller.py",
+        "        if at_ms <= self.env.now:\n            refused = self._election_refusal(tp, new_leader)\n",
+        "        if True:\n            refused = self._election_refusal(tp, new_leader)\n",
+        "an election asked for later is checked when the controller decides it: a partition created meanwhile "
+        "may be elected",
+        "KafkaController.processReplicaLeaderElection runs when the controller's event thread handles the election",
+    ),
+    M(
+        "election-unchecked-when-decided",
+        "controller.py",
+        "            if refused is not None:\n                self._election_failed(tp, new_leader, st, refused[0])\n"
+        "                return\n",
+        "",
+        "a partition deleted before the controller decides its election fails UNKNOWN_TOPIC_OR_PARTITION, the run "
+        "goes on",
+        "KafkaController.processReplicaLeaderElection: allPartitions looked up when the event is processed",
+    ),
+    M(
+        "election-during-deletion",
+        "controller.py",
+        "        if tp[0] in self.deleting:\n",
+        "        if False:\n",
+        'no leader is elected for a topic queued for deletion: INVALID_TOPIC_EXCEPTION, "The topic is being deleted"',
+        "KafkaController.processReplicaLeaderElection: topicDeletionManager.isTopicQueuedUpForDeletion",
+    ),
+    M(
+        "deletion-queue-never-emptied",
+        "controller.py",
+        "                self.deleting.discard(topic)\n",
+        "",
+        "a topic leaves the deletion queue when its deletion completes (its name, created again, is a live topic)",
+        "TopicDeletionManager.completeDeleteTopic: controllerContext.removeTopic, topicsToBeDeleted -= topic",
+    ),
+    M(
+        "election-write-after-deletion",
+        "controller.py",
+        "            if self.state.get(tp) is not st:",
+        "            if False:",
+        "an election whose partition's deletion completed while its state was being written changes nothing",
+        "KafkaController: one event thread, so a deletion never completes in the middle of an election",
+    ),
+    M(
         "options-non-finite-accepted",
         "options.py",
         "        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):\n",
@@ -1052,6 +1137,39 @@ MUTATIONS = [
         "",
         "the restart race's restart_ms (> 0) and backlog_ms (>= 0) are finite numbers in range",
         "the model's own options (kafka_lab/sim/fencing.py), not Kafka settings",
+    ),
+    M(
+        "zombie-times-unchecked",
+        "fencing.py",
+        "    check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)\n",
+        "",
+        "the zombie's pause_ms, reconnect_ms, event_lag_ms (>= 0), pause_at_ms (>= 50) and session_timeout_ms are "
+        "finite numbers in range (NaN once ran into a KeyError inside the run)",
+        "the model's own options (kafka_lab/sim/fencing.py), not Kafka settings",
+    ),
+    M(
+        "election-session-timeout-unchecked",
+        "fencing.py",
+        '    check_options({"session_timeout_ms": session_timeout_ms}, _SESSION_TIMEOUT_RANGE)\n',
+        "",
+        "controller_election's session_timeout_ms is a finite whole number more than 0 (NaN once meant no failover)",
+        "KafkaConfig: zookeeper.session.timeout.ms is an INT; the model's option (kafka_lab/sim/fencing.py)",
+    ),
+    M(
+        "session-timeout-zero-accepted",
+        "fencing.py",
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, False)}',
+        "a session timeout of 0 is refused by the experiments' own check, with the range in the message",
+        "ZooKeeper: a session lives for its timeout; the model's option (kafka_lab/sim/fencing.py)",
+    ),
+    M(
+        "session-timeout-fraction-accepted",
+        "fencing.py",
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
+        '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (False, 0, True)}',
+        "a session timeout is a whole number of ms, as zookeeper.session.timeout.ms (an INT) is",
+        "KafkaConfig: define(ZkSessionTimeoutMsProp, INT, ...)",
     ),
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
@@ -1121,8 +1239,8 @@ MUTATIONS = [
     M(
         "election-needs-controller",
         "controller.py",
-        '            if self.id < 0 or new_leader not in st["isr"] or new_leader not in self.live_brokers:',
-        '            if new_leader not in st["isr"] or new_leader not in self.live_brokers:',
+        '            if self.id < 0:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
+        '            if False:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
         "no leader is elected while there is no controller (between a resignation and the next election)",
         "KafkaController: elections run in the active controller's event thread (isActive)",
     ),

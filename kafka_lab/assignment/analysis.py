@@ -13,6 +13,7 @@ import pandas as pd
 
 from .admin import assign_for_topic
 from .brokers import as_brokers
+from .errors import InvalidReplicaAssignmentException
 from .java import java_int, java_string_key
 
 __all__ = [
@@ -95,6 +96,10 @@ def failure_impact(
       one: the first replica, in assignment order, that is alive and in the ISR (``new_leader``);
     - ``below_min_isr``: alive but fewer than ``min.insync.replicas`` in sync, so ``acks=all``
       produce requests fail with NOT_ENOUGH_REPLICAS (reads still work).
+
+    A partition with no replica is no assignment Kafka makes or takes: it is refused as
+    ``AdminZkClient.validateReplicaAssignment`` refuses it (:class:`~.errors.InvalidReplicaAssignmentException`,
+    ``Cannot have replication factor of 0 for partition id <p>.``).
     """
     if isinstance(failed_racks, str):
         failed_racks = [failed_racks]
@@ -113,6 +118,8 @@ def failure_impact(
     down = failed_brokers | {b for b, r in racks.items() if r in failed_racks}
     rows = []
     for p, reps in sorted(assignment.items()):
+        if len(reps) == 0:
+            raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for partition id {p}.")
         alive = [b for b in reps if b not in down]
         rows.append(
             {

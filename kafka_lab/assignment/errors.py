@@ -17,6 +17,7 @@ __all__ = [
     "InvalidPartitionsException",
     "InvalidReplicaAssignmentException",
     "InvalidReplicationFactorException",
+    "InvalidRequestException",
     "InvalidTopicException",
     "KafkaException",
     "TopicExistsException",
@@ -46,6 +47,13 @@ class InvalidReplicationFactorException(ApiException):
     """``org.apache.kafka.common.errors.InvalidReplicationFactorException`` (error code 38, INVALID_REPLICATION_FACTOR)."""
 
     java_class = "org.apache.kafka.common.errors.InvalidReplicationFactorException"
+
+
+class InvalidRequestException(ApiException):
+    """``org.apache.kafka.common.errors.InvalidRequestException`` (error code 42, INVALID_REQUEST): a request
+    that breaks the protocol's rules, such as a CreateTopics that gives both an assignment and counts."""
+
+    java_class = "org.apache.kafka.common.errors.InvalidRequestException"
 
 
 class InvalidTopicException(ApiException):

@@ -205,7 +205,8 @@ class Cluster:
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)
-        self.topics: dict = {}
+        self.topics: dict = {}  # name -> [(name, partition), ...]: created, and not yet deleted
+        self.controller.topic_deleted_listeners.append(self._topic_deleted)
         self.clients: list = []
         self._batch_ids = count()
         for b in self.brokers.values():
@@ -243,8 +244,8 @@ class Cluster:
     def create_topic(
         self,
         name: str,
-        partitions: int,
-        replication_factor: int,
+        partitions: int | None = None,
+        replication_factor: int | None = None,
         *,
         assignment: dict | None = None,
         min_insync_replicas: int | None = None,
@@ -252,15 +253,36 @@ class Cluster:
     ) -> dict:
         """Create ``name`` at t=0 as the controller would; returns ``{partition: replicas}``.
 
+        Either ``partitions`` and ``replication_factor`` or an ``assignment`` (``{partition: [broker ids]}``),
+        not both: as Kafka's CreateTopics (``ZkAdminManager.createTopics``), a request with an assignment and
+        a partition count or replication factor is refused (``InvalidRequestException``) rather than one of
+        them silently ignored. (Kafka takes the broker's ``num.partitions`` / ``default.replication.factor``
+        for a count not given; the model asks for both.)
+
         The assignment is Kafka's (rack-aware when the brokers have ``broker.rack``); with
         ``fixed_start_index=0`` (the default here) partition 0's leader is the first broker. The name and
         the assignment pass Kafka's checks first (:meth:`_validate_topic_create`, docs/kafka-reference.md §1):
         a topic Kafka would refuse is refused with its exception and message, and nothing of it is created.
         """
-        from kafka_lab.assignment import BrokerMetadata, TopicExistsException, assign_replicas_to_brokers
+        from kafka_lab.assignment import (
+            BrokerMetadata,
+            InvalidRequestException,
+            TopicExistsException,
+            assign_replicas_to_brokers,
+        )
 
         if isinstance(name, str) and name in self.topics:
             raise TopicExistsException(f"Topic '{name}' already exists.")
+        if assignment is not None and (partitions is not None or replication_factor is not None):
+            raise InvalidRequestException(
+                "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                "Both cannot be used at the same time."
+            )
+        if assignment is None and (partitions is None or replication_factor is None):
+            raise TypeError(
+                "create_topic takes partitions and replication_factor, or an assignment {partition: [broker ids]}; "
+                f"got partitions={partitions!r}, replication_factor={replication_factor!r} and no assignment"
+            )
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
             assignment = assign_replicas_to_brokers(
@@ -351,6 +373,12 @@ class Cluster:
             unknown = [b for b in r if b not in self.brokers]
             if unknown:
                 raise ValueError(f"partition {p} names broker(s) {unknown} not in the cluster {sorted(self.brokers)}")
+
+    def _topic_deleted(self, topic: str) -> None:
+        """The controller finished deleting ``topic`` (every replica deleted its log): Kafka deletes
+        ``/brokers/topics/<topic>`` then, so the topic is no longer listed and its name may be created again
+        (until then :meth:`create_topic` finds it: ``Topic '<t>' already exists.``)."""
+        self.topics.pop(topic, None)
 
     def leader_of(self, tp) -> int:
         return self.controller.state[tp]["leader"]

@@ -13,7 +13,8 @@ tells the brokers:
   and published with ``UpdateMetadata`` (not LeaderAndIsr) to every live broker;
 - **topic deletion** (:meth:`Controller.delete_topic`): ``StopReplica(deletePartition=false)`` then
   ``StopReplica(deletePartition=true)`` (leader epoch -2) to every replica; the topic is gone when every
-  replica has answered the second.
+  replica has answered the second (Kafka then deletes ``/brokers/topics/<topic>``: the cluster stops
+  listing it, and its name may be created again).
 
 - **a broker leaving** (:meth:`Controller.handle_controlled_shutdown`, ``doControlledShutdown``): each
   partition it leads moves to the first replica of its assignment that is in the ISR, live and not
@@ -101,8 +102,12 @@ class Controller:
         self.state: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas", "zk_version"}
         self.live_brokers: set = set(brokers)
         self.decisions: list = []  # (time_ms, topic, partition, leader, leader_epoch)
-        self.failed_elections: list = []  # (time_ms, topic, partition, wanted leader, isr)
+        #: (time_ms, topic, partition, wanted leader, isr, Kafka's error): elections that changed nothing
+        self.failed_elections: list = []
+        self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
+        #: called with the topic's name when a deletion completes (the cluster's topic table follows)
+        self.topic_deleted_listeners: list = []
         self._channels: dict = {}
         self._correlation = 0
         self.sent = 0
@@ -219,35 +224,75 @@ class Controller:
     def elect_leader(self, tp, new_leader: int, *, at_ms: float = 0.0) -> None:
         """Move ``tp``'s leadership to ``new_leader`` at ``at_ms`` (a preferred-replica election).
 
-        As ``PreferredReplicaPartitionLeaderElectionStrategy``: the new leader must be a live member of
-        the ISR *when the controller decides*, and there must be a controller (none while one is being
-        elected); otherwise the election fails and nothing changes
-        (:attr:`failed_elections`). The ISR stays as it is; the leader epoch and the znode version grow.
+        Everything is checked *when the controller decides*, at ``at_ms``, against the partitions and
+        brokers as they are then (a topic may be created, or deleted, between the call and ``at_ms``), in
+        ``KafkaController.processReplicaLeaderElection``'s order, each with Kafka's error:
 
-        A partition the controller does not know (never created, or deleted) is refused at once, as Kafka's
-        election answers it: ``UNKNOWN_TOPIC_OR_PARTITION``, "The partition does not exist."
+        - there must be a controller (none while one is being elected): ``NOT_CONTROLLER``;
+        - the partition must exist (never created, or deleted: ``UNKNOWN_TOPIC_OR_PARTITION``, "The
+          partition does not exist.") and its topic must not be being deleted (``INVALID_TOPIC_EXCEPTION``,
+          "The topic is being deleted"); ``new_leader`` must be one of its replicas;
+        - as ``PreferredReplicaPartitionLeaderElectionStrategy``: the new leader must be a live member of
+          the ISR (``PREFERRED_LEADER_NOT_AVAILABLE``).
+
+        A failed election changes nothing and is kept in :attr:`failed_elections` with its error. When
+        the controller decides at once (``at_ms`` not after now), a request whose partition is unknown or
+        being deleted, or whose ``new_leader`` is no replica, is refused there and then (ValueError, with
+        Kafka's error and message) instead. The ISR stays as it is; the leader epoch and the znode version grow.
         """
         if not (isinstance(tp, tuple) and len(tp) == 2):
             raise TypeError(f"a partition is a (topic, partition) pair, got {tp!r}")
-        st = self.state.get(tp)
-        if st is None:
-            ids = sorted(p for t, p in self.state if t == tp[0])
-            where = f"{tp[0]!r} has partitions 0 to {ids[-1]}" if ids else f"there is no topic {tp[0]!r}"
-            raise ValueError(f"UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist. ({tp[0]}-{tp[1]}: {where})")
-        if new_leader not in st["replicas"]:
-            raise ValueError(f"broker {new_leader} holds no replica of {tp[0]}-{tp[1]}; replicas: {st['replicas']}")
+        if at_ms <= self.env.now:
+            refused = self._election_refusal(tp, new_leader)
+            if refused is not None:
+                raise ValueError(refused[1])
 
         def decide():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
-            if self.id < 0 or new_leader not in st["isr"] or new_leader not in self.live_brokers:
-                self.failed_elections.append((self.env.now, tp[0], tp[1], new_leader, list(st["isr"])))
+            st = self.state.get(tp)
+            if self.id < 0:
+                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")
+                return
+            refused = self._election_refusal(tp, new_leader)
+            if refused is not None:
+                self._election_failed(tp, new_leader, st, refused[0])
+                return
+            if new_leader not in st["isr"] or new_leader not in self.live_brokers:
+                self._election_failed(tp, new_leader, st, "PREFERRED_LEADER_NOT_AVAILABLE")
                 return
             yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
+            if self.state.get(tp) is not st:  # the topic's deletion completed meanwhile: the znode is gone
+                self._election_failed(tp, new_leader, st, "UNKNOWN_TOPIC_OR_PARTITION")
+                return
             self._write_state(tp, leader=new_leader)
             self._publish([tp], leader_and_isr=True)
 
         self.env.process(decide())
+
+    def _election_refusal(self, tp, new_leader) -> tuple | None:
+        """Why an election of ``new_leader`` for ``tp`` is refused now, as ``(Kafka's error, message)``; None
+        when it is not (whether the leader is a live ISR member is the election's own outcome)."""
+        st = self.state.get(tp)
+        if st is None:
+            ids = sorted(p for t, p in self.state if t == tp[0])
+            where = f"{tp[0]!r} has partitions 0 to {ids[-1]}" if ids else f"there is no topic {tp[0]!r}"
+            return (
+                "UNKNOWN_TOPIC_OR_PARTITION",
+                f"UNKNOWN_TOPIC_OR_PARTITION: The partition does not exist. ({tp[0]}-{tp[1]}: {where})",
+            )
+        if tp[0] in self.deleting:
+            return "INVALID_TOPIC_EXCEPTION", f"INVALID_TOPIC_EXCEPTION: The topic is being deleted ({tp[0]}-{tp[1]})"
+        if new_leader not in st["replicas"]:
+            return (
+                "PREFERRED_LEADER_NOT_AVAILABLE",
+                f"broker {new_leader} holds no replica of {tp[0]}-{tp[1]}; replicas: {st['replicas']}",
+            )
+        return None
+
+    def _election_failed(self, tp, new_leader, st, error: str) -> None:
+        isr = list(st["isr"]) if st is not None else []
+        self.failed_elections.append((self.env.now, tp[0], tp[1], new_leader, isr, error))
 
     def _write_state(self, tp, *, leader: int | None = None, isr: list | None = None) -> None:
         """A new leader and/or ISR of ``tp`` written to its state znode (the caller has waited the write's
@@ -309,7 +354,13 @@ class Controller:
 
     # -- topic deletion ------------------------------------------------------------------------------
     def delete_topic(self, topic: str, *, at_ms: float = 0.0) -> None:
-        """StopReplica(delete=false), then StopReplica(delete=true) to every replica of ``topic``."""
+        """StopReplica(delete=false), then StopReplica(delete=true) to every replica of ``topic``.
+
+        When every replica has answered the second (``TopicDeletionManager.completeDeleteTopic``), the
+        partitions leave the controller's state, the time is kept in :attr:`deleted_topics`, and
+        :attr:`topic_deleted_listeners` are told (the cluster forgets the topic, as ZooKeeper's
+        ``/brokers/topics/<topic>`` goes then). Until then the topic exists.
+        """
         tps = [tp for tp in self.state if tp[0] == topic]
         if not tps:
             raise ValueError(f"unknown topic {topic!r}")
@@ -322,10 +373,18 @@ class Controller:
         def deleted(req, bid):
             waiting.discard(bid)
             if not waiting:
+                self.deleting.discard(topic)
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
+                for listener in self.topic_deleted_listeners:
+                    listener(topic)
 
+        # queued for deletion (TopicDeletionManager.enqueueTopicsForDeletion) from at_ms until it completes
+        if at_ms <= self.env.now:
+            self.deleting.add(topic)
+        else:
+            self.env.timeout(at_ms - self.env.now).callbacks.append(lambda _e: self.deleting.add(topic))
         for bid in sorted(waiting):
             b = self.brokers[bid]
             states = [{"topic": t, "partition": p, "leader_epoch": -2} for t, p in per_broker[bid]]

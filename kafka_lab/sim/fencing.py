@@ -55,6 +55,9 @@ __all__ = [
 #: zookeeper.session.timeout.ms in the zombie experiment: 6000, the default up to Kafka 2.4
 ZOMBIE_SESSION_TIMEOUT_MS = 6000
 
+#: ``zookeeper.session.timeout.ms`` (an INT in Kafka) as the experiments take it: a whole number of ms, more than 0
+_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}
+
 RTT = CALIBRATION["zk_rtt_ms"].value
 REPLY = CALIBRATION["zk_reply_ms"].value
 COMMIT = CALIBRATION["zk_commit_ms"].value
@@ -475,10 +478,12 @@ def controller_election(
     once its session times out, the others race again. Returns each round's winner and epoch.
 
     ``version`` "2.8" (2.1+): one multi, create ``/controller`` + set ``/controller_epoch``; "1.0" or "1.1":
-    the create alone, then the winner's conditional update of ``/controller_epoch``.
+    the create alone, then the winner's conditional update of ``/controller_epoch``. ``session_timeout_ms``
+    (``zookeeper.session.timeout.ms``, 18000 from 2.5) is a whole number more than 0.
     """
     if version not in ("1.0", "1.1", "2.8"):
         raise ValueError(f"version must be one of ('1.0', '1.1', '2.8'), got {version!r}")
+    check_options({"session_timeout_ms": session_timeout_ms}, _SESSION_TIMEOUT_RANGE)
     if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
         raise ValueError(f"brokers must be a positive int, got {brokers!r}")
     if isinstance(crashes, bool) or not isinstance(crashes, int) or not 0 <= crashes < brokers:
@@ -530,6 +535,16 @@ ZOMBIE_PARTITIONS = {
 
 ZOMBIE_CAUSES = ("gc_pause", "znode_deleted")
 
+#: what :func:`zombie_controller`'s times accept, when given: (whole number?, least value, excluded?)
+#: (:func:`~kafka_lab.sim.options.check_options`); ``pause_at_ms`` comes after the first election (at most 50 ms)
+_ZOMBIE_RANGES = {
+    "pause_ms": (False, 0, False),
+    "reconnect_ms": (False, 0, False),
+    "pause_at_ms": (False, 50, False),
+    "event_lag_ms": (False, 0, False),
+    **_SESSION_TIMEOUT_RANGE,
+}
+
 
 def zombie_controller(
     *,
@@ -559,11 +574,23 @@ def zombie_controller(
 
     In both, brokers with fencing refuse requests of a lower controller epoch than they have seen.
     ``pause_at_ms`` (default 50 to 100) is when it happens.
+
+    What the times accept, when given (:data:`_ZOMBIE_RANGES`): ``pause_ms``, ``reconnect_ms`` and
+    ``event_lag_ms`` at least 0, ``pause_at_ms`` at least 50 (after the first election),
+    ``session_timeout_ms`` a whole number more than 0; each a finite number (NaN and infinities are refused).
     """
     if not isinstance(fencing, bool):
         raise TypeError(f"fencing must be True or False, got {fencing!r}")
     if cause not in ZOMBIE_CAUSES:
         raise ValueError(f"cause must be one of {ZOMBIE_CAUSES}, got {cause!r}")
+    given = {
+        "pause_ms": pause_ms,
+        "reconnect_ms": reconnect_ms,
+        "pause_at_ms": pause_at_ms,
+        "event_lag_ms": event_lag_ms,
+        "session_timeout_ms": session_timeout_ms,
+    }
+    check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)
     w = _World(
         [1, 2, 3],
         ZOMBIE_PARTITIONS,
@@ -577,10 +604,6 @@ def zombie_controller(
     reconnect = float(rng.uniform(1, 30)) if reconnect_ms is None else float(reconnect_ms)
     pause_at = float(rng.uniform(50, 100)) if pause_at_ms is None else float(pause_at_ms)
     lag = float(rng.uniform(5, 50)) if event_lag_ms is None else float(event_lag_ms)
-    if min(pause, reconnect, lag) < 0 or pause_at < 50:
-        raise ValueError(
-            "pause_ms, reconnect_ms and event_lag_ms must be >= 0 and pause_at_ms >= 50 (after the first election)"
-        )
     if cause == "znode_deleted":
         pause = 0.0
     env = w.env

@@ -131,7 +131,7 @@ def _incident(
     assignment = {p: [busy] + others for p in range(1, n)}
     rest = [b for b in (1, 2, 3) if b != old_leader]
     assignment[0] = [old_leader] + rest
-    cluster.create_topic(TOPIC, n, 3, assignment=assignment)
+    cluster.create_topic(TOPIC, assignment=assignment)
     if metadata_from is not None:
         cluster.bootstrap = metadata_from
     tps = cluster.partitions_of(TOPIC)

@@ -164,6 +164,15 @@ class _MetadataClient:
         self.sent = 0
         self._refresh_timer = False
         self.prefer = None  # a broker to ask for metadata (else the least loaded, NetworkClient.leastLoadedNode)
+        self._known_partitions = cluster.partitions_of(topic)
+
+    def topic_partitions(self) -> list:
+        """The topic's partitions as the cluster lists them; once the topic is deleted, the last ones it had
+        (the client keeps asking for them and is answered UNKNOWN_TOPIC_OR_PARTITION)."""
+        tps = self.cluster.topics.get(self.topic)
+        if tps is not None:
+            self._known_partitions = tps
+        return self._known_partitions
 
     def connection(self, bid: int):
         conn = self.connections.get(bid)
@@ -222,7 +231,7 @@ class _MetadataClient:
             if self.prefer is not None
             else min(live, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b))
         )
-        tps = self.cluster.partitions_of(self.topic)
+        tps = self.topic_partitions()
         self.metadata_in_flight = True
         self._send(
             bid,
@@ -346,7 +355,7 @@ class KafkaProducer(_MetadataClient):
         else:
             tps = [self._sticky_partition()]
             if tps[0] is None:
-                tps = [self.cluster.partitions_of(self.topic)[0]]
+                tps = [self.topic_partitions()[0]]
         out = []
         for tp in tps:
             b = ProducerBatch(self.cluster.next_batch_id(), self.client_id, tp, self.records_per_batch, self.acks, now)
@@ -362,9 +371,9 @@ class KafkaProducer(_MetadataClient):
     def _sticky_partition(self):
         """KIP-480: a random available partition other than the previous one."""
         leaders = self.leaders
-        avail = [tp for tp in self.cluster.partitions_of(self.topic) if tp in leaders and leaders[tp][0] >= 0]
+        avail = [tp for tp in self.topic_partitions() if tp in leaders and leaders[tp][0] >= 0]
         if not avail:
-            avail = list(self.cluster.partitions_of(self.topic))
+            avail = list(self.topic_partitions())
         if len(avail) > 1 and self._sticky in avail:
             avail.remove(self._sticky)  # a partition is listed once
         self._sticky = avail[int(self.rng.integers(len(avail)))]

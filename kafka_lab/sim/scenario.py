@@ -140,9 +140,7 @@ class Scenario:
         self.seed = seed
         self.broker = self.cluster.brokers[bid]
         self.topic = topic
-        self.cluster.create_topic(
-            topic, partitions, replicas, assignment={p: list(self.replica_ids) for p in range(partitions)}
-        )
+        self.cluster.create_topic(topic, assignment={p: list(self.replica_ids) for p in range(partitions)})
         self.partitions = [(topic, p) for p in range(partitions)]
         self.controller = self.cluster.controller
         self.clients: list = []

@@ -86,7 +86,7 @@ def shutdown_in_cluster(
     costs = {**default_costs(), "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005)}
     cluster = Cluster(3, seed=seed, control_plane=control_plane, settings=ModelSettings(costs=costs))
     assignment = {p: ([SHUTTING_DOWN, BUSY] if p % 2 == 0 else [BUSY, SHUTTING_DOWN]) for p in range(partitions)}
-    cluster.create_topic(TOPIC, partitions, 2, assignment=assignment)
+    cluster.create_topic(TOPIC, assignment=assignment)
     tps = cluster.partitions_of(TOPIC)
     busy_tps = [tp for tp in tps if tp[1] % 2 == 1]
     for i in range(producers):
