@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 
+from ..sim.log import RECORDS
 from .slots import BROKER_EPOCH, LEADER_EPOCH, OFFSET, ZK_VERSION
 
 __all__ = [
@@ -476,7 +477,7 @@ def _fetch_response(req, view):
                     err, hw, batches, diverging = "NOT_LEADER_OR_FOLLOWER", -1, (), None
                 else:
                     err, hw, batches, diverging = r
-                size = sum(batch_bytes(b.records) for b in batches)
+                size = sum(batch_bytes(b[RECORDS]) for b in batches)
             else:
                 err = (req.partition_errors or {}).get(tp, "NONE")
                 hw = r[0] if r is not None else -1
