@@ -46,6 +46,7 @@ from . import (
     plural,
     primary,
     primary_output,
+    release_runs,
     show_figure,
 )
 
@@ -684,6 +685,8 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms:
         )
         show_figure(metrics_figure(res), figs)
         show_figure(timeline_figure(res, n=24), gantt)
+        del res
+        release_runs()
 
     for w in (rate_w, io, net, queue, cp, prio):
         w.observe(redraw, names="value")
@@ -747,6 +750,8 @@ def backlog_panel(backlog: int = 400) -> widgets.VBox:
             numeric=(1, 2, 3),
         )
         show_figure(fig, gantt)
+        del res, fig
+        release_runs()
 
     b.observe(redraw, names="value")
     queue.observe(redraw, names="value")
