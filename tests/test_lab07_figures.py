@@ -94,6 +94,19 @@ def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
     assert 9 < hours < 11 and f"{hours:.1f} h" in _text(summary.value)
 
 
+def test_the_shutdown_panel_runs_each_version_once_per_setting(monkeypatch):
+    """The table and the figure share the runs (at 100,000 partitions each run costs about 0.1 s)."""
+    calls = []
+    real = ui.controlled_shutdown
+    monkeypatch.setattr(ui, "controlled_shutdown", lambda **kw: calls.append(kw) or real(**kw))
+    ui._shutdown.cache_clear()  # runs of earlier tests
+    panel = ui.shutdown_panel(partitions=3_000, seed=7)
+    assert sorted(c["version"] for c in calls) == ["1.0", "1.1", "2.8"]
+    panel.children[0].value = 30_000
+    panel.children[0].value = 3_000
+    assert [c["partitions"] for c in calls] == [3_000] * 3 + [30_000] * 3
+
+
 def test_the_shutdown_timelines():
     fig = ui.shutdown_figure(10_000)
     old, new = fig.data

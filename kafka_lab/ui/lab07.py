@@ -17,6 +17,7 @@ Every number comes from :mod:`kafka_lab.sim` (:mod:`~kafka_lab.sim.controller_sc
 
 from __future__ import annotations
 
+import functools
 import html
 
 import ipywidgets as widgets
@@ -135,11 +136,18 @@ def election_panel(brokers: int = 3) -> widgets.VBox:
 
 
 # -- controlled shutdown -----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=24)
+def _shutdown(partitions: int, version: str, seed: int):
+    """:func:`~kafka_lab.sim.controlled_shutdown`, once per setting: the panel's table and figure, and the scale
+    figure, share the runs (at 100,000 partitions a run of the three versions costs about 0.2 s). Read-only."""
+    return controlled_shutdown(partitions=partitions, version=version, seed=seed)
+
+
 def shutdown_figure(partitions: int = 10_000, seed: int = 0) -> go.Figure:
     """How many of the broker's led partitions have a new leader acting, over time: 1.0 and 1.1 side by side."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=[f"Kafka {v}" for v in ("1.0", "1.1")])
     for col, v in enumerate(("1.0", "1.1"), start=1):
-        r = controlled_shutdown(partitions=partitions, version=v, seed=seed)
+        r = _shutdown(partitions, v, seed)
         curve = r.moved_over_time()
         fig.add_trace(
             go.Scatter(
@@ -204,7 +212,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
     )
     xs = np.array(counts)
     for v in VERSIONS:
-        sim_sd = [controlled_shutdown(partitions=n, version=v, seed=seed).duration_s for n in counts]
+        sim_sd = [_shutdown(n, v, seed).duration_s for n in counts]
         sim_fo = [controller_failover(partitions=n, version=v, seed=seed).load_s for n in counts]
         cf_sd = [controlled_shutdown_closed_form(partitions=n, version=v) for n in counts]
         cf_fo = [failover_closed_form(partitions=n, version=v) for n in counts]
@@ -271,7 +279,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
 def _shutdown_summary(partitions: int, seed: int = 0) -> str:
     rows = []
     for v in VERSIONS:
-        r = controlled_shutdown(partitions=partitions, version=v, seed=seed)
+        r = _shutdown(partitions, v, seed)
         parts = "; ".join(f"{k.removesuffix('_s').replace('_', ' ')} {_fmt_s(s)}" for k, s in r.phases.items())
         b = r.broker
         if b["clean"]:
