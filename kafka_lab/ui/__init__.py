@@ -8,6 +8,9 @@ Conventions every lab panel follows (the browser tests rely on them):
   the output's text changes.
 - Figures are plotly, shown with the default (mimetype) renderer, inside an ``ipywidgets.Output``
   when they must redraw; nothing fetches from the internet.
+- A redraw that runs a fresh simulation (lab 03's panels; labs 04-06 go through
+  :func:`~kafka_lab.incident_stats.cached_run`, which does its own) ends with :func:`release_runs`, so
+  that the cyclic collector never frees many runs in one answer.
 - Model code never imports from here; this module calls the model.
 """
 
