@@ -641,7 +641,7 @@ def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
     for label, res in runs.items():
         s = incident_summary(res)
         col = {f"broker {b}: LeaderAndIsr waited (ms)": round(s["lai_wait_ms"][b], 2) for b in brokers}
-        col.update({f"broker {b}: peak PurgatorySize": int(s["peak_purgatory"][b]) for b in brokers})
+        col.update({f"broker {b}: peak PurgatorySize (watch entries)": int(s["peak_purgatory"][b]) for b in brokers})
         col.update({f"broker {b}: metadata stale (ms)": round(s["stale_ms"][b], 2) for b in brokers})
         col.update({f"broker {b}: stale Metadata answers": s["stale_answers"][b] for b in brokers})
         col.update(
