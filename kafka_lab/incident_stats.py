@@ -420,7 +420,9 @@ def downstream_table() -> pd.DataFrame:
         s_1, s_stale = incident_summary(acks_1), incident_summary(stale)
         rows[label] = {
             "LeaderAndIsr applied on broker 1 at (ms)": round(s_1["lai_applied_ms"][1], 1),
-            f"acks=all, {moved} alone: peak PurgatorySize on broker 1 (watch entries)": int(metric_peak(one, "PurgatorySize", 1)),
+            f"acks=all, {moved} alone: peak PurgatorySize on broker 1 (watch entries)": int(
+                metric_peak(one, "PurgatorySize", 1)
+            ),
             f"acks=1, {moved}: records acknowledged, then truncated": int(g.loc[moved, "truncated"]),
             f"acks=1, {others}: records truncated": int(g.loc[others, "truncated"]),
             f"acks=1, {moved}: NOT_LEADER_OR_FOLLOWER answers": int(g.loc[moved, "not_leader_answers"]),
