@@ -97,6 +97,35 @@ def plain_figure(data: list, layout: dict):
     return go.Figure({"data": data, "layout": {"template": _TEMPLATE_SPEC, **layout}}, _validate=False)
 
 
+def vline(x: float, colour: str, *, axis: str = "", dash: str = "dot") -> dict:
+    """A vertical line at ``x`` across the plot (``axis`` "2" for the second subplot)."""
+    return {
+        "type": "line",
+        "x0": x,
+        "x1": x,
+        "xref": f"x{axis}",
+        "y0": 0,
+        "y1": 1,
+        "yref": f"y{axis} domain",
+        "line": {"color": colour, "dash": dash, "width": 1.5},
+    }
+
+
+def legend_line(name: str, colour: str, dash: str = "dot", *, axis: str = "") -> dict:
+    """A legend entry for a shape (shapes have none of their own)."""
+    return {
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "lines",
+        "hoverinfo": "skip",
+        "name": name,
+        "line": {"color": colour, "dash": dash, "width": 1.5},
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+    }
+
+
 def primary(widget: widgets.Widget) -> widgets.Widget:
     """Mark ``widget`` as the lab's primary control (see module docstring)."""
     widget.add_class(PRIMARY_CONTROL)

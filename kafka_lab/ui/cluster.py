@@ -43,7 +43,7 @@ from kafka_lab.incident_stats import (
     wrong_leader_answers,
 )
 
-from . import BAD, GOOD, GREY, INK, PALETTE, plain_figure, primary, primary_output
+from . import BAD, GOOD, GREY, INK, PALETTE, legend_line, plain_figure, primary, primary_output, vline
 
 __all__ = [
     "RUN_COLOURS",
@@ -120,35 +120,6 @@ def _axis_title(text: str) -> dict:
     return {"title": {"text": text}}
 
 
-def _vline(x: float, colour: str, *, axis: str = "", dash: str = "dot") -> dict:
-    """A vertical line at ``x`` across the plot (``axis`` "2" for the second subplot)."""
-    return {
-        "type": "line",
-        "x0": x,
-        "x1": x,
-        "xref": f"x{axis}",
-        "y0": 0,
-        "y1": 1,
-        "yref": f"y{axis} domain",
-        "line": {"color": colour, "dash": dash, "width": 1.5},
-    }
-
-
-def _legend_line(name: str, colour: str, dash: str = "dot", *, axis: str = "") -> dict:
-    """A legend entry for a shape (shapes have none of their own)."""
-    return {
-        "type": "scatter",
-        "x": [None],
-        "y": [None],
-        "mode": "lines",
-        "hoverinfo": "skip",
-        "name": name,
-        "line": {"color": colour, "dash": dash, "width": 1.5},
-        "xaxis": f"x{axis}",
-        "yaxis": f"y{axis}",
-    }
-
-
 def _lai_marks(runs: dict, broker_id: int, axis: str = "") -> tuple[list, list]:
     """Where broker ``broker_id`` applied its LeaderAndIsr, per run, in the run's colour: (shapes, legend traces)."""
     shapes, traces = [], []
@@ -158,9 +129,9 @@ def _lai_marks(runs: dict, broker_id: int, axis: str = "") -> tuple[list, list]:
         if c.empty or np.isnan(c["applied_ms"].iloc[0]):
             continue
         x = float(c["applied_ms"].iloc[0])
-        shapes.append(_vline(x, _style(i)["color"], axis=axis))
+        shapes.append(vline(x, _style(i)["color"], axis=axis))
         traces.append(
-            _legend_line(
+            legend_line(
                 f"broker {broker_id} applies its LeaderAndIsr ({label}): {x:.1f} ms", _style(i)["color"], axis=axis
             )
         )
@@ -364,8 +335,8 @@ def leadership_figure(
     shapes = []
     decided = [float(r.unavailability["decided_ms"].iloc[0]) for r in runs.values() if len(r.unavailability)]
     if decided:
-        shapes.append(_vline(decided[0], _MARK))
-        data.append(_legend_line(f"the controller sends its LeaderAndIsr ({decided[0]:g} ms)", _MARK))
+        shapes.append(vline(decided[0], _MARK))
+        data.append(legend_line(f"the controller sends its LeaderAndIsr ({decided[0]:g} ms)", _MARK))
     return _figure(
         data,
         {
@@ -459,9 +430,9 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
         ev = res.events[res.events["event"] == "truncated"]
         ev = ev[ev["detail"].map(lambda d: d.get("removed_records", 0) > 0)]
         for _, e in ev.iterrows():
-            shapes.append(_vline(float(e["time_ms"]), _style(i)["color"]))
+            shapes.append(vline(float(e["time_ms"]), _style(i)["color"]))
             data.append(
-                _legend_line(
+                legend_line(
                     f"broker {e['broker_id']} truncates orders-{e['partition']} ({label}): "
                     f"{e['detail']['removed_records']} records",
                     _style(i)["color"],

@@ -42,12 +42,14 @@ from . import (
     PALETTE,
     TEMPLATE,
     html_table,
+    legend_line,
     plain_figure,
     plural,
     primary,
     primary_output,
     release_runs,
     show_figure,
+    vline,
 )
 
 __all__ = [
@@ -265,20 +267,7 @@ def metrics_figure(res, title: str = "Broker metrics over simulated time, under 
         if not np.isnan(taken):
             marks.append((taken, "solid", "taken", "left"))
         for x, dash, text, anchor in marks:  # the line in both panels, labelled once, beside its middle
-            line = {"color": _MARKER, "dash": dash, "width": 1.5}
-            for axis in ("", "2"):
-                shapes.append(
-                    {
-                        "type": "line",
-                        "x0": x,
-                        "x1": x,
-                        "xref": f"x{axis}",
-                        "y0": 0,
-                        "y1": 1,
-                        "yref": f"y{axis} domain",
-                        "line": line,
-                    }
-                )
+            shapes += [vline(x, _MARKER, axis=axis, dash=dash) for axis in ("", "2")]
             annotations.append(
                 {
                     "text": text,
@@ -295,17 +284,7 @@ def metrics_figure(res, title: str = "Broker metrics over simulated time, under 
             )
     if len(lai):  # legend entries for the two marker lines (shapes have none of their own)
         for name, dash in (("LeaderAndIsr sent", "dot"), ("LeaderAndIsr taken by a handler", "solid")):
-            data.append(
-                {
-                    "type": "scatter",
-                    "x": [None],
-                    "y": [None],
-                    "mode": "lines",
-                    "name": name,
-                    "hoverinfo": "skip",
-                    "line": {"color": _MARKER, "dash": dash, "width": 1.5},
-                }
-            )
+            data.append(legend_line(name, _MARKER, dash))
     queues = [n for n in ("RequestQueueSize", "ControlPlaneRequestQueueSize") if n in m]
     small = {"size": 11}
     return plain_figure(
