@@ -7,6 +7,7 @@ text with the reference parser (and ``json``), an independent path to the same n
 import datetime as _dt
 import gzip
 import hashlib
+import itertools
 import json
 import re
 import subprocess
@@ -306,8 +307,7 @@ def test_leader_epochs_and_offsets_go_on_from_one_window_copy_to_the_next(small_
                 assert int(m.group(3)) <= floor[tp], (b, f, n, msg)
                 floor[tp] = int(m.group(3))
     assert seen > 20
-    # the controller's elections: each partition's leader epoch grows at each, across the run (a controlled
-    # shutdown's elections write no "Changed partition" line: the epochs they take are missing)
+    # the controller's elections: each partition's leader epoch grows at each, across the run
     changed = re.compile(r"\[Controller id=\d+ epoch=(\d+)\] Changed partition (\S+)-(\d+) .*leaderEpoch=(\d+),")
     epochs, controller_epochs = defaultdict(list), []
     for b in (1, 2, 3):
@@ -323,6 +323,53 @@ def test_leader_epochs_and_offsets_go_on_from_one_window_copy_to_the_next(small_
     # the controller epoch: 1, then 2 after the controller's restart, never back
     assert [e for _t, e in sorted(controller_epochs)] == sorted(e for _t, e in controller_epochs)
     assert {e for _t, e in controller_epochs} == {1, 2}
+
+
+_CHANGED = re.compile(
+    r"\[Controller id=\d+ epoch=\d+\] Changed partition (\S+)-(\d+) from \w+ to OnlinePartition with state "
+    r"LeaderAndIsr\(leader=(\d+), leaderEpoch=(\d+), isr=List\(([\d, ]*)\), zkVersion=(\d+)\)"
+)
+_SHUTTING = re.compile(r"\[Controller id=(\d+)\] (?:Shutting down broker (\d+)|Removed (\d+) from list|Resigned)")
+
+
+def test_each_election_line_carries_the_isr_and_znode_version_it_wrote(small_logs):
+    """A ``Changed partition`` line is the state the controller has just written: its zkVersion is the
+    version of that write (``KafkaZkClient.updateLeaderAndIsr``: ``withZkVersion(stat.getVersion)``), so a
+    partition's versions rise from line to line; and an election during a broker's controlled shutdown
+    leaves it out of the ISR (``Election.leaderForControlledShutdown``: ``isr.filter(!shuttingDown)``).
+    The lines once carried the ISR and version of the end of the window: a version repeated, the shutting
+    down broker still in the ISR."""
+    shutting = {}  # broker -> [start, end] of its controlled shutdown, from the controller's log: to
+    for b in (1, 2, 3):  # "Removed <b> from list of shutting down brokers", or the controller's "Resigned"
+        for t, _r, _f, _n, msg in _records_in_order(small_logs, b, ("controller",)):
+            m = _SHUTTING.search(msg)
+            if m and m.group(2):
+                shutting.setdefault(int(m.group(2)), []).append([t, None])
+            elif (
+                m
+                and int(m.group(3) or m.group(1)) in shutting
+                and shutting[int(m.group(3) or m.group(1))][-1][1] is None
+            ):
+                shutting[int(m.group(3) or m.group(1))][-1][1] = t
+    assert sorted(shutting) == [1, 2, 3] and all(end is not None for w in shutting.values() for _s, end in w)
+    versions, during = defaultdict(list), 0
+    for b in (1, 2, 3):
+        for t, _r, f, n, msg in _records_in_order(small_logs, b, ("state-change",)):
+            m = _CHANGED.search(msg)
+            if not m:
+                continue
+            tp = (m.group(1), int(m.group(2)))
+            leader, isr = int(m.group(3)), [int(x) for x in m.group(5).split(", ") if x]
+            versions[tp].append((t, int(m.group(4)), int(m.group(6))))
+            assert leader in isr, (f, n, msg)
+            for gone, windows in shutting.items():
+                if any(start <= t <= end for start, end in windows):
+                    during += 1
+                    assert gone not in isr and leader != gone, (gone, f, n, msg)
+    assert during >= 2
+    for tp, vs in versions.items():
+        vs.sort()
+        assert all(e1 < e2 and z1 < z2 for (_a, e1, z1), (_b, e2, z2) in itertools.pairwise(vs)), (tp, vs)
 
 
 def _request_partitions(d: dict):

@@ -342,12 +342,9 @@ def render(
     ctl = cluster.controller
     if any(c in cluster.brokers for _t, c, _e in ctl.history):
         decided = {}
-        for t, topic, part, leader, epoch in ctl.decisions:
+        for t, topic, part, leader, epoch, isr, zk in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)
             decided[(topic, part, epoch, cb, cep)] = t
-            st = ctl.state.get((topic, part))
-            isr = st["isr"] if st is not None else []
-            zk = st["zk_version"] if st is not None else 0
             if cb in cluster.brokers:
                 tp = (topic, part)
                 add(

@@ -217,7 +217,7 @@ def _window(
         t = REBALANCE_AT_MS
         cid = ctl.controller_at(t)[0]
         leaders = {tp: ctl.state[tp]["replicas"][0] for tp in tps}  # created with the preferred leaders
-        for td, topic, part, leader, _epoch in ctl.decisions:
+        for td, topic, part, leader, *_ in ctl.decisions:
             if td < t:
                 leaders[(topic, part)] = leader
         ratios = _imbalance({tp: (leaders[tp], ctl.state[tp]["replicas"]) for tp in tps}, n_brokers)
@@ -225,14 +225,14 @@ def _window(
             lines.append(Line(t, cid, CONTROLLER, _fmt(lmm)))
         names = [m.tp_name(*tp) for tp in rebalance]
         lines.append(Line(t, cid, CONTROLLER, _fmt(m.preferred_election_started(cid, names))))
-        for td, topic, part, leader, _epoch in ctl.decisions:
+        for td, topic, part, leader, *_ in ctl.decisions:
             if td >= REBALANCE_AT_MS and (topic, part) in rebalance and leader == restart:
                 lines.append(
                     Line(td, cid, CONTROLLER, _fmt(m.preferred_election_completed(cid, m.tp_name(topic, part), leader)))
                 )
         lines.sort(key=lambda ln: ln.time_ms)
     if spike_on is not None:  # the election as the controller logs it (KafkaController.onReplicaElection)
-        for t, topic, part, leader, _epoch in ctl.decisions:
+        for t, topic, part, leader, *_ in ctl.decisions:
             tp = m.tp_name(topic, part)
             start = max(0.0, t - ctl.zk_latency_ms)
             lines.append(

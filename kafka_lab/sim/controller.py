@@ -39,8 +39,9 @@ to the broker's ``control.plane.listener.name`` listener when the broker has one
 inter-broker listener (KIP-291). Every request carries the controller's id and epoch, which brokers
 use to fence an older controller.
 
-Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch), so the
-staleness of each broker's metadata can be measured from the moment the controller decided.
+Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, and the ISR
+and znode version it wrote), so the staleness of each broker's metadata can be measured from the moment
+the controller decided, and its ``Changed partition`` line written as it stood then.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class Controller:
         self.client_id = f"controller-{controller_id}"
         self.state: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas", "zk_version"}
         self.live_brokers: set = set(brokers)
-        self.decisions: list = []  # (time_ms, topic, partition, leader, leader_epoch)
+        #: (time_ms, topic, partition, leader, leader_epoch, isr, zk_version): each new leader, as written
+        self.decisions: list = []
         #: (time_ms, topic, partition, wanted leader, isr, Kafka's error): elections that changed nothing
         self.failed_elections: list = []
         self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
@@ -307,7 +309,9 @@ class Controller:
         st["leader_epoch"] += 1
         st["zk_version"] += 1
         if leader is not None and leader >= 0:
-            self.decisions.append((self.env.now, tp[0], tp[1], leader, st["leader_epoch"]))
+            self.decisions.append(
+                (self.env.now, tp[0], tp[1], leader, st["leader_epoch"], tuple(st["isr"]), st["zk_version"])
+            )
 
     # -- AlterIsr ------------------------------------------------------------------------------------
     def handle_alter_isr(self, req, respond) -> None:
