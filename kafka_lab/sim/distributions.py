@@ -29,6 +29,7 @@ import numpy as np
 __all__ = ["Distribution", "Deterministic", "Exponential", "LogNormal", "Empirical", "as_distribution"]
 
 _BLOCK = 4096
+_CHUNK = 64
 
 
 class Distribution:
@@ -41,11 +42,20 @@ class Distribution:
 
     def sampler(self, rng: np.random.Generator) -> Callable[[], float]:
         """A callable returning the next draw; draws ``_BLOCK`` values at a time from ``rng``."""
+        # The rng is consumed a block at a time, at the first draw after the last block ran out.
+        state = {"block": None, "at": _BLOCK}
         buf: list[float] = []
 
         def sample() -> float:
             if not buf:
-                buf.extend(self.draw(rng, _BLOCK).tolist()[::-1])
+                at = state["at"]
+                if at >= _BLOCK:
+                    state["block"] = self.draw(rng, _BLOCK)
+                    at = 0
+                # A sampler often serves only a few draws (a producer in a short run): convert the
+                # block to Python floats a chunk at a time instead of all 4096 at once.
+                buf.extend(state["block"][at : at + _CHUNK].tolist()[::-1])
+                state["at"] = at + _CHUNK
             return buf.pop()
 
         return sample
