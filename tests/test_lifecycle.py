@@ -2,6 +2,7 @@
 (``KafkaController.doControlledShutdown``, ``onBrokerFailure``, ``onBrokerStartup``,
 ``onControllerFailover``; ``KafkaServer.controlledShutdown``; docs/kafka-reference.md)."""
 
+import re
 from collections import Counter
 from itertools import pairwise
 
@@ -67,10 +68,11 @@ def test_a_partition_no_other_replica_can_lead_is_left_and_the_shutdown_retried_
     # it leads orders-0, and orders-1 since broker 3 left: no other live replica can take either
     assert [r.result for r in answers] == [((TOPIC, 0), (TOPIC, 1))] * CONTROLLED_SHUTDOWN_MAX_RETRIES
     # gone uncleanly, its session closed: the partitions it led have no live ISR member left, so no leader
-    # (onBrokerFailure: OfflinePartitionLeaderElectionStrategy, unclean election off)
+    # (onBrokerFailure: OfflinePartitionLeaderElectionStrategy, unclean election off); it stays their ISR's
+    # last member (ReplicaStateMachine.removeReplicasFromIsr keeps an ISR of one)
     for p in (0, 1):
         st = c.controller.state[(TOPIC, p)]
-        assert st["leader"] == -1 and 2 not in st["isr"]
+        assert st["leader"] == -1 and st["isr"] == [2]
     t_fail = [t for t, e, _d in c.brokers[2].lifecycle if e == "controlled_shutdown_failed"]
     assert [b - a for a, b in pairwise(t_fail)] == pytest.approx([CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] * 2, abs=5)
 
@@ -201,4 +203,109 @@ def test_no_leader_is_elected_while_the_controller_is_being_elected():
     assert st["leader"] == leader
     assert [(f[1], f[2], f[3], f[5]) for f in c.controller.failed_elections] == [
         (tp[0], tp[1], other, "NOT_CONTROLLER")
+    ]
+
+
+def _leaders_over_time(c, tp):
+    """(time, leader) of each decision for ``tp``, and the state each was decided from."""
+    return [(t, leader, was) for t, topic, p, leader, _e, _isr, _zk, was in c.controller.decisions if (topic, p) == tp]
+
+
+def test_an_offline_partition_waits_for_its_last_isr_member_not_the_first_broker_back():
+    """Unclean leader election off (2.8's default): when every ISR member is gone the partition is offline,
+    and it keeps its last ISR member (``removeReplicasFromIsr``: ``if (isr.size == 1) isr``). A replica that
+    comes back but was out of the ISR may lack acknowledged records, so it may not lead; the partition comes
+    back online only when that last member returns (``onBrokerStartup`` -> ``triggerOnlinePartitionStateChange``),
+    and the controller logs the election from OfflinePartition."""
+    c = Cluster(3, seed=2)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=10.0, down_ms=20_000.0)  # 3 leaves the ISR cleanly, back at about 20 s
+    c.restart_broker(2, at_ms=100.0, down_ms=60_000.0)  # 2, the last ISR member, cannot hand over: unclean
+    c.run(100.0)
+    assert c.controller.state[tp]["isr"] == [2]
+    c.run(40_000.0)
+    assert c.brokers[3].online and not c.brokers[2].online
+    st = c.controller.state[tp]
+    assert st["leader"] == -1 and st["isr"] == [2]  # 3 is back, but not in the ISR: still offline
+    c.run(80_000.0)
+    back = next(t for t, e, _d in c.brokers[2].lifecycle if e == "started")
+    st = c.controller.state[tp]
+    assert c.brokers[2].online and st["leader"] == 2
+    (last,) = [d for d in _leaders_over_time(c, tp) if d[0] > back]
+    assert last[1:] == (2, "OfflinePartition") and last[0] <= back + 3 * c.controller.zk_latency_ms
+    assert c.brokers[2].replica_manager.partitions[tp].leader == 2  # its LeaderAndIsr arrived
+
+
+def test_a_partition_with_one_replica_is_offline_while_its_broker_restarts_then_leads_again():
+    """Replication factor 1: a controlled shutdown does not move it (only partitions with more than one
+    replica), so it goes offline with its broker and comes back with it, under a new leader epoch."""
+    c = Cluster(3, seed=3)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1]})
+    epoch0 = c.controller.state[tp]["leader_epoch"]
+    c.restart_broker(1, at_ms=50.0, down_ms=2_000.0)
+    c.run(1_000.0)
+    st = c.controller.state[tp]
+    assert st["leader"] == -1 and st["isr"] == [1] and st["leader_epoch"] == epoch0 + 1
+    assert c.brokers[2].metadata_cache.describe([tp])[tp][0] == "LEADER_NOT_AVAILABLE"
+    c.run(4_000.0)
+    st = c.controller.state[tp]
+    assert st["leader"] == 1 and st["isr"] == [1] and st["leader_epoch"] == epoch0 + 2
+    assert [d[1:] for d in _leaders_over_time(c, tp)] == [(1, "OfflinePartition")]
+    assert c.brokers[2].metadata_cache.describe([tp])[tp] == ("NONE", 1, epoch0 + 2)
+
+
+def test_after_a_crash_the_new_leader_is_the_first_live_isr_member_in_assignment_order():
+    """``Election.leaderForOffline``: ``assignment.find(id => live(id) && isr.contains(id))`` -- the order of the
+    assignment, not of the ISR (which grows by appending, so the two differ after a replica rejoined); the new
+    ISR is the old one's live members."""
+    c = Cluster(3, seed=4)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.controller.state[tp]["isr"] = [1, 3, 2]  # 2 rejoined last
+    c.brokers[1].shut_down()  # a crash: no controlled shutdown; its session expires
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    st = c.controller.state[tp]
+    assert st["leader"] == 2 and st["isr"] == [3, 2]
+    assert [d[1:] for d in _leaders_over_time(c, tp)] == [(2, "OfflinePartition")]
+
+
+def test_a_new_controller_takes_the_dead_controllers_replicas_offline_and_elects_for_its_partitions():
+    """``onControllerFailover``: ``ReplicaStateMachine.startup`` moves the replicas of brokers that are not
+    live to OfflineReplica (out of the ISR), then ``PartitionStateMachine.startup`` elects for partitions
+    without a live leader. The controller's broker restarting with a single-replica partition it leads: the
+    partition is offline until that broker is back, then led by it again."""
+    c = Cluster(3, seed=5, controller_id=1)
+    c.create_topic(TOPIC, assignment={0: [1]})
+    c.create_topic("audit", assignment={0: [2, 1]})  # broker 1 follows: it leaves this ISR
+    c.restart_broker(1, at_ms=50.0, down_ms=3_000.0)
+    c.run(2_000.0)
+    ctl = c.controller
+    assert ctl.id in (2, 3)
+    assert ctl.state[(TOPIC, 0)]["leader"] == -1 and ctl.state[(TOPIC, 0)]["isr"] == [1]
+    assert ctl.state[("audit", 0)]["leader"] == 2 and ctl.state[("audit", 0)]["isr"] == [2]
+    c.run(6_000.0)
+    assert ctl.state[(TOPIC, 0)]["leader"] == 1
+    assert [d[1:] for d in _leaders_over_time(c, (TOPIC, 0))] == [(1, "OfflinePartition")]
+
+
+def test_the_controller_logs_an_election_of_an_offline_partition_from_offline_partition():
+    """state-change.log: ``Changed partition orders-0 from OfflinePartition to OnlinePartition`` for the election
+    that brings an offline partition back (its state before it), ``from OnlinePartition`` for a preferred one
+    (``ZkPartitionStateMachine.doHandleStateChanges``: ``from ${partitionState(partition)}``)."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=3, controller_id=2)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1]})
+    c.create_topic("audit", assignment={0: [3, 1]})
+    c.restart_broker(1, at_ms=50.0, down_ms=2_000.0)
+    c.controller.elect_leader(("audit", 0), 1, at_ms=4_000.0)
+    c.run(5_000.0)
+    changed = [ln.head for ln in render(c, 0.0, 5_000.0) if "Changed partition" in ln.head]
+    assert [re.search(r"Changed partition (\S+) from (\w+) to (\w+)", h).groups() for h in changed] == [
+        ("orders-0", "OfflinePartition", "OnlinePartition"),
+        ("audit-0", "OnlinePartition", "OnlinePartition"),
     ]

@@ -56,6 +56,7 @@ TEST_PATTERNS = [
     "tests/test_controller_scale.py",
     "tests/test_shutdown_cluster.py",
     "tests/test_lifecycle.py",
+    "tests/test_logs_generate.py",
 ]
 
 SIM = "kafka_lab/sim/"
@@ -1247,10 +1248,67 @@ MUTATIONS = [
     M(
         "broker-failure-keeps-leader",
         "controller.py",
-        '                    leader = next((r for r in isr if r in self.live_brokers), -1) if st["leader"] == bid else None\n',
-        "                    leader = None\n",
+        "                elected = self._elect_offline()\n                changed = [",
+        "                elected = []\n                changed = [",
         "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
         "KafkaController.onBrokerFailure -> onReplicasBecomeOffline: OfflinePartitionLeaderElectionStrategy",
+    ),
+    M(
+        "offline-election-isr-order",
+        "controller.py",
+        '        return next((r for r in st["replicas"] if r in live and r in isr), None)',
+        "        return next((r for r in isr if r in live), None)",
+        "an offline partition elects the first live ISR member in the order of its assignment, not of its ISR",
+        "Election.leaderForOffline: assignment.find(id => liveReplicas.contains(id) && isr.contains(id))",
+    ),
+    M(
+        "offline-election-unclean",
+        "controller.py",
+        '        return next((r for r in st["replicas"] if r in live and r in isr), None)',
+        '        return next((r for r in st["replicas"] if r in live), None)',
+        "unclean.leader.election.enable=false: a replica outside the ISR never leads an offline partition",
+        "Election.leaderForOffline with uncleanLeaderElectionEnabled=false (2.8's default)",
+    ),
+    M(
+        "offline-replica-empties-isr",
+        "controller.py",
+        '        isr = st["isr"] if len(st["isr"]) == 1 else [r for r in st["isr"] if r != bid]',
+        '        isr = [r for r in st["isr"] if r != bid]',
+        "a replica going offline leaves the ISR, except the ISR's last member, which stays",
+        "ReplicaStateMachine.doRemoveReplicasFromIsr: if (leaderAndIsr.isr.size == 1) leaderAndIsr.isr",
+    ),
+    M(
+        "startup-no-offline-election",
+        "controller.py",
+        "            if any(self._needs_election(tp) for tp in tps):\n",
+        "            if False:\n",
+        "a broker that starts can bring back an offline partition whose ISR it is in: the controller elects",
+        "KafkaController.onBrokerStartup: partitionStateMachine.triggerOnlinePartitionStateChange()",
+    ),
+    M(
+        "failover-keeps-dead-leaders",
+        "controller.py",
+        "            if gone or any(self._needs_election(tp) for tp in self.state):\n",
+        "            if False:\n",
+        "a new controller takes the replicas of brokers that are gone offline and elects for offline partitions",
+        "KafkaController.onControllerFailover: replicaStateMachine.startup(), partitionStateMachine.startup()",
+    ),
+    M(
+        "election-logged-from-online",
+        "controller.py",
+        '        was = "OnlinePartition" if st["leader"] in self.live_brokers else "OfflinePartition"',
+        '        was = "OnlinePartition"',
+        "an election of a partition with no live leader is logged from OfflinePartition",
+        "ZkPartitionStateMachine.doHandleStateChanges: s\"Changed partition $partition from ${partitionState(partition)}\"",
+    ),
+    M(
+        "election-logged-with-end-state",
+        "../logs/render.py",
+        "m.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), isr, zkv(tp, zk), was),",
+        'm.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), ctl.state[tp]["isr"], '
+        'zkv(tp, ctl.state[tp]["zk_version"]), was),',
+        "a Changed partition line carries the ISR and zkVersion its election wrote, not the state at the window's end",
+        "KafkaZkClient.updateLeaderAndIsr: the new LeaderAndIsr withZkVersion(stat.getVersion), logged at once",
     ),
     M(
         "broker-startup-lai",

@@ -162,12 +162,13 @@ def _controller_sc(c, epoch) -> str:
     return f"[Controller id={c} epoch={epoch}] "
 
 
-def changed_partition(c, epoch, tp, leader, leader_epoch, isr, zk_version):
-    """ZkPartitionStateMachine.doHandleStateChanges (OnlinePartition to OnlinePartition: an election)."""
+def changed_partition(c, epoch, tp, leader, leader_epoch, isr, zk_version, from_state="OnlinePartition"):
+    """ZkPartitionStateMachine.doHandleStateChanges: an election, from ``from_state`` (OnlinePartition: a
+    preferred or controlled-shutdown election; OfflinePartition: its leader was gone) to OnlinePartition."""
     return (
         "INFO",
         STATE_CHANGE,
-        f"{_controller_sc(c, epoch)}Changed partition {tp} from OnlinePartition to OnlinePartition with state "
+        f"{_controller_sc(c, epoch)}Changed partition {tp} from {from_state} to OnlinePartition with state "
         f"LeaderAndIsr(leader={leader}, leaderEpoch={leader_epoch}, isr={scala_list(isr)}, zkVersion={zk_version})",
     )
 

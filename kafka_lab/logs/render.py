@@ -342,7 +342,7 @@ def render(
     ctl = cluster.controller
     if any(c in cluster.brokers for _t, c, _e in ctl.history):
         decided = {}
-        for t, topic, part, leader, epoch, isr, zk in ctl.decisions:  # the ISR and version it wrote then
+        for t, topic, part, leader, epoch, isr, zk, was in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)
             decided[(topic, part, epoch, cb, cep)] = t
             if cb in cluster.brokers:
@@ -351,7 +351,7 @@ def render(
                     t,
                     cb,
                     STATE,
-                    m.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), isr, zkv(tp, zk)),
+                    m.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), isr, zkv(tp, zk), was),
                 )
         um_groups: dict = {}
         for r in cluster.log:

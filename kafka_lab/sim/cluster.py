@@ -449,7 +449,7 @@ class Cluster:
         (to the end of the run, with ``applied`` False, if it never did).
         """
         rows = []
-        for t, topic, part, leader, epoch, _isr, _zk in self.controller.decisions:
+        for t, topic, part, leader, epoch, *_ in self.controller.decisions:
             for bid, b in sorted(self.brokers.items()):
                 applied = next(
                     (
@@ -479,7 +479,7 @@ class Cluster:
     def unavailability_frame(self, until_ms: float) -> pd.DataFrame:
         """Per leader move: from the old leader giving up (become-follower) to the new leader taking over."""
         rows = []
-        for t, topic, part, leader, epoch, _isr, _zk in self.controller.decisions:
+        for t, topic, part, leader, epoch, *_ in self.controller.decisions:
             stop = start = None
             for bid, b in self.brokers.items():
                 for te, kind, tt, pp, d in b.replica_manager.events:

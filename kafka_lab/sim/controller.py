@@ -22,14 +22,20 @@ tells the brokers:
   ``StopReplica(deletePartition=false)`` to it for the partitions it follows, which leave their ISR
   (``OfflineReplica``: leader epoch + 1, LeaderAndIsr to the other replicas); the reply names the
   partitions it still leads. When its session is gone (:meth:`Controller.on_broker_failure`) it leaves
-  the live brokers and every broker hears so with ``UpdateMetadata``;
+  the live brokers and every broker hears so with ``UpdateMetadata``. A partition it still led is
+  *offline* and elects the first replica of its assignment that is live and in the ISR
+  (``OfflinePartitionLeaderElectionStrategy``; unclean election off, 2.8's default, so never a replica
+  outside the ISR); its replicas leave their ISRs (``OfflineReplica``), except where it is the ISR's
+  last member: that replica stays, and a partition with no one to elect stays offline (leader -1) until
+  it comes back;
 - **a broker joining** (:meth:`Controller.on_broker_startup`, ``onBrokerStartup``): ``UpdateMetadata``
-  without partitions to the others, with every partition to it, and ``LeaderAndIsr`` for each replica
-  it holds;
+  without partitions to the others, with every partition to it, ``LeaderAndIsr`` for each replica
+  it holds, then an election for each offline partition it can lead (``triggerOnlinePartitionStateChange``);
 - **a new controller** (:meth:`Controller.fail_over`): the old one resigns (its queued requests are
   dropped with its channels), the brokers race to create ``/controller``, the winner increments
   ``/controller_epoch``, reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
-  for every partition (``onControllerFailover``; brokers ignore a leader epoch they already have).
+  for every partition (``onControllerFailover``; brokers ignore a leader epoch they already have); then
+  the replicas of brokers that are gone go offline and offline partitions elect, as above.
 
 Each of these is kept in :attr:`Controller.events` (time, controller id, event, broker or epoch), the
 record the controller's log is written from.
@@ -39,8 +45,8 @@ to the broker's ``control.plane.listener.name`` listener when the broker has one
 inter-broker listener (KIP-291). Every request carries the controller's id and epoch, which brokers
 use to fence an older controller.
 
-Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, and the ISR
-and znode version it wrote), so the staleness of each broker's metadata can be measured from the moment
+Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, the ISR and
+znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata can be measured from the moment
 the controller decided, and its ``Changed partition`` line written as it stood then.
 """
 
@@ -102,7 +108,9 @@ class Controller:
         self.client_id = f"controller-{controller_id}"
         self.state: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas", "zk_version"}
         self.live_brokers: set = set(brokers)
-        #: (time_ms, topic, partition, leader, leader_epoch, isr, zk_version): each new leader, as written
+        #: (time_ms, topic, partition, leader, leader_epoch, isr, zk_version, from_state): each new leader, as
+        #: written; ``from_state`` is the partition's state before it, ``"OnlinePartition"`` (its leader was
+        #: live: a preferred or controlled-shutdown election) or ``"OfflinePartition"`` (no live leader)
         self.decisions: list = []
         #: (time_ms, topic, partition, wanted leader, isr, Kafka's error): elections that changed nothing
         self.failed_elections: list = []
@@ -302,6 +310,7 @@ class Controller:
         and the znode's version grows. A new leader (``-1``: none, offline) is kept in :attr:`decisions`
         when there is one. (AlterIsr, the leader's own ISR change, keeps the epoch: ``handle_alter_isr``.)"""
         st = self.state[tp]
+        was = "OnlinePartition" if st["leader"] in self.live_brokers else "OfflinePartition"
         if isr is not None:
             st["isr"] = isr
         if leader is not None:
@@ -310,8 +319,45 @@ class Controller:
         st["zk_version"] += 1
         if leader is not None and leader >= 0:
             self.decisions.append(
-                (self.env.now, tp[0], tp[1], leader, st["leader_epoch"], tuple(st["isr"]), st["zk_version"])
+                (self.env.now, tp[0], tp[1], leader, st["leader_epoch"], tuple(st["isr"]), st["zk_version"], was)
             )
+
+    # -- OfflinePartitionLeaderElectionStrategy and OfflineReplica ------------------------------------
+    def _offline_leader(self, tp) -> int | None:
+        """``Election.leaderForOffline`` with ``unclean.leader.election.enable=false`` (2.8's default): the first
+        replica *in assignment order* that is live and in the ISR; None when there is none (the partition
+        stays offline: a replica outside the ISR may have missed acknowledged records)."""
+        st = self.state[tp]
+        live, isr = self.live_brokers, st["isr"]
+        return next((r for r in st["replicas"] if r in live and r in isr), None)
+
+    def _needs_election(self, tp) -> bool:
+        """An offline partition (no live leader) that a live ISR member could lead."""
+        st = self.state[tp]
+        return st["leader"] not in self.live_brokers and tp[0] not in self.deleting and self._offline_leader(tp) is not None
+
+    def _elect_offline(self) -> list:
+        """``triggerOnlinePartitionStateChange``: elect a leader for every partition without a live one. The
+        new ISR is the old one's live members (``Election.leaderForOffline``). Returns the partitions
+        elected; the caller has waited the write's ZooKeeper round trip and publishes them."""
+        elected = []
+        for tp, st in self.state.items():
+            if self._needs_election(tp):
+                leader = self._offline_leader(tp)
+                self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in self.live_brokers])
+                elected.append(tp)
+        return elected
+
+    def _offline_replica(self, tp, bid: int) -> bool:
+        """``ReplicaStateMachine.removeReplicasFromIsr`` for broker ``bid``'s replica of ``tp`` gone offline:
+        out of the ISR, *unless it is the ISR's last member* (Kafka keeps it, so that only a replica that
+        has every acknowledged record can lead again), and no leader if it led. True when written."""
+        st = self.state[tp]
+        if bid not in st["isr"]:
+            return False
+        isr = st["isr"] if len(st["isr"]) == 1 else [r for r in st["isr"] if r != bid]
+        self._write_state(tp, leader=-1 if st["leader"] == bid else None, isr=isr)
+        return True
 
     # -- AlterIsr ------------------------------------------------------------------------------------
     def handle_alter_isr(self, req, respond) -> None:
@@ -467,9 +513,9 @@ class Controller:
     def on_broker_failure(self, bid: int, *, at_ms: float) -> None:
         """``onBrokerFailure``: the broker's registration znode is gone (its session closed) at ``at_ms``.
 
-        Partitions it led elect the first live ISR member (none: leader -1, offline); it leaves every
-        ISR; the changes are written, then LeaderAndIsr to the live replicas and UpdateMetadata (which no
-        longer lists it) to every live broker.
+        Partitions it led elect the first live ISR member in assignment order (none: leader -1, offline);
+        it leaves every ISR it is not the last member of; the changes are written together, then
+        LeaderAndIsr to the live replicas and UpdateMetadata (which no longer lists it) to every live broker.
         """
 
         def work():
@@ -485,20 +531,15 @@ class Controller:
             detail = {"broker": bid, "live": live, "was_shutting_down": was_shutting_down}
             self.events.append((self.env.now, self.id, "broker_failure", detail))
             affected = [tp for tp, st in self.state.items() if bid in st["replicas"]]
-            changed = []
-            for tp in affected:
-                st = self.state[tp]
-                if st["leader"] == bid or bid in st["isr"]:
-                    changed.append(tp)
+            changed = [tp for tp in affected if self.state[tp]["leader"] == bid or bid in self.state[tp]["isr"]]
             if changed:
                 yield self.env.timeout(self.zk_latency_ms)
-                for tp in changed:
-                    st = self.state[tp]
-                    isr = [r for r in st["isr"] if r != bid]
-                    # a live ISR member takes over, or none does (offline: leader -1)
-                    leader = next((r for r in isr if r in self.live_brokers), -1) if st["leader"] == bid else None
-                    self._write_state(tp, leader=leader, isr=isr)
-                self._publish(changed, leader_and_isr=True)
+                # onReplicasBecomeOffline: the partitions it led are offline and elect a live ISR member (in
+                # assignment order); then its replicas go offline (out of the ISR, or leader -1 where no one
+                # could be elected: the partition stays offline)
+                elected = self._elect_offline()
+                changed = [tp for tp in changed if tp in elected or self._offline_replica(tp, bid)]
+                self._publish(changed + [tp for tp in elected if tp not in changed], leader_and_isr=True)
             rest = [tp for tp in affected if tp not in changed]
             if rest:
                 self._publish(rest, leader_and_isr=False)
@@ -523,6 +564,12 @@ class Controller:
             self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in self.state])
             if tps:
                 self.send(self.brokers[bid], "LeaderAndIsr", [self.partition_state(tp) for tp in tps])
+            # triggerOnlinePartitionStateChange: an offline partition whose ISR holds this broker can lead again
+            if any(self._needs_election(tp) for tp in tps):
+                yield self.env.timeout(self.zk_latency_ms)
+                elected = self._elect_offline()
+                if elected:
+                    self._publish(elected, leader_and_isr=True)
 
         self.env.process(work())
 
@@ -566,6 +613,18 @@ class Controller:
             for bid in live:
                 self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now)
             self._publish(list(self.state), leader_and_isr=True)
+            # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
+            # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect
+            gone = [
+                (tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers
+            ]
+            if gone or any(self._needs_election(tp) for tp in self.state):
+                yield self.env.timeout(self.zk_latency_ms)
+                changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
+                elected = self._elect_offline()
+                changed = list(dict.fromkeys(changed + elected))
+                if changed:
+                    self._publish(changed, leader_and_isr=True)
 
         self.env.process(work())
 
