@@ -1299,7 +1299,7 @@ MUTATIONS = [
         '        was = "OnlinePartition" if st["leader"] in self.live_brokers else "OfflinePartition"',
         '        was = "OnlinePartition"',
         "an election of a partition with no live leader is logged from OfflinePartition",
-        "ZkPartitionStateMachine.doHandleStateChanges: s\"Changed partition $partition from ${partitionState(partition)}\"",
+        'ZkPartitionStateMachine.doHandleStateChanges: s"Changed partition $partition from ${partitionState(partition)}"',
     ),
     M(
         "election-logged-with-end-state",

@@ -334,7 +334,11 @@ class Controller:
     def _needs_election(self, tp) -> bool:
         """An offline partition (no live leader) that a live ISR member could lead."""
         st = self.state[tp]
-        return st["leader"] not in self.live_brokers and tp[0] not in self.deleting and self._offline_leader(tp) is not None
+        return (
+            st["leader"] not in self.live_brokers
+            and tp[0] not in self.deleting
+            and self._offline_leader(tp) is not None
+        )
 
     def _elect_offline(self) -> list:
         """``triggerOnlinePartitionStateChange``: elect a leader for every partition without a live one. The
@@ -615,9 +619,7 @@ class Controller:
             self._publish(list(self.state), leader_and_isr=True)
             # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
             # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect
-            gone = [
-                (tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers
-            ]
+            gone = [(tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers]
             if gone or any(self._needs_election(tp) for tp in self.state):
                 yield self.env.timeout(self.zk_latency_ms)
                 changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
