@@ -162,10 +162,11 @@ def _simpy_completions(latencies, reply_ms, window):
     return np.array(done)
 
 
-@pytest.mark.parametrize("window", [1, 2, 3, 10])
+@pytest.mark.parametrize("window", [1, 2, 3, 10, 64, 100])
 def test_the_array_pipeline_is_the_event_driven_client(window):
-    """pipeline_completions (arrays, the scale model) = ZooKeeperClient (simpy events), request by request."""
-    lat = np.random.default_rng(window).lognormal(-1, 0.5, 60)
+    """pipeline_completions (arrays, the scale model) = ZooKeeperClient (simpy events), request by request;
+    both of its ways (element by element below 64 in flight, a window at a time from 64 on)."""
+    lat = np.random.default_rng(window).lognormal(-1, 0.5, 60 if window < 64 else 5 * window + 7)
     for reply in (0.01, 0.2, 1.0):
         assert np.allclose(_simpy_completions(lat, reply, window), pipeline_completions(lat, reply, window))
 

@@ -344,6 +344,8 @@ def pipeline_completions(latencies, reply_ms: float, max_in_flight: int, start_m
         return done
     if w == 1:  # serial: each waits for the previous one's reply to be handled
         return start_ms + np.cumsum(lat + reply_ms)
+    if w < _NUMPY_WINDOW:  # small windows (ZooKeeper's default is 10): the recurrence as it reads, in Python
+        return np.array(_completions(lat.tolist(), reply_ms, w, start_ms))
     prev = start_ms
     k = np.arange(1, w + 1) * reply_ms
     for b in range(0, n, w):
@@ -354,6 +356,24 @@ def pipeline_completions(latencies, reply_ms: float, max_in_flight: int, start_m
         run = np.maximum.accumulate(arrive - k[:m] + reply_ms)
         done[b : b + m] = np.maximum(run, prev) + k[:m]
         prev = done[b + m - 1]
+    return done
+
+
+#: from this window size on, :func:`pipeline_completions` works a window at a time on arrays; below it,
+#: numpy's cost per call outweighs the window (100,000 requests through 10 slots: 63 ms in windows, 20 ms
+#: element by element; through 100 slots, 7 ms against 20 ms)
+_NUMPY_WINDOW = 64
+
+
+def _completions(lat: list, reply_ms: float, w: int, start_ms: float) -> list:
+    """``done[i] = max(sent[i] + lat[i], done[i-1]) + reply_ms``, ``sent[i] = done[i-w]`` (``start_ms`` for
+    the first ``w``), element by element."""
+    done = [0.0] * len(lat)
+    prev = start_ms
+    for i, x in enumerate(lat):
+        a = (start_ms if i < w else done[i - w]) + x
+        prev = (a if a > prev else prev) + reply_ms
+        done[i] = prev
     return done
 
 

@@ -143,6 +143,13 @@ def _shutdown(partitions: int, version: str, seed: int):
     return controlled_shutdown(partitions=partitions, version=version, seed=seed)
 
 
+@functools.lru_cache(maxsize=24)
+def _failover(partitions: int, version: str, seed: int):
+    """:func:`~kafka_lab.sim.controller_failover`, once per setting: the failover panel's table and figure, and
+    the scale figure, share the runs. Read-only."""
+    return controller_failover(partitions=partitions, version=version, seed=seed)
+
+
 def shutdown_figure(partitions: int = 10_000, seed: int = 0) -> go.Figure:
     """How many of the broker's led partitions have a new leader acting, over time: 1.0 and 1.1 side by side."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=[f"Kafka {v}" for v in ("1.0", "1.1")])
@@ -213,7 +220,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
     xs = np.array(counts)
     for v in VERSIONS:
         sim_sd = [_shutdown(n, v, seed).duration_s for n in counts]
-        sim_fo = [controller_failover(partitions=n, version=v, seed=seed).load_s for n in counts]
+        sim_fo = [_failover(n, v, seed).load_s for n in counts]
         cf_sd = [controlled_shutdown_closed_form(partitions=n, version=v) for n in counts]
         cf_fo = [failover_closed_form(partitions=n, version=v) for n in counts]
         for col, sim, cf in ((1, sim_sd, cf_sd), (2, sim_fo, cf_fo)):
@@ -414,7 +421,7 @@ def failover_figure(partitions: int = 100_000, seed: int = 0) -> go.Figure:
     """Leaderless partitions over time after the controller's broker crashes, per version (log time axis)."""
     fig = go.Figure()
     for v in VERSIONS:
-        r = controller_failover(partitions=partitions, version=v, seed=seed)
+        r = _failover(partitions, v, seed)
         curve = r.unavailable_over_time(400)
         fig.add_trace(
             go.Scatter(
@@ -440,7 +447,7 @@ def failover_figure(partitions: int = 100_000, seed: int = 0) -> go.Figure:
 def _failover_table(partitions: int, seed: int = 0) -> str:
     rows = []
     for v in VERSIONS:
-        r = controller_failover(partitions=partitions, version=v, seed=seed)
+        r = _failover(partitions, v, seed)
         ph = r.phases
         rows.append(
             [
