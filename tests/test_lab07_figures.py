@@ -36,6 +36,7 @@ def test_the_lab_makes_these_calls():
         "failover_panel(partitions=100_000)",
         "zombie_panel()",
         "HTML(restart_race_table())",
+        "HTML(last_isr_table())",
     ):
         assert call in SRC, call
 
@@ -262,3 +263,24 @@ def test_lab_07_leads_on_to_lab_08():
     """Lab 07's generated footer names lab 08 next (tools/labs.py; lab 06's test checks that its footer names lab 07)."""
     footer = "".join(CELLS[-1]["source"])
     assert "**Next:** [08 · a cluster's logs, with Spark]" in footer and "(08_spark_logs.ipynb)" in footer
+
+
+@pytest.mark.parametrize("first_back", [3, 2])
+def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
+    """Step 6's table, the same call and seed: ``orders-0`` loses both brokers; whichever comes back first, broker
+    2 (the ISR's last member, kept there by ``removeReplicasFromIsr``) is the one elected, the moment it is back
+    (``onBrokerStartup`` -> ``triggerOnlinePartitionStateChange``), from OfflinePartition; the ledger loses
+    nothing (acks=all, unclean election off)."""
+    r = ui._last_isr(first_back, 0)
+    zk = 3 * 2.0  # three ZooKeeper round trips of the cluster (zk_latency_ms: 2 ms by default)
+    assert r.stopped_ms[3] < r.stopped_ms[2] < r.offline_ms < r.stopped_ms[2] + zk
+    assert r.isr_while_offline == [2]
+    assert r.leader == 2 and r.from_state == "OfflinePartition"
+    assert r.back_ms[2] < r.online_ms < r.back_ms[2] + zk  # at broker 2's return, not broker 3's
+    assert (r.back_ms[3] < r.back_ms[2]) == (first_back == 3)
+    assert r.only_on_last > 0
+    assert r.outcomes.get("truncated", 0) == 0 and r.outcomes.get("failed", 0) == 0
+    assert r.outcomes.get("committed", 0) > 0
+    text = _text(ui.last_isr_table())
+    assert f"broker {first_back} (" in text and "ISR [2]" in text and f"{r.only_on_last:,}" in text
+    assert text.count("from OfflinePartition") == 2 and "truncated" not in text

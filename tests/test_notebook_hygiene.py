@@ -103,6 +103,7 @@ REVEALING_CALLS = {
     "zombie_panel(": ("07.who_rejects", "07.fence_left"),
     "zombie_controller(": ("07.who_rejects", "07.fence_left"),
     "restart_race_table(": ("07.broker_epoch",),
+    "last_isr_table(": ("07.last_isr",),
     "lines_table(": ("08.count_lines",),
     "analyses.control_plane(": ("08.no_control_plane",),
     "spark.sql(": ("08.no_control_plane",),
@@ -126,6 +127,7 @@ REVEALING_TEXT = {
     "one request in flight per broker": ("06.why_longer",),
     "1.1, about **3 seconds**": ("07.shutdown_estimate",),
     "The old `StopReplica` reaches the **new** incarnation": ("07.broker_epoch",),
+    "Whichever broker comes back first, the partition waits for": ("07.last_isr",),
 }
 
 

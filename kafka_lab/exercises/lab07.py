@@ -1,10 +1,11 @@
 """Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, what doubling the cluster did to
 1.0's shutdown (its election log line), why pipelining only halves the failover, who rejects the zombie's
-requests, which fence is left when /controller is deleted by hand, and what the broker epoch protects
-against.
+requests, which fence is left when /controller is deleted by hand, what the broker epoch protects
+against, and which replica an offline partition waits for.
 
 Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
-experiments) at the lab's settings and seed, so a check cannot drift from the model.
+experiments, the restarts of the cluster model) at the lab's settings and seed, so a check cannot drift from
+the model.
 """
 
 from __future__ import annotations
@@ -363,4 +364,72 @@ def _(answer):
         )
     return incorrect(
         "leader epochs already fence those, per partition.", hint="what could reach a broker that just restarted?"
+    )
+
+
+LAST_ISR_CHOICES = Choices(
+    {
+        "a": "at about 25 s, broker 3: it is back, alive and a replica of orders-0",
+        "b": "at about 35 s, broker 2: the partition stays offline until then",
+        "c": "at about 25 s, broker 3, once it has copied from broker 2's log what it missed",
+        "d": "not by itself: an operator has to run a leader election",
+    }
+)
+
+
+def last_isr_outcome() -> dict:
+    from kafka_lab.ui.lab07 import _last_isr  # the table's own run
+
+    r = _last_isr(3, 0)
+    return {
+        "leader": r.leader,
+        "isr": r.isr_while_offline,
+        "online_s": r.online_ms / 1000,
+        "back_s": {b: t / 1000 for b, t in r.back_ms.items()},
+        "lacks": r.only_on_last,
+    }
+
+
+@exercise(
+    "07.last_isr",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="orders-0 has replicas [2, 3]; producers use acks=all, min.insync.replicas is 1. Broker 3 restarts "
+    "(controlled: it leaves the ISR), then broker 2, the leader, stops too. Broker 3 is back at 25 s, broker 2 at "
+    "35 s. When does orders-0 have a leader again, and which? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in LAST_ISR_CHOICES.items()),
+    explanation="unclean.leader.election.enable is false (the default since 0.11): an offline partition elects the "
+    "first live replica of its assignment that is in the ISR. The controller never empties an ISR "
+    "(ReplicaStateMachine keeps an ISR of one), so orders-0 waits for broker 2; onBrokerStartup's "
+    "triggerOnlinePartitionStateChange elects it the moment it is back.",
+)
+def _(answer):
+    got = choice(answer, LAST_ISR_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = last_isr_outcome()
+    truth = "b" if t["leader"] == 2 and t["isr"] == [2] and abs(t["online_s"] - t["back_s"][2]) < 0.1 else "?"
+    if got == truth:
+        return correct(
+            f"in the model orders-0 is offline from broker 2's stop, its ISR kept as {t['isr']}; broker 3's return "
+            f"at {t['back_s'][3]:.1f} s changes nothing, and broker 2 leads again at {t['online_s']:.1f} s. Broker 3 "
+            f"lacks {t['lacks']:,} records that only broker 2 has, acknowledged with the ISR down to broker 2: none "
+            "is lost."
+        )
+    if got == "a":
+        return incorrect(
+            f"that is an unclean leader election, off by default: broker 3 left the ISR at 1 s and lacks "
+            f"{t['lacks']:,} records that only broker 2 has, acknowledged; with broker 3 leading, broker 2 would "
+            "truncate them when it came back as its follower.",
+            hint="which replicas may an offline partition elect when unclean.leader.election.enable is false?",
+        )
+    if got == "c":
+        return incorrect(
+            "broker 2 is down at 25 s: there is no log to copy from. A follower only fetches from a live leader.",
+            hint="who may lead, and is that broker up at 25 s?",
+        )
+    return incorrect(
+        "a broker's start-up ends with the controller's triggerOnlinePartitionStateChange: every offline partition "
+        "that a returning broker may lead is elected then, with no operator.",
+        hint="what does the controller do when a broker registers again?",
     )

@@ -33,6 +33,8 @@ in ``Controller.events``: the records the logs are written from.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .records import Request
 
 __all__ = [
@@ -40,6 +42,8 @@ __all__ = [
     "move_controller",
     "CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS",
     "CONTROLLED_SHUTDOWN_MAX_RETRIES",
+    "LastIsrMember",
+    "last_isr_member",
 ]
 
 #: ``controlled.shutdown.retry.backoff.ms`` and ``controlled.shutdown.max.retries`` (2.8 defaults)
@@ -112,3 +116,86 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
 def move_controller(cluster, *, at_ms: float) -> None:
     """``/controller`` is deleted at ``at_ms`` with every broker up: a new election (see the module)."""
     cluster.controller.fail_over(at_ms=at_ms, rng=cluster.rng("controller-election"))
+
+
+# -- every in-sync replica gone -------------------------------------------------------------------------------
+LAST_ISR_TOPIC = "orders"
+#: :func:`last_isr_member`'s timeline (simulated ms): when the restarts start, and when the two brokers are back
+#: (about: a broker is down for a fixed time after it stops, and broker 2's stop waits for its shutdown's retries)
+LAST_ISR_RESTARTS_MS = {3: 1_000.0, 2: 2_000.0}
+LAST_ISR_BACK_MS = (25_000.0, 35_000.0)
+
+
+@dataclass
+class LastIsrMember:
+    """What :func:`last_isr_member` measured on ``orders-0`` (times in simulated ms)."""
+
+    first_back: int  # the broker that came back first
+    stopped_ms: dict  # broker -> when it stopped (2's is an unclean shutdown: it led, with no one to hand over to)
+    back_ms: dict  # broker -> when it was registered again
+    offline_ms: float  # when the controller wrote leader -1 (broker 2's session closed)
+    isr_while_offline: list  # the ISR the controller kept while there was no leader
+    online_ms: float  # when the election that brought orders-0 back was decided (nan: it never was)
+    leader: int  # the leader it elected (-1: none)
+    from_state: str  # the state that election was made from, as state-change.log says it
+    leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
+    outcomes: dict  # the ledger: batches per outcome (committed, truncated, failed, pending)
+
+    @property
+    def only_on_last(self) -> int:
+        """Records broker 2 appended, and acknowledged to ``acks=all`` with the ISR down to itself, after broker 3
+        left: the records broker 3's replica does not have."""
+        return self.leo_at_stop[2] - self.leo_at_stop[3]
+
+
+def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 200.0) -> LastIsrMember:
+    """``orders-0`` (replicas ``[2, 3]``, ``acks=all``, ``min.insync.replicas=1``) loses both its brokers.
+
+    Broker 3 restarts first (controlled: it leaves the ISR), then broker 2, the leader and the ISR's last
+    member: no one can take over, so its controlled shutdown fails three times and it stops uncleanly. The
+    controller keeps broker 2 in the ISR (an ISR of one keeps its member) with no leader. Then ``first_back``
+    (2 or 3) comes back at about 25 s and the other at about 35 s. Unclean leader election is off (2.8's
+    default), so only broker 2 may lead again, whichever comes back first.
+    """
+    from .cluster import Cluster
+
+    if first_back not in (2, 3):
+        raise ValueError(f"first_back is the broker that comes back first, 2 or 3, got {first_back!r}")
+    tp = (LAST_ISR_TOPIC, 0)
+    c = Cluster(3, seed=seed)
+    c.create_topic(LAST_ISR_TOPIC, assignment={0: [2, 3]})
+    c.producer("producer-1", topic=LAST_ISR_TOPIC, acks="all").open_loop(rate_per_s)
+    env, ctl = c.env, c.controller
+    stopped, leo, offline = {}, {}, []
+
+    def watch():  # what the model's own records do not keep: each replica's log end at its stop, the offline write
+        while len(stopped) < 2 or not offline:
+            for b in (2, 3):
+                if b not in stopped and not c.brokers[b].online:
+                    stopped[b] = env.now
+                    leo[b] = c.brokers[b].replica_manager.partitions[tp].log.leo
+            if not offline and ctl.state[tp]["leader"] == -1:
+                offline.append((env.now, list(ctl.state[tp]["isr"])))
+            yield env.timeout(1.0)
+
+    env.process(watch())
+    # broker 2's controlled shutdown fails (it leads orders-0 and no one else is in the ISR), 3 times 5 s
+    stop_2 = LAST_ISR_RESTARTS_MS[2] + CONTROLLED_SHUTDOWN_MAX_RETRIES * CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
+    back = dict(zip((first_back, 5 - first_back), LAST_ISR_BACK_MS, strict=True))
+    c.restart_broker(3, at_ms=LAST_ISR_RESTARTS_MS[3], down_ms=back[3] - LAST_ISR_RESTARTS_MS[3])
+    c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
+    res = c.run(max(LAST_ISR_BACK_MS) + 5_000.0)
+    starts = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "started") for b in (2, 3)}
+    after = [d for d in ctl.decisions if (d[1], d[2]) == tp and d[0] > offline[0][0]]
+    return LastIsrMember(
+        first_back=first_back,
+        stopped_ms=stopped,
+        back_ms=starts,
+        offline_ms=offline[0][0],
+        isr_while_offline=offline[0][1],
+        online_ms=after[0][0] if after else float("nan"),
+        leader=after[0][3] if after else -1,
+        from_state=after[0][7] if after else "",
+        leo_at_stop=leo,
+        outcomes=res.ledger["outcome"].value_counts().to_dict(),
+    )

@@ -43,6 +43,7 @@ from kafka_lab.sim.controller_scale import (
     failover_closed_form,
 )
 from kafka_lab.sim.fencing import ZOMBIE_SESSION_TIMEOUT_MS
+from kafka_lab.sim.lifecycle import last_isr_member
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
@@ -596,4 +597,46 @@ def restart_race_table(seed: int = 1, restart_ms: float = 100, backlog_ms: float
         ],
         rows,
         numeric=(3,),
+    )
+
+
+# -- every in-sync replica gone -------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4)
+def _last_isr(first_back: int, seed: int):
+    """:func:`~kafka_lab.sim.lifecycle.last_isr_member`, once per setting (the table and the exercise's check
+    share it). Read-only."""
+    return last_isr_member(first_back=first_back, seed=seed)
+
+
+def last_isr_table(seed: int = 0) -> str:
+    """``orders-0`` loses both brokers, then each order of their return: when it has a leader again, and which."""
+    rows = []
+    for first in (3, 2):
+        r = _last_isr(first, seed)
+        rows.append(
+            [
+                f"broker {first} ({_fmt_s(r.back_ms[first] / 1000)}), then {5 - first} "
+                f"({_fmt_s(r.back_ms[5 - first] / 1000)})",
+                f"{_fmt_s(r.offline_ms / 1000)}, ISR {r.isr_while_offline}",
+                _fmt_s(r.online_ms / 1000),
+                f"broker {r.leader}",
+                html.escape(f"from {r.from_state}"),
+                f"{_fmt_s((r.online_ms - r.offline_ms) / 1000)}",
+                f"{r.only_on_last:,}",
+                ", ".join(f"{n:,} {k}" for k, n in r.outcomes.items() if n),
+            ]
+        )
+    return html_table(
+        [
+            "back first",
+            "offline from (controller's ISR)",
+            "leader again at",
+            "new leader",
+            "state-change.log",
+            "offline for",
+            "records broker 3 lacks",
+            "the producer's batches",
+        ],
+        rows,
+        numeric=(6,),
     )
