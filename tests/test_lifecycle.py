@@ -206,9 +206,14 @@ def test_no_leader_is_elected_while_the_controller_is_being_elected():
     ]
 
 
+def _decisions_for(c, tp):
+    """The controller's decisions for ``tp``: (time, topic, partition, leader, leader epoch, ISR, zkVersion, from)."""
+    return [d for d in c.controller.decisions if (d[1], d[2]) == tp]
+
+
 def _leaders_over_time(c, tp):
     """(time, leader) of each decision for ``tp``, and the state each was decided from."""
-    return [(t, leader, was) for t, topic, p, leader, _e, _isr, _zk, was in c.controller.decisions if (topic, p) == tp]
+    return [(t, leader, was) for t, _topic, _p, leader, _e, _isr, _zk, was in _decisions_for(c, tp)]
 
 
 def test_an_offline_partition_waits_for_its_last_isr_member_not_the_first_broker_back():
@@ -309,3 +314,32 @@ def test_the_controller_logs_an_election_of_an_offline_partition_from_offline_pa
         ("orders-0", "OfflinePartition", "OnlinePartition"),
         ("audit-0", "OnlinePartition", "OnlinePartition"),
     ]
+
+
+def test_an_offline_election_passes_over_a_broker_in_controlled_shutdown():
+    """``ControllerContext.isReplicaOnline`` leaves out shutting-down brokers (``liveBrokerIds`` is the live
+    brokers minus ``shuttingDownBrokerIds``): an offline partition neither elects one nor keeps it in the new ISR."""
+    c = Cluster(3, seed=4)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.controller.shutting_down.add(2)  # broker 2's controlled shutdown has begun
+    c.brokers[1].shut_down()
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    # the election's write (broker 2, still fetching, may rejoin the ISR afterwards through AlterIsr: 2.8 does
+    # not fence a shutting-down broker from ISR expansion)
+    assert [d[3:6] for d in _decisions_for(c, tp)] == [(3, 1, (3,))]
+
+
+def test_a_broker_failure_leaves_a_topic_being_deleted_as_it_is():
+    """``onReplicasBecomeOffline``: ``partitionsWithOfflineLeader`` leaves out topics queued for deletion, whose
+    offline replicas fail their deletion (``failReplicaDeletion``) instead of leaving the ISR: no write."""
+    c = Cluster(3, seed=4)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    before = dict(c.controller.state[tp])
+    c.controller.deleting.add(TOPIC)  # a deletion in progress
+    c.brokers[1].shut_down()
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    assert c.controller.state[tp] == before and not c.controller.decisions

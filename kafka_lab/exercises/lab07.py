@@ -429,7 +429,7 @@ def _(answer):
             hint="who may lead, and is that broker up at 25 s?",
         )
     return incorrect(
-        "a broker's start-up ends with the controller's triggerOnlinePartitionStateChange: every offline partition "
-        "that a returning broker may lead is elected then, with no operator.",
+        "when a broker registers again the controller calls triggerOnlinePartitionStateChange, which tries every "
+        "offline partition: one that the returning broker may lead is elected then, with no operator.",
         hint="what does the controller do when a broker registers again?",
     )

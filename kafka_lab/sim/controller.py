@@ -325,11 +325,17 @@ class Controller:
     # -- OfflinePartitionLeaderElectionStrategy and OfflineReplica ------------------------------------
     def _offline_leader(self, tp) -> int | None:
         """``Election.leaderForOffline`` with ``unclean.leader.election.enable=false`` (2.8's default): the first
-        replica *in assignment order* that is live and in the ISR; None when there is none (the partition
-        stays offline: a replica outside the ISR may have missed acknowledged records)."""
+        replica *in assignment order* that is online and in the ISR; None when there is none (the partition
+        stays offline: a replica outside the ISR may have missed acknowledged records). A broker in controlled
+        shutdown is not online here (``ControllerContext.isReplicaOnline``: ``liveBrokerIds`` leaves out the
+        shutting-down brokers)."""
         st = self.state[tp]
-        live, isr = self.live_brokers, st["isr"]
-        return next((r for r in st["replicas"] if r in live and r in isr), None)
+        online, isr = self._online(), st["isr"]
+        return next((r for r in st["replicas"] if r in online and r in isr), None)
+
+    def _online(self) -> set:
+        """The brokers an offline election may use: live, and not shutting down."""
+        return self.live_brokers - self.shutting_down
 
     def _needs_election(self, tp) -> bool:
         """An offline partition (no live leader) that a live ISR member could lead."""
@@ -348,7 +354,8 @@ class Controller:
         for tp, st in self.state.items():
             if self._needs_election(tp):
                 leader = self._offline_leader(tp)
-                self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in self.live_brokers])
+                online = self._online()
+                self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in online])
                 elected.append(tp)
         return elected
 
@@ -518,8 +525,10 @@ class Controller:
         """``onBrokerFailure``: the broker's registration znode is gone (its session closed) at ``at_ms``.
 
         Partitions it led elect the first live ISR member in assignment order (none: leader -1, offline);
-        it leaves every ISR it is not the last member of; the changes are written together, then
-        LeaderAndIsr to the live replicas and UpdateMetadata (which no longer lists it) to every live broker.
+        it leaves every ISR it is not the last member of; the changes are written together (Kafka writes the
+        elections, then reads and writes the ISR removals: a few more round trips), then LeaderAndIsr to the
+        live replicas and UpdateMetadata (which no longer lists it) to every live broker. A topic being
+        deleted is left as it is (``onReplicasBecomeOffline``: its replicas fail their deletion instead).
         """
 
         def work():
@@ -535,7 +544,11 @@ class Controller:
             detail = {"broker": bid, "live": live, "was_shutting_down": was_shutting_down}
             self.events.append((self.env.now, self.id, "broker_failure", detail))
             affected = [tp for tp, st in self.state.items() if bid in st["replicas"]]
-            changed = [tp for tp in affected if self.state[tp]["leader"] == bid or bid in self.state[tp]["isr"]]
+            changed = [
+                tp
+                for tp in affected
+                if (self.state[tp]["leader"] == bid or bid in self.state[tp]["isr"]) and tp[0] not in self.deleting
+            ]
             if changed:
                 yield self.env.timeout(self.zk_latency_ms)
                 # onReplicasBecomeOffline: the partitions it led are offline and elect a live ISR member (in
@@ -624,7 +637,8 @@ class Controller:
                 yield self.env.timeout(self.zk_latency_ms)
                 changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
                 elected = self._elect_offline()
-                changed = list(dict.fromkeys(changed + elected))
+                # a topic being deleted gets its ISR written but no LeaderAndIsr (ReplicaStateMachine, OfflineReplica)
+                changed = [tp for tp in dict.fromkeys(changed + elected) if tp[0] not in self.deleting]
                 if changed:
                     self._publish(changed, leader_and_isr=True)
 
