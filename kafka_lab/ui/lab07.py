@@ -621,7 +621,7 @@ def last_isr_table(seed: int = 0) -> str:
                 _fmt_s(r.online_ms / 1000),
                 f"broker {r.leader}",
                 html.escape(f"from {r.from_state}"),
-                f"{_fmt_s((r.online_ms - r.offline_ms) / 1000)}",
+                f"{(r.online_ms - r.offline_ms) / 1000:.1f} s",
                 f"{r.only_on_last:,}",
                 ", ".join(f"{n:,} {k}" for k, n in r.outcomes.items() if n),
             ]
