@@ -1248,8 +1248,8 @@ MUTATIONS = [
     M(
         "broker-failure-keeps-leader",
         "controller.py",
-        "                elected = self._elect_offline()\n                changed = [",
-        "                elected = []\n                changed = [",
+        "                elected = set(self._elect_offline())\n",
+        "                elected = set()\n",
         "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
         "KafkaController.onBrokerFailure -> onReplicasBecomeOffline: OfflinePartitionLeaderElectionStrategy",
     ),

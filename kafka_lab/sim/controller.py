@@ -46,8 +46,9 @@ inter-broker listener (KIP-291). Every request carries the controller's id and e
 use to fence an older controller.
 
 Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, the ISR and
-znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata can be measured from the moment
-the controller decided, and its ``Changed partition`` line written as it stood then.
+znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata
+can be measured from the moment the controller decided, and its ``Changed partition`` line written as it
+stood then.
 """
 
 from __future__ import annotations
@@ -338,7 +339,7 @@ class Controller:
         return self.live_brokers - self.shutting_down
 
     def _needs_election(self, tp) -> bool:
-        """An offline partition (no live leader) that a live ISR member could lead."""
+        """An offline partition (no live leader; not of a topic being deleted) that an online ISR member could lead."""
         st = self.state[tp]
         return (
             st["leader"] not in self.live_brokers
@@ -350,12 +351,10 @@ class Controller:
         """``triggerOnlinePartitionStateChange``: elect a leader for every partition without a live one. The
         new ISR is the old one's live members (``Election.leaderForOffline``). Returns the partitions
         elected; the caller has waited the write's ZooKeeper round trip and publishes them."""
-        elected = []
+        elected, online = [], self._online()
         for tp, st in self.state.items():
             if self._needs_election(tp):
-                leader = self._offline_leader(tp)
-                online = self._online()
-                self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in online])
+                self._write_state(tp, leader=self._offline_leader(tp), isr=[r for r in st["isr"] if r in online])
                 elected.append(tp)
         return elected
 
@@ -554,9 +553,10 @@ class Controller:
                 # onReplicasBecomeOffline: the partitions it led are offline and elect a live ISR member (in
                 # assignment order); then its replicas go offline (out of the ISR, or leader -1 where no one
                 # could be elected: the partition stays offline)
-                elected = self._elect_offline()
+                # (a failure makes no other offline partition electable: every one elected now is one it led)
+                elected = set(self._elect_offline())
                 changed = [tp for tp in changed if tp in elected or self._offline_replica(tp, bid)]
-                self._publish(changed + [tp for tp in elected if tp not in changed], leader_and_isr=True)
+                self._publish(changed, leader_and_isr=True)
             rest = [tp for tp in affected if tp not in changed]
             if rest:
                 self._publish(rest, leader_and_isr=False)
