@@ -343,3 +343,27 @@ def test_a_broker_failure_leaves_a_topic_being_deleted_as_it_is():
     c.controller.on_broker_failure(1, at_ms=100.0)
     c.run(500.0)
     assert c.controller.state[tp] == before and not c.controller.decisions
+
+
+def test_a_new_controller_writes_a_deleted_topics_offline_replicas_but_sends_no_leader_and_isr():
+    """``ReplicaStateMachine`` (OfflineReplica) on failover: a dead broker's replica leaves the ISR of a topic being
+    deleted too, but no ``LeaderAndIsr`` carries that change (``if (!isTopicQueuedUpForDeletion(...))``)."""
+    c = Cluster(3, seed=4, controller_id=1)
+    c.log.keep_answered = True
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [3, 2]})
+    ctl = c.controller
+    ctl.deleting.add(TOPIC)  # a deletion in progress
+    c.brokers[3].shut_down()
+    ctl.live_brokers.discard(3)
+    ctl.fail_over(at_ms=100.0, rng=c.rng("controller-election"))
+    c.run(1_000.0)
+    st = ctl.state[tp]
+    assert st["leader"] == -1 and st["isr"] == [2]
+    sent = [
+        s
+        for r in _controller_requests(c, "LeaderAndIsr")
+        for s in r.payload["partition_states"]
+        if (s["topic"], s["partition"]) == tp
+    ]
+    assert sent and all(s["leader_epoch"] < st["leader_epoch"] for s in sent)

@@ -1310,6 +1310,14 @@ MUTATIONS = [
         "KafkaController.onReplicasBecomeOffline: partitionsWithOfflineLeader leaves out topics queued for deletion",
     ),
     M(
+        "failover-publishes-deleting-topic",
+        "controller.py",
+        "                changed = [tp for tp in dict.fromkeys(changed + elected) if tp[0] not in self.deleting]",
+        "                changed = list(dict.fromkeys(changed + elected))",
+        "on failover a topic being deleted has its offline replicas' ISR written but gets no LeaderAndIsr",
+        "ReplicaStateMachine.doHandleStateChanges (OfflineReplica): if (!isTopicQueuedUpForDeletion(topic))",
+    ),
+    M(
         "election-logged-from-online",
         "controller.py",
         '        was = "OnlinePartition" if st["leader"] in self.live_brokers else "OfflinePartition"',
