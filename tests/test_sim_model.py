@@ -257,3 +257,37 @@ def test_scenario_takes_properties_text_as_resolve_does():
     assert sc.broker.has_control_plane and sc.broker.config.num_io_threads == 4
     with pytest.raises(TypeError, match="not int"):
         Scenario(9092, seed=0)
+
+
+def test_a_run_pauses_the_collector_and_restores_it():
+    """``advance`` runs with the cyclic collector off and leaves it as it found it, after a failure too."""
+    import gc
+
+    from kafka_lab.sim.cluster import advance
+
+    env = simpy.Environment()
+    seen = []
+
+    def watch():
+        seen.append(gc.isenabled())
+        yield env.timeout(1)
+
+    env.process(watch())
+    assert gc.isenabled()
+    advance(env, 5)
+    assert seen == [False] and gc.isenabled()
+
+    def boom():
+        yield env.timeout(1)
+        raise RuntimeError("boom")
+
+    env.process(boom())
+    with pytest.raises(RuntimeError):
+        advance(env, 10)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        advance(env, 15)
+        assert not gc.isenabled()  # a caller that paused it keeps it paused
+    finally:
+        gc.enable()

@@ -127,8 +127,14 @@ class Log:
         """The leader assigns offsets from its LEO and stamps its epoch (``Log.appendAsLeader``)."""
         if records < 1:
             raise ValueError(f"a batch holds at least one record, got {records}")
-        b = (self.leo, records, leader_epoch, producer_id, sequence, batch_id)
-        self._append(b)
+        base = self.leo
+        b = (base, records, leader_epoch, producer_id, sequence, batch_id)
+        # _append, written out: a Produce to 20 partitions makes 20 of these
+        if not self.epochs or leader_epoch > self.epochs[-1][0]:
+            self.assign_epoch(leader_epoch, base)
+        self.batches.append(b)
+        self._bases.append(base)
+        self.leo = base + records
         return b
 
     def append_as_follower(self, b: tuple) -> None:

@@ -201,8 +201,9 @@ class ReplicaManager:
                     new = r.leo
         if new > p.hw:
             p.hw = new
-            if self.produce_purgatory is not None:
-                self.produce_purgatory.check_and_complete(p.tp)
+            purgatory = self.produce_purgatory
+            if purgatory is not None and purgatory.watchers:
+                purgatory.check_and_complete((p.topic, p.partition))
             return True
         return False
 
@@ -213,6 +214,7 @@ class ReplicaManager:
         me = self.broker_id
         batches = req.payload.get("batches") if isinstance(req.payload, dict) else None
         partition, increment_hw, fetches = self.partitions.get, self.maybe_increment_hw, self.fetch_purgatory
+        fetch_watchers = fetches.watchers if fetches is not None else None
         for tp in req.partitions:
             p = partition(tp)
             if p is None:
@@ -232,7 +234,7 @@ class ReplicaManager:
             bases[tp] = base
             required[tp] = base + records
             increment_hw(p)
-            if fetches is not None:
+            if fetch_watchers is not None and tp in fetch_watchers:
                 fetches.check_and_complete(tp)
         return required, bases, errors
 
