@@ -10,6 +10,7 @@ import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab07 as ex
+from kafka_lab.logs.messages import failed_offline_election, offline_election_exception
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
 from kafka_lab.sim.fencing import controller_election
@@ -277,6 +278,13 @@ def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
     assert r.isr_while_offline == [2]
     assert r.leader == 2 and r.from_state == "OfflinePartition"
     assert r.back_ms[2] < r.online_ms < r.back_ms[2] + zk  # at broker 2's return, not broker 3's
+    # the controller tries at broker 2's failure and, when broker 3 is back first, at its return: both fail
+    # (state-change.log's ERROR), and once broker 2 is back, no attempt is needed
+    assert r.failed_ms[0] == r.offline_ms
+    if first_back == 3:
+        assert len(r.failed_ms) == 2 and r.back_ms[3] < r.failed_ms[1] < r.back_ms[3] + zk
+    else:
+        assert len(r.failed_ms) == 1
     assert (r.back_ms[3] < r.back_ms[2]) == (first_back == 3)
     assert r.only_on_last > 0
     assert r.outcomes.get("truncated", 0) == 0 and r.outcomes.get("failed", 0) == 0
@@ -284,3 +292,9 @@ def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
     text = _text(ui.last_isr_table())
     assert f"broker {first_back} (" in text and "ISR [2]" in text and f"{r.only_on_last:,}" in text
     assert text.count("from OfflinePartition") == 2 and "truncated" not in text
+    assert "elections tried and failed (ERROR)" in text and "17.0 s, 25.0 s" in text
+    # the ERROR line the step quotes is the one this run's controller writes (kafka_lab.logs renders it; its
+    # test is in tests/test_lifecycle.py)
+    _level, _logger, message = failed_offline_election(*r.controller, "orders-0")
+    quoted = message.split("] ", 1)[1]
+    assert f"`{quoted}`" in TEXT and f"`{offline_election_exception('orders-0')[0]}`" in TEXT

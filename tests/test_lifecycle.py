@@ -367,3 +367,54 @@ def test_a_new_controller_writes_a_deleted_topics_offline_replicas_but_sends_no_
         if (s["topic"], s["partition"]) == tp
     ]
     assert sent and all(s["leader_epoch"] < st["leader_epoch"] for s in sent)
+
+
+def test_every_election_an_offline_partition_cannot_make_is_tried_again_and_kept_as_failed():
+    """``triggerOnlinePartitionStateChange`` tries every offline partition (``partitionsInStates(OfflinePartition)``)
+    on each broker failure (``onReplicasBecomeOffline``, whether or not the broker held a replica of it), each
+    broker start-up (``onBrokerStartup``) and each new controller; with no live ISR member the attempt fails
+    (``doElectLeaderForPartitions``: ``Failed to elect leader``), and is logged each time, until one succeeds."""
+    c = Cluster(4, seed=2, controller_id=1)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=10.0, down_ms=20_000.0)  # 3 leaves the ISR cleanly, back at about 20 s
+    c.restart_broker(2, at_ms=100.0, down_ms=60_000.0)  # 2, the last ISR member: offline from its stop
+    c.run(25_000.0)
+    c.brokers[4].shut_down()  # a broker with no replica of orders-0 crashes while it is offline
+    c.controller.on_broker_failure(4, at_ms=30_000.0)
+    c.run(90_000.0)
+    ctl = c.controller
+    events = {(e, d["broker"]): t for t, _c, e, d in ctl.events if e in ("broker_failure", "broker_startup")}
+    failed = [(t, (topic, p), isr) for t, topic, p, isr in ctl.failed_offline_elections]
+    zk = ctl.zk_latency_ms
+    assert failed == [
+        (events[("broker_failure", 2)] + zk, tp, (2,)),  # its leader died: no one else in the ISR
+        (events[("broker_startup", 3)] + zk, tp, (2,)),  # 3 is back, but was not in the ISR
+        (events[("broker_failure", 4)] + zk, tp, (2,)),  # another broker's failure triggers it too
+    ]
+    (elected,) = [d for d in _leaders_over_time(c, tp) if d[0] > events[("broker_startup", 2)]]
+    assert elected[1:] == (2, "OfflinePartition")  # broker 2's return ends the failures: none after it
+
+
+def test_a_failed_offline_election_is_logged_at_error_with_its_exception_before_the_elections_it_made():
+    """state-change.log: ``Controller 3 epoch 1 failed to change state for partition b-0 from OfflinePartition
+    to OnlinePartition`` at ERROR (``ZkPartitionStateMachine.logFailedStateChange``), the exception's line
+    below it (``StateChangeFailedException: Failed to elect leader for partition b-0 under strategy
+    OfflinePartitionLeaderElectionStrategy(false)``); the failures of one attempt are logged in
+    ``electLeaderForPartitions``, before ``doHandleStateChanges`` logs the elections it made."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=4, controller_id=3)
+    c.create_topic("a", assignment={0: [1, 2]})
+    c.create_topic("b", assignment={0: [1]})
+    c.brokers[1].shut_down()  # a crash: a-0 moves to broker 2, b-0 has no one
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    lines = [ln.head for ln in render(c, 0.0, 500.0) if ln.broker == 3 and "artition " in ln.head]
+    assert [h.split("] ", 1)[1].split(" with state")[0] for h in lines] == [
+        "Controller 3 epoch 1 failed to change state for partition b-0 from OfflinePartition to OnlinePartition "
+        "(state.change.logger)\nkafka.common.StateChangeFailedException: Failed to elect leader for partition b-0 "
+        "under strategy OfflinePartitionLeaderElectionStrategy(false)",
+        "Changed partition a-0 from OfflinePartition to OnlinePartition",
+    ]
+    assert lines[0].startswith(" ERROR [Controller id=3 epoch=1] ")

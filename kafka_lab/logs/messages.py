@@ -23,6 +23,8 @@ __all__ = [
     "metadata_cache_updated",
     "handling_stop_replica",
     "changed_partition",
+    "failed_offline_election",
+    "offline_election_exception",
     "sending_leader_and_isr",
     "sending_update_metadata",
     "removed_fetcher",
@@ -171,6 +173,29 @@ def changed_partition(c, epoch, tp, leader, leader_epoch, isr, zk_version, from_
         f"{_controller_sc(c, epoch)}Changed partition {tp} from {from_state} to OnlinePartition with state "
         f"LeaderAndIsr(leader={leader}, leaderEpoch={leader_epoch}, isr={scala_list(isr)}, zkVersion={zk_version})",
     )
+
+
+def failed_offline_election(c, epoch, tp):
+    """ZkPartitionStateMachine.logFailedStateChange, for an offline partition ``triggerOnlinePartitionStateChange``
+    could not elect (no live replica in the ISR, unclean election off). Logged with its exception: see
+    :func:`offline_election_exception`."""
+    return (
+        "ERROR",
+        STATE_CHANGE,
+        f"{_controller_sc(c, epoch)}Controller {c} epoch {epoch} failed to change state for partition {tp} "
+        "from OfflinePartition to OnlinePartition",
+    )
+
+
+def offline_election_exception(tp) -> list[str]:
+    """The exception :func:`failed_offline_election` is logged with, as log4j prints it after the record: its
+    first line (``doElectLeaderForPartitions``; the strategy's ``toString`` with the topic's
+    ``unclean.leader.election.enable``, false). Kafka prints the exception's stack frames below it; they
+    are left out here, their names depend on the Scala build (2.12 or 2.13), and they say nothing more."""
+    return [
+        "kafka.common.StateChangeFailedException: Failed to elect leader for partition "
+        f"{tp} under strategy OfflinePartitionLeaderElectionStrategy(false)"
+    ]
 
 
 def sending_leader_and_isr(c, epoch, broker, leaders, followers):

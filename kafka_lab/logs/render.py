@@ -195,12 +195,13 @@ def render(
     lines: list[Line] = []
     seq = 0
 
-    def add(t, broker, f, lmm, req=None):
+    def add(t, broker, f, lmm, req=None, trace=()):
         """One line; ``req``: the controller request whose correlation id the message names (rendered as
-        :data:`MARKER` and cut out, so that a window written again continues the controller's ids)."""
+        :data:`MARKER` and cut out, so that a window written again continues the controller's ids);
+        ``trace``: the lines of the exception the record is logged with (written after it)."""
         nonlocal seq
         if t0 <= t < t1:
-            text = _fmt(*lmm)
+            text = _fmt(*lmm) + "".join("\n" + x for x in trace)
             if req is None:
                 lines.append(Line(t, broker, f, text, seq=seq))
             else:
@@ -341,6 +342,13 @@ def render(
     # -- the controller's side: its decisions and what it sends, on its own broker's state-change.log
     ctl = cluster.controller
     if any(c in cluster.brokers for _t, c, _e in ctl.history):
+        # an attempt's failures are logged before its elections (electLeaderForPartitions, then
+        # doHandleStateChanges' "Changed partition" lines): at one instant, they come first
+        for t, topic, part, _isr in ctl.failed_offline_elections:  # each attempt, with its exception
+            cb, cep = ctl.controller_at(t)
+            if cb in cluster.brokers:
+                name = m.tp_name(topic, part)
+                add(t, cb, STATE, m.failed_offline_election(cb, cep, name), trace=m.offline_election_exception(name))
         decided = {}
         for t, topic, part, leader, epoch, isr, zk, was in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)

@@ -115,6 +115,9 @@ class Controller:
         self.decisions: list = []
         #: (time_ms, topic, partition, wanted leader, isr, Kafka's error): elections that changed nothing
         self.failed_elections: list = []
+        #: (time_ms, topic, partition, isr): an offline partition's election that found no live ISR member
+        #: (``triggerOnlinePartitionStateChange``; Kafka logs it at ERROR in state-change.log)
+        self.failed_offline_elections: list = []
         self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
         #: called with the topic's name when a deletion completes (the cluster's topic table follows)
@@ -338,23 +341,25 @@ class Controller:
         """The brokers an offline election may use: live, and not shutting down."""
         return self.live_brokers - self.shutting_down
 
-    def _needs_election(self, tp) -> bool:
-        """An offline partition (no live leader; not of a topic being deleted) that an online ISR member could lead."""
-        st = self.state[tp]
-        return (
-            st["leader"] not in self.live_brokers
-            and tp[0] not in self.deleting
-            and self._offline_leader(tp) is not None
-        )
+    def _offline(self) -> list:
+        """The partitions ``triggerOnlinePartitionStateChange`` tries: no live leader (OfflinePartition), and not
+        of a topic queued for deletion."""
+        live, deleting = self.live_brokers, self.deleting
+        return [tp for tp, st in self.state.items() if st["leader"] not in live and tp[0] not in deleting]
 
     def _elect_offline(self) -> list:
-        """``triggerOnlinePartitionStateChange``: elect a leader for every partition without a live one. The
-        new ISR is the old one's live members (``Election.leaderForOffline``). Returns the partitions
-        elected; the caller has waited the write's ZooKeeper round trip and publishes them."""
+        """``triggerOnlinePartitionStateChange``: elect a leader for every offline partition. The new ISR is the
+        old one's live members (``Election.leaderForOffline``). A partition with no live ISR member stays
+        offline, and the attempt is kept in :attr:`failed_offline_elections` (Kafka: ``failed to change state
+        ... from OfflinePartition to OnlinePartition``, at every attempt until one succeeds). Returns the
+        partitions elected; the caller has waited the ZooKeeper round trip and publishes them."""
         elected, online = [], self._online()
-        for tp, st in self.state.items():
-            if self._needs_election(tp):
-                self._write_state(tp, leader=self._offline_leader(tp), isr=[r for r in st["isr"] if r in online])
+        for tp in self._offline():
+            st, leader = self.state[tp], self._offline_leader(tp)
+            if leader is None:
+                self.failed_offline_elections.append((self.env.now, tp[0], tp[1], tuple(st["isr"])))
+            else:
+                self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in online])
                 elected.append(tp)
         return elected
 
@@ -560,6 +565,11 @@ class Controller:
             rest = [tp for tp in affected if tp not in changed]
             if rest:
                 self._publish(rest, leader_and_isr=False)
+            if not changed and self._offline():
+                # onReplicasBecomeOffline triggers the offline partitions' elections all the same (a ZooKeeper
+                # read of their state); a failure makes none of them electable: each attempt fails
+                yield self.env.timeout(self.zk_latency_ms)
+                self._elect_offline()
 
         self.env.process(work())
 
@@ -581,8 +591,9 @@ class Controller:
             self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in self.state])
             if tps:
                 self.send(self.brokers[bid], "LeaderAndIsr", [self.partition_state(tp) for tp in tps])
-            # triggerOnlinePartitionStateChange: an offline partition whose ISR holds this broker can lead again
-            if any(self._needs_election(tp) for tp in tps):
+            # triggerOnlinePartitionStateChange: every offline partition is tried (one whose ISR holds this
+            # broker can lead again; the others fail again)
+            if self._offline():
                 yield self.env.timeout(self.zk_latency_ms)
                 elected = self._elect_offline()
                 if elected:
@@ -633,7 +644,7 @@ class Controller:
             # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
             # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect
             gone = [(tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers]
-            if gone or any(self._needs_election(tp) for tp in self.state):
+            if gone or self._offline():
                 yield self.env.timeout(self.zk_latency_ms)
                 changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
                 elected = self._elect_offline()

@@ -133,11 +133,13 @@ class LastIsrMember:
     first_back: int  # the broker that came back first
     stopped_ms: dict  # broker -> when it stopped (2's is an unclean shutdown: it led, with no one to hand over to)
     back_ms: dict  # broker -> when it was registered again
-    offline_ms: float  # when the controller wrote leader -1 (broker 2's session closed)
+    offline_ms: float  # when the controller wrote leader -1 (broker 2's session closed): its first failed election
     isr_while_offline: list  # the ISR the controller kept while there was no leader
     online_ms: float  # when the election that brought orders-0 back was decided (nan: it never was)
     leader: int  # the leader it elected (-1: none)
     from_state: str  # the state that election was made from, as state-change.log says it
+    failed_ms: list  # each election the controller tried and could not make (an ERROR in state-change.log)
+    controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
     outcomes: dict  # the ledger: batches per outcome (committed, truncated, failed, pending)
 
@@ -165,37 +167,32 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
     c = Cluster(3, seed=seed)
     c.create_topic(LAST_ISR_TOPIC, assignment={0: [2, 3]})
     c.producer("producer-1", topic=LAST_ISR_TOPIC, acks="all").open_loop(rate_per_s)
-    env, ctl = c.env, c.controller
-    stopped, leo, offline = {}, {}, []
-
-    def watch():  # what the model's own records do not keep: each replica's log end at its stop, the offline write
-        while len(stopped) < 2 or not offline:
-            for b in (2, 3):
-                if b not in stopped and not c.brokers[b].online:
-                    stopped[b] = env.now
-                    leo[b] = c.brokers[b].replica_manager.partitions[tp].log.leo
-            if not offline and ctl.state[tp]["leader"] == -1:
-                offline.append((env.now, list(ctl.state[tp]["isr"])))
-            yield env.timeout(1.0)
-
-    env.process(watch())
+    ctl = c.controller
     # broker 2's controlled shutdown fails (it leads orders-0 and no one else is in the ISR), 3 times 5 s
     stop_2 = LAST_ISR_RESTARTS_MS[2] + CONTROLLED_SHUTDOWN_MAX_RETRIES * CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
     back = dict(zip((first_back, 5 - first_back), LAST_ISR_BACK_MS, strict=True))
     c.restart_broker(3, at_ms=LAST_ISR_RESTARTS_MS[3], down_ms=back[3] - LAST_ISR_RESTARTS_MS[3])
     c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
+    c.run(min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
+    leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
     res = c.run(max(LAST_ISR_BACK_MS) + 5_000.0)
+    stopped = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "shut_down") for b in (2, 3)}
     starts = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "started") for b in (2, 3)}
-    after = [d for d in ctl.decisions if (d[1], d[2]) == tp and d[0] > offline[0][0]]
+    failed = [(t, list(isr)) for t, topic, part, isr in ctl.failed_offline_elections if (topic, part) == tp]
+    # the first attempt that failed is broker 2's failure, when the controller also wrote leader -1
+    offline_ms, isr_while_offline = failed[0]
+    after = [d for d in ctl.decisions if (d[1], d[2]) == tp and d[0] > offline_ms]
     return LastIsrMember(
         first_back=first_back,
         stopped_ms=stopped,
         back_ms=starts,
-        offline_ms=offline[0][0],
-        isr_while_offline=offline[0][1],
+        offline_ms=offline_ms,
+        isr_while_offline=isr_while_offline,
         online_ms=after[0][0] if after else float("nan"),
         leader=after[0][3] if after else -1,
         from_state=after[0][7] if after else "",
+        failed_ms=[t for t, _isr in failed],
+        controller=ctl.controller_at(offline_ms),
         leo_at_stop=leo,
         outcomes=res.ledger["outcome"].value_counts().to_dict(),
     )

@@ -618,6 +618,7 @@ def last_isr_table(seed: int = 0) -> str:
                 f"broker {first} ({_fmt_s(r.back_ms[first] / 1000)}), then {5 - first} "
                 f"({_fmt_s(r.back_ms[5 - first] / 1000)})",
                 f"{_fmt_s(r.offline_ms / 1000)}, ISR {r.isr_while_offline}",
+                ", ".join(_fmt_s(t / 1000) for t in r.failed_ms),
                 _fmt_s(r.online_ms / 1000),
                 f"broker {r.leader}",
                 html.escape(f"from {r.from_state}"),
@@ -630,6 +631,7 @@ def last_isr_table(seed: int = 0) -> str:
         [
             "back first",
             "offline from (controller's ISR)",
+            "elections tried and failed (ERROR)",
             "leader again at",
             "new leader",
             "state-change.log",
@@ -638,5 +640,5 @@ def last_isr_table(seed: int = 0) -> str:
             "the producer's batches",
         ],
         rows,
-        numeric=(6,),
+        numeric=(7,),
     )
