@@ -14,6 +14,7 @@ from kafka_lab.logs.messages import failed_offline_election, offline_election_ex
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
 from kafka_lab.sim.fencing import controller_election
+from kafka_lab.sim.lifecycle import last_isr_run
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab07 as ui
 
@@ -272,7 +273,7 @@ def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
     2 (the ISR's last member, kept there by ``removeReplicasFromIsr``) is the one elected, the moment it is back
     (``onBrokerStartup`` -> ``triggerOnlinePartitionStateChange``), from OfflinePartition; the ledger loses
     nothing (acks=all, unclean election off)."""
-    r = ui._last_isr(first_back, 0)
+    r = last_isr_run(first_back, 0)
     zk = 3 * 2.0  # three ZooKeeper round trips of the cluster (zk_latency_ms: 2 ms by default)
     assert r.stopped_ms[3] < r.stopped_ms[2] < r.offline_ms < r.stopped_ms[2] + zk
     assert r.isr_while_offline == [2]

@@ -16,6 +16,7 @@ from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import Choices, choice, number
 from kafka_lab.sim import broker_restart_race, zombie_controller
 from kafka_lab.sim.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
+from kafka_lab.sim.lifecycle import last_isr_run
 
 SEED = 1  # the lab's seed for the fencing experiments
 PARTITIONS = 10_000  # the talk's broker
@@ -378,9 +379,7 @@ LAST_ISR_CHOICES = Choices(
 
 
 def last_isr_outcome() -> dict:
-    from kafka_lab.ui.lab07 import _last_isr  # the table's own run
-
-    r = _last_isr(3, 0)
+    r = last_isr_run(3, 0)  # the table's own run
     return {
         "leader": r.leader,
         "isr": r.isr_while_offline,

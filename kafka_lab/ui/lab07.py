@@ -43,7 +43,7 @@ from kafka_lab.sim.controller_scale import (
     failover_closed_form,
 )
 from kafka_lab.sim.fencing import ZOMBIE_SESSION_TIMEOUT_MS
-from kafka_lab.sim.lifecycle import last_isr_member
+from kafka_lab.sim.lifecycle import last_isr_run
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
@@ -601,18 +601,11 @@ def restart_race_table(seed: int = 1, restart_ms: float = 100, backlog_ms: float
 
 
 # -- every in-sync replica gone -------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=4)
-def _last_isr(first_back: int, seed: int):
-    """:func:`~kafka_lab.sim.lifecycle.last_isr_member`, once per setting (the table and the exercise's check
-    share it). Read-only."""
-    return last_isr_member(first_back=first_back, seed=seed)
-
-
 def last_isr_table(seed: int = 0) -> str:
     """``orders-0`` loses both brokers, then each order of their return: when it has a leader again, and which."""
     rows = []
     for first in (3, 2):
-        r = _last_isr(first, seed)
+        r = last_isr_run(first, seed)
         rows.append(
             [
                 f"broker {first} ({_fmt_s(r.back_ms[first] / 1000)}), then {5 - first} "
