@@ -361,7 +361,7 @@ MUTATIONS = [
     M(
         "append-does-not-wake-fetches",
         "replica.py",
-        "            if fetches is not None:\n                fetches.check_and_complete(tp)\n"
+        "            if fetch_watchers is not None and tp in fetch_watchers:\n                fetches.check_and_complete(tp)\n"
         "        return required, bases, errors",
         "        return required, bases, errors",
         "an append wakes the follower fetches long-polling on the partition",
@@ -622,8 +622,9 @@ MUTATIONS = [
     M(
         "hw-move-does-not-complete-produce",
         "replica.py",
-        "            p.hw = new\n            if self.produce_purgatory is not None:\n"
-        "                self.produce_purgatory.check_and_complete(p.tp)\n            return True",
+        "            p.hw = new\n            purgatory = self.produce_purgatory\n"
+        "            if purgatory is not None and purgatory.watchers:\n"
+        "                purgatory.check_and_complete((p.topic, p.partition))\n            return True",
         "            p.hw = new\n            return True",
         "a HW move completes the delayed produces waiting on the partition",
         "Partition.updateFollowerFetchState: leaderHWIncremented → tryCompleteDelayedRequests",
@@ -741,6 +742,14 @@ MUTATIONS = [
         "                0,",
         "a retried batch the leader appended twice is a duplicate (no idempotence)",
         "Sender.canRetry without idempotence: a retry after a lost response appends the batch again",
+    ),
+    M(
+        "leader-append-no-epoch-entry",
+        "log.py",
+        "        if not self.epochs or leader_epoch > self.epochs[-1][0]:\n            self.assign_epoch(leader_epoch, base)",
+        "        if not self.epochs:\n            self.assign_epoch(leader_epoch, base)",
+        "a leader's first append in a new leader epoch starts that epoch in the leader-epoch cache",
+        "Log.appendAsLeader -> maybeAssignEpochStartOffset(batch.partitionLeaderEpoch, batch.baseOffset)",
     ),
     M(
         "log-truncate-at-end-keeps-epoch",
