@@ -567,9 +567,11 @@ class Controller:
                 self._publish(rest, leader_and_isr=False)
             if not changed and self._offline():
                 # onReplicasBecomeOffline triggers the offline partitions' elections all the same (a ZooKeeper
-                # read of their state); a failure makes none of them electable: each attempt fails
+                # read of their state); a failure makes none of them electable, so each attempt fails
                 yield self.env.timeout(self.zk_latency_ms)
-                self._elect_offline()
+                elected = self._elect_offline()
+                if elected:  # (none: kept so that an election is never written without being published)
+                    self._publish(elected, leader_and_isr=True)
 
         self.env.process(work())
 
