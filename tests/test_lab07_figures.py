@@ -4,14 +4,16 @@ defaults and rules, or a hand count."""
 import json
 import re
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab07 as ex
-from kafka_lab.logs.messages import failed_offline_election, offline_election_exception
+from kafka_lab.logs.messages import election_failed_exception, failed_state_change
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
+from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
 from kafka_lab.sim.fencing import controller_election
 from kafka_lab.sim.lifecycle import last_isr_run
@@ -293,9 +295,16 @@ def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
     text = _text(ui.last_isr_table())
     assert f"broker {first_back} (" in text and "ISR [2]" in text and f"{r.only_on_last:,}" in text
     assert text.count("from OfflinePartition") == 2 and "truncated" not in text
-    assert "elections tried and failed (ERROR)" in text and "17.0 s, 25.0 s" in text
-    # the ERROR line the step quotes is the one this run's controller writes (kafka_lab.logs renders it; its
-    # test is in tests/test_lifecycle.py)
-    level, logger, message = failed_offline_election(*r.controller, "orders-0")
-    (exception,) = offline_election_exception("orders-0")
-    assert f"{level} {message} ({logger}) {exception}" in TEXT  # the step's code block, record and exception
+    # broker 2's controlled shutdown tried three times, 5 s apart, to move orders-0 (no one else in the ISR)
+    assert len(r.shutdown_failed_ms) == 3 and r.shutdown_failed_ms[-1] < r.offline_ms
+    assert [round(b - a) for a, b in pairwise(r.shutdown_failed_ms)] == [5000, 5000]
+    assert "elections tried and failed (ERROR)" in text
+    assert "2.0 s, 7.0 s, 12.0 s (controlled shutdown); 17.0 s" in text
+    if first_back == 3:
+        assert "17.0 s, 25.0 s (offline)" in text
+    # the ERROR lines the step quotes are the ones this run's controller writes (kafka_lab.logs renders them;
+    # their test is in tests/test_lifecycle.py)
+    for was, strategy in (("OnlinePartition", SHUTDOWN_STRATEGY), ("OfflinePartition", OFFLINE_STRATEGY)):
+        level, logger, message = failed_state_change(*r.controller, "orders-0", was)
+        (exception,) = election_failed_exception("orders-0", strategy)
+        assert f"{level} {message} ({logger}) {exception}" in TEXT  # the step's code block: record, exception

@@ -385,12 +385,13 @@ def test_every_election_an_offline_partition_cannot_make_is_tried_again_and_kept
     c.run(90_000.0)
     ctl = c.controller
     events = {(e, d["broker"]): t for t, _c, e, d in ctl.events if e in ("broker_failure", "broker_startup")}
-    failed = [(t, (topic, p), isr) for t, topic, p, isr in ctl.failed_offline_elections]
+    failed = [(t, (topic, p), s) for t, topic, p, was, s in ctl.failed_state_changes if was == "OfflinePartition"]
     zk = ctl.zk_latency_ms
+    strategy = "OfflinePartitionLeaderElectionStrategy(false)"
     assert failed == [
-        (events[("broker_failure", 2)] + zk, tp, (2,)),  # its leader died: no one else in the ISR
-        (events[("broker_startup", 3)] + zk, tp, (2,)),  # 3 is back, but was not in the ISR
-        (events[("broker_failure", 4)] + zk, tp, (2,)),  # another broker's failure triggers it too
+        (events[("broker_failure", 2)] + zk, tp, strategy),  # its leader died: no one else in the ISR
+        (events[("broker_startup", 3)] + zk, tp, strategy),  # 3 is back, but was not in the ISR
+        (events[("broker_failure", 4)] + zk, tp, strategy),  # another broker's failure triggers it too
     ]
     (elected,) = [d for d in _leaders_over_time(c, tp) if d[0] > events[("broker_startup", 2)]]
     assert elected[1:] == (2, "OfflinePartition")  # broker 2's return ends the failures: none after it
@@ -418,3 +419,58 @@ def test_a_failed_offline_election_is_logged_at_error_with_its_exception_before_
         "Changed partition a-0 from OfflinePartition to OnlinePartition",
     ]
     assert lines[0].startswith(" ERROR [Controller id=3 epoch=1] ")
+
+
+def test_an_isr_changes_update_metadata_is_logged_apart_from_the_election_before_it():
+    """state-change.log's ``Sending UpdateMetadata request to brokers HashSet(...)``: one line per batch the
+    controller sent (``ControllerBrokerRequestBatch.sendUpdateMetadataRequests``), each broker once. An ISR
+    change (AlterIsr) keeps the leader epoch but writes a new znode version: its UpdateMetadata is a batch of
+    its own, sent after the election's, not merged into it (which listed every broker twice)."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=1000.0, down_ms=24000.0)
+    c.restart_broker(2, at_ms=2000.0, down_ms=18000.0)
+    c.run(45000.0)
+    sent = [
+        (ln.time_ms, [int(b) for b in re.search(r"HashSet\(([\d, ]+)\)", ln.head).group(1).split(", ")])
+        for ln in render(c, 0.0, 45000.0)
+        if "Sending UpdateMetadata" in ln.head
+    ]
+    assert all(len(set(brokers)) == len(brokers) for _t, brokers in sent)
+    # broker 3 rejoins the ISR after broker 2 leads again: an UpdateMetadata to all three, after the election's
+    alter = [r.sent for r in c.log if r.api == "AlterIsr"]
+    assert alter and any(t > alter[-1] and b == [1, 2, 3] for t, b in sent)
+
+
+def test_a_controlled_shutdown_that_cannot_move_a_leader_logs_each_failed_attempt():
+    """``doControlledShutdown`` elects with ``ControlledShutdownPartitionLeaderElectionStrategy`` (a live ISR
+    member not shutting down); with none, the partition stays (``remainingPartitions``) and the attempt is
+    logged at ERROR, ``from OnlinePartition to OnlinePartition``, with its ``StateChangeFailedException``
+    naming that strategy: once per try of the broker's controlled shutdown (3, 5 s apart by default)."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=2, controller_id=1)
+    c.log.keep_answered = True
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=10.0, down_ms=60_000.0)  # 3 leaves the ISR cleanly
+    c.restart_broker(2, at_ms=100.0, down_ms=60_000.0)  # 2 leads orders-0 alone: no one to hand it to
+    c.run(20_000.0)
+    ctl = c.controller
+    tries = [t for t, _c, e, d in ctl.events if e == "controlled_shutdown" and d["broker"] == 2]
+    shutdown = [
+        (t, w, s) for t, topic, p, w, s in ctl.failed_state_changes if (topic, p) == tp and w == "OnlinePartition"
+    ]
+    assert len(tries) == CONTROLLED_SHUTDOWN_MAX_RETRIES
+    assert shutdown == [(t, "OnlinePartition", "ControlledShutdownPartitionLeaderElectionStrategy") for t in tries]
+    lines = [ln.head for ln in render(c, 0.0, 20_000.0) if ln.broker == 1 and "failed to change state" in ln.head]
+    assert len(lines) == len(tries) + 1  # and the offline election when 2 stops
+    assert lines[0] == (
+        " ERROR [Controller id=1 epoch=1] Controller 1 epoch 1 failed to change state for partition orders-0 "
+        "from OnlinePartition to OnlinePartition (state.change.logger)\nkafka.common.StateChangeFailedException: "
+        "Failed to elect leader for partition orders-0 under strategy ControlledShutdownPartitionLeaderElectionStrategy"
+    )
+    assert "from OfflinePartition to OnlinePartition" in lines[-1]

@@ -1321,10 +1321,18 @@ MUTATIONS = [
     M(
         "offline-election-failure-unrecorded",
         "controller.py",
-        '                self.failed_offline_elections.append((self.env.now, tp[0], tp[1], tuple(st["isr"])))\n',
+        '                self.failed_state_changes.append((self.env.now, *tp, "OfflinePartition", OFFLINE_STRATEGY))\n',
         "                pass\n",
         "an offline partition's election that finds no live ISR member is kept as failed (an ERROR line)",
         "ZkPartitionStateMachine.electLeaderForPartitions: logFailedStateChange for each failed election",
+    ),
+    M(
+        "controlled-shutdown-failure-unrecorded",
+        "controller.py",
+        '                    self.failed_state_changes.append((self.env.now, *tp, "OnlinePartition", SHUTDOWN_STRATEGY))\n',
+        "                    pass\n",
+        "a controlled shutdown's move that finds no other live ISR member is logged as a failed state change",
+        "KafkaController.doControlledShutdown -> ControlledShutdownPartitionLeaderElectionStrategy -> logFailedStateChange",
     ),
     M(
         "broker-failure-skips-offline-trigger",
@@ -1337,8 +1345,8 @@ MUTATIONS = [
     M(
         "failed-offline-election-no-exception",
         "../logs/render.py",
-        "trace=m.offline_election_exception(name))",
-        "trace=())",
+        "                trace = m.election_failed_exception(name, strategy)\n",
+        "                trace = ()\n",
         "a failed offline election is logged with its StateChangeFailedException",
         "ZkPartitionStateMachine.logFailedStateChange: stateChangeLogger.error(message, exception)",
     ),

@@ -23,8 +23,8 @@ __all__ = [
     "metadata_cache_updated",
     "handling_stop_replica",
     "changed_partition",
-    "failed_offline_election",
-    "offline_election_exception",
+    "failed_state_change",
+    "election_failed_exception",
     "sending_leader_and_isr",
     "sending_update_metadata",
     "removed_fetcher",
@@ -175,26 +175,27 @@ def changed_partition(c, epoch, tp, leader, leader_epoch, isr, zk_version, from_
     )
 
 
-def failed_offline_election(c, epoch, tp):
-    """ZkPartitionStateMachine.logFailedStateChange, for an offline partition ``triggerOnlinePartitionStateChange``
-    could not elect (no live replica in the ISR, unclean election off). Logged with its exception: see
-    :func:`offline_election_exception`."""
+def failed_state_change(c, epoch, tp, from_state):
+    """ZkPartitionStateMachine.logFailedStateChange: an election to OnlinePartition that found no leader, from
+    ``from_state`` (OfflinePartition: no live replica in the ISR; OnlinePartition: a controlled shutdown's move
+    with no other live ISR member). Logged with its exception: see :func:`election_failed_exception`."""
     return (
         "ERROR",
         STATE_CHANGE,
         f"{_controller_sc(c, epoch)}Controller {c} epoch {epoch} failed to change state for partition {tp} "
-        "from OfflinePartition to OnlinePartition",
+        f"from {from_state} to OnlinePartition",
     )
 
 
-def offline_election_exception(tp) -> list[str]:
-    """The exception :func:`failed_offline_election` is logged with, as log4j prints it after the record: its
-    first line (``doElectLeaderForPartitions``; the strategy's ``toString`` with the topic's
-    ``unclean.leader.election.enable``, false). Kafka prints the exception's stack frames below it; they
-    are left out here, their names depend on the Scala build (2.12 or 2.13), and they say nothing more."""
+def election_failed_exception(tp, strategy: str) -> list[str]:
+    """The exception :func:`failed_state_change` is logged with, as log4j prints it after the record: its first
+    line (``doElectLeaderForPartitions``), naming the election strategy by its ``toString``
+    (``OfflinePartitionLeaderElectionStrategy(false)``: ``false`` is its ``allowUnclean`` argument, always
+    false when the controller triggers it; the topic's ``unclean.leader.election.enable`` is read apart).
+    Kafka prints the exception's stack frames below it; they are left out here: their names depend on the
+    Scala build (2.12 or 2.13), and they say nothing more."""
     return [
-        "kafka.common.StateChangeFailedException: Failed to elect leader for partition "
-        f"{tp} under strategy OfflinePartitionLeaderElectionStrategy(false)"
+        f"kafka.common.StateChangeFailedException: Failed to elect leader for partition {tp} under strategy {strategy}"
     ]
 
 

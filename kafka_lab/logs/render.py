@@ -344,15 +344,16 @@ def render(
     if any(c in cluster.brokers for _t, c, _e in ctl.history):
         # an attempt's failures are logged before its elections (electLeaderForPartitions, then
         # doHandleStateChanges' "Changed partition" lines): at one instant, they come first
-        for t, topic, part, _isr in ctl.failed_offline_elections:  # each attempt, with its exception
+        for t, topic, part, was, strategy in ctl.failed_state_changes:  # each attempt, with its exception
             cb, cep = ctl.controller_at(t)
             if cb in cluster.brokers:
                 name = m.tp_name(topic, part)
-                add(t, cb, STATE, m.failed_offline_election(cb, cep, name), trace=m.offline_election_exception(name))
+                trace = m.election_failed_exception(name, strategy)
+                add(t, cb, STATE, m.failed_state_change(cb, cep, name, was), trace=trace)
         decided = {}
         for t, topic, part, leader, epoch, isr, zk, was in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)
-            decided[(topic, part, epoch, cb, cep)] = t
+            decided[(topic, part, epoch, zk, cb, cep)] = t
             if cb in cluster.brokers:
                 tp = (topic, part)
                 add(
@@ -370,9 +371,10 @@ def render(
             states = p["partition_states"]
             when = min(  # a decision of this controller that the request carries (a new one's are its own)
                 (
-                    decided[(s["topic"], s["partition"], s["leader_epoch"], cb, cep)]
+                    # the same leader epoch and znode version: an ISR change (AlterIsr) keeps the epoch
+                    decided[(s["topic"], s["partition"], s["leader_epoch"], s["zk_version"], cb, cep)]
                     for s in states
-                    if (s["topic"], s["partition"], s.get("leader_epoch"), cb, cep) in decided
+                    if (s["topic"], s["partition"], s.get("leader_epoch"), s.get("zk_version"), cb, cep) in decided
                 ),
                 default=r.sent,
             )
@@ -388,7 +390,11 @@ def render(
                     ),
                 )
             elif r.api == "UpdateMetadata":
-                key = (when, cb, tuple((s["topic"], s["partition"], s["leader_epoch"]) for s in states))
+                key = (
+                    when,
+                    cb,
+                    tuple((s["topic"], s["partition"], s["leader_epoch"], s["zk_version"]) for s in states),
+                )
                 um_groups.setdefault(key, (p["controller_epoch"], []))[1].append(r.connection.broker_id)
         for (when, cb, key), (cep, brokers) in sorted(um_groups.items(), key=lambda kv: kv[0][0]):
             add(when, cb, STATE, m.sending_update_metadata(cb, cep, brokers, len(key)))

@@ -60,7 +60,12 @@ import numpy as np
 from .apis import CONTROLLER_APIS
 from .records import Request
 
-__all__ = ["Controller", "ControllerChannel"]
+#: the ``toString`` of the election strategies, as a failed election's exception names them
+#: (``triggerOnlinePartitionStateChange`` passes ``allowUnclean = false``; the topic's own setting is read apart)
+OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"
+SHUTDOWN_STRATEGY = "ControlledShutdownPartitionLeaderElectionStrategy"
+
+__all__ = ["Controller", "ControllerChannel", "OFFLINE_STRATEGY", "SHUTDOWN_STRATEGY"]
 
 
 class ControllerChannel:
@@ -115,9 +120,11 @@ class Controller:
         self.decisions: list = []
         #: (time_ms, topic, partition, wanted leader, isr, Kafka's error): elections that changed nothing
         self.failed_elections: list = []
-        #: (time_ms, topic, partition, isr): an offline partition's election that found no live ISR member
-        #: (``triggerOnlinePartitionStateChange``; Kafka logs it at ERROR in state-change.log)
-        self.failed_offline_elections: list = []
+        #: (time_ms, topic, partition, from_state, strategy): an election the state machine tried and could not
+        #: make, logged at ERROR in state-change.log (``logFailedStateChange``): an offline partition with no
+        #: live ISR member (``OfflinePartitionLeaderElectionStrategy(false)``), or a controlled shutdown's
+        #: move with no other live ISR member (``ControlledShutdownPartitionLeaderElectionStrategy``)
+        self.failed_state_changes: list = []
         self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
         #: called with the topic's name when a deletion completes (the cluster's topic table follows)
@@ -350,14 +357,14 @@ class Controller:
     def _elect_offline(self) -> list:
         """``triggerOnlinePartitionStateChange``: elect a leader for every offline partition. The new ISR is the
         old one's live members (``Election.leaderForOffline``). A partition with no live ISR member stays
-        offline, and the attempt is kept in :attr:`failed_offline_elections` (Kafka: ``failed to change state
+        offline, and the attempt is kept in :attr:`failed_state_changes` (Kafka: ``failed to change state
         ... from OfflinePartition to OnlinePartition``, at every attempt until one succeeds). Returns the
         partitions elected; the caller has waited the ZooKeeper round trip and publishes them."""
         elected, online = [], self._online()
         for tp in self._offline():
             st, leader = self.state[tp], self._offline_leader(tp)
             if leader is None:
-                self.failed_offline_elections.append((self.env.now, tp[0], tp[1], tuple(st["isr"])))
+                self.failed_state_changes.append((self.env.now, *tp, "OfflinePartition", OFFLINE_STRATEGY))
             else:
                 self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in online])
                 elected.append(tp)
@@ -506,6 +513,8 @@ class Controller:
                 )
                 if new is not None:
                     moves.append((tp, new))
+                else:  # it stays here, and the attempt is logged (the model folds its ZooKeeper read away)
+                    self.failed_state_changes.append((self.env.now, *tp, "OnlinePartition", SHUTDOWN_STRATEGY))
             if moves:
                 yield self.env.timeout(self.zk_latency_ms)  # the state znodes, written together (pipelined)
                 for tp, new in moves:

@@ -140,7 +140,8 @@ class LastIsrMember:
     online_ms: float  # when the election that brought orders-0 back was decided (nan: it never was)
     leader: int  # the leader it elected (-1: none)
     from_state: str  # the state that election was made from, as state-change.log says it
-    failed_ms: list  # each election the controller tried and could not make (an ERROR in state-change.log)
+    failed_ms: list  # each offline election the controller tried and could not make (ERROR in state-change.log)
+    shutdown_failed_ms: list  # each attempt of broker 2's controlled shutdown to move its leadership (ERROR too)
     controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
     outcomes: dict  # the ledger: batches per outcome (committed, truncated, failed, pending)
@@ -184,12 +185,13 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
     c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
     c.run(min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
     leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
+    isr_while_offline = list(ctl.state[tp]["isr"])  # no leader now (in either order): the ISR it kept
     res = c.run(max(LAST_ISR_BACK_MS) + 5_000.0)
     stopped = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "shut_down") for b in (2, 3)}
     starts = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "started") for b in (2, 3)}
-    failed = [(t, list(isr)) for t, topic, part, isr in ctl.failed_offline_elections if (topic, part) == tp]
-    # the first attempt that failed is broker 2's failure, when the controller also wrote leader -1
-    offline_ms, isr_while_offline = failed[0]
+    failed = [(t, was) for t, topic, part, was, _s in ctl.failed_state_changes if (topic, part) == tp]
+    # the first offline election that failed is at broker 2's failure, when the controller also wrote leader -1
+    offline_ms = next(t for t, was in failed if was == "OfflinePartition")
     after = [d for d in ctl.decisions if (d[1], d[2]) == tp and d[0] > offline_ms]
     return LastIsrMember(
         first_back=first_back,
@@ -200,7 +202,8 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
         online_ms=after[0][0] if after else float("nan"),
         leader=after[0][3] if after else -1,
         from_state=after[0][7] if after else "",
-        failed_ms=[t for t, _isr in failed],
+        failed_ms=[t for t, was in failed if was == "OfflinePartition"],
+        shutdown_failed_ms=[t for t, was in failed if was == "OnlinePartition"],
         controller=ctl.controller_at(offline_ms),
         leo_at_stop=leo,
         outcomes=res.ledger["outcome"].value_counts().to_dict(),

@@ -611,7 +611,8 @@ def last_isr_table(seed: int = 0) -> str:
                 f"broker {first} ({_fmt_s(r.back_ms[first] / 1000)}), then {5 - first} "
                 f"({_fmt_s(r.back_ms[5 - first] / 1000)})",
                 f"{_fmt_s(r.offline_ms / 1000)}, ISR {r.isr_while_offline}",
-                ", ".join(_fmt_s(t / 1000) for t in r.failed_ms),
+                f"{', '.join(f'{t / 1000:.1f} s' for t in r.shutdown_failed_ms)} (controlled shutdown); "
+                f"{', '.join(f'{t / 1000:.1f} s' for t in r.failed_ms)} (offline)",
                 _fmt_s(r.online_ms / 1000),
                 f"broker {r.leader}",
                 html.escape(f"from {r.from_state}"),
