@@ -177,7 +177,10 @@ def render(
     """Every line the cluster's brokers wrote in ``[t0, t1)`` simulated ms, in time order per broker and file.
 
     ``slots``: a :class:`.slots.Slots`; every offset, leader epoch, zkVersion and broker epoch is then
-    written as its mark (``views``, when given, must carry the same), for the scenario's copies to shift."""
+    written as its mark (``views``, when given, must carry the same), for the scenario's copies to shift.
+
+    The cluster must have kept its requests whole (``cluster.log.keep_answered = True`` before the run, as
+    :mod:`.scenario` does): a request line needs more of a request than the request log's columns."""
     views = views or {bid: BrokerView(cluster, bid, slots=slots) for bid in cluster.brokers}
     if slots is None:
         off = lep = zkv = _plain
