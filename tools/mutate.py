@@ -1335,6 +1335,14 @@ MUTATIONS = [
         "KafkaController.doControlledShutdown -> ControlledShutdownPartitionLeaderElectionStrategy -> logFailedStateChange",
     ),
     M(
+        "offline-election-tries-deleting-topic",
+        "controller.py",
+        'if st["leader"] not in live and tp[0] not in deleting]',
+        'if st["leader"] not in live]',
+        "the offline elections leave out the partitions of a topic queued for deletion",
+        "PartitionStateMachine.triggerOnlineStateChangeForPartitions: !isTopicQueuedUpForDeletion(partition.topic)",
+    ),
+    M(
         "broker-failure-skips-offline-trigger",
         "controller.py",
         "            if not changed and self._offline():\n",

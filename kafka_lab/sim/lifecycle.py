@@ -169,7 +169,7 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
     (2 or 3) comes back at about 25 s and the other at about 35 s. Unclean leader election is off (2.8's
     default), so only broker 2 may lead again, whichever comes back first.
     """
-    from .cluster import Cluster
+    from .cluster import Cluster, advance
 
     if first_back not in (2, 3):
         raise ValueError(f"first_back is the broker that comes back first, 2 or 3, got {first_back!r}")
@@ -183,7 +183,7 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
     back = dict(zip((first_back, 5 - first_back), LAST_ISR_BACK_MS, strict=True))
     c.restart_broker(3, at_ms=LAST_ISR_RESTARTS_MS[3], down_ms=back[3] - LAST_ISR_RESTARTS_MS[3])
     c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
-    c.run(min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
+    advance(c.env, min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
     leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
     isr_while_offline = list(ctl.state[tp]["isr"])  # no leader now (in either order): the ISR it kept
     res = c.run(max(LAST_ISR_BACK_MS) + 5_000.0)
