@@ -474,3 +474,40 @@ def test_a_controlled_shutdown_that_cannot_move_a_leader_logs_each_failed_attemp
         "Failed to elect leader for partition orders-0 under strategy ControlledShutdownPartitionLeaderElectionStrategy"
     )
     assert "from OfflinePartition to OnlinePartition" in lines[-1]
+
+
+def test_a_controllers_request_is_logged_when_queued_not_when_the_state_it_carries_was_decided():
+    """``Sending LeaderAndIsr request to broker 3`` is logged as the controller hands the batch to broker 3's
+    channel. Broker 3, down while broker 2 was elected at about 25 s, gets that state when it comes back at
+    about 35 s: its line is written then (it was dated at the election, when broker 3 was down)."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=0, controller_id=1)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=1_000.0, down_ms=34_000.0)
+    c.restart_broker(2, at_ms=2_000.0, down_ms=8_000.0)
+    c.run(40_000.0)
+    sends = [
+        (ln.time_ms, int(re.search(r"to broker (\d+) ", ln.head).group(1)))
+        for ln in render(c, 0.0, 40_000.0)
+        if "Sending LeaderAndIsr" in ln.head
+    ]
+    for b in (2, 3):
+        downs = [t for t, e, _d in c.brokers[b].lifecycle if e == "shut_down"]
+        ups = [t for t, e, _d in c.brokers[b].lifecycle if e == "started"]
+        assert downs and ups
+        assert not [t for t, to in sends if to == b and downs[0] < t < ups[0]], (b, sends)
+    back3 = next(t for t, e, _d in c.brokers[3].lifecycle if e == "started")
+    assert any(to == 3 and back3 < t < back3 + 10.0 for t, to in sends)
+    # one batch, one time: the election's UpdateMetadata is logged with its LeaderAndIsr, to every live broker at
+    # once, though the channel sends it to broker 2 only once broker 2 has answered the LeaderAndIsr
+    (elected,) = [d[0] for d in c.controller.decisions if d[3] == 2 and d[7] == "OfflinePartition"]
+    um = [
+        (ln.time_ms, ln.head.split("brokers ")[1].split(" for")[0])
+        for ln in render(c, elected, elected + 50.0)
+        if "Sending UpdateMetadata" in ln.head
+    ]
+    assert um[0] == (elected, "HashSet(1, 2)")
+    sent = [r.sent for r in c.log if r.is_controller and r.api == "UpdateMetadata" and r.connection.broker_id == 2]
+    assert any(t > elected for t in sent if t < elected + 50.0)

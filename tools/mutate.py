@@ -1384,6 +1384,25 @@ MUTATIONS = [
         "KafkaZkClient.updateLeaderAndIsr: the new LeaderAndIsr withZkVersion(stat.getVersion), logged at once",
     ),
     M(
+        "controller-request-logged-at-its-decision",
+        "../logs/render.py",
+        '            when = p["queued_ms"]\n',
+        '            when = min([p["queued_ms"]] + [d[0] for d in ctl.decisions if any((s["topic"], s["partition"]) '
+        "== (d[1], d[2]) for s in states)])\n",
+        "a controller request is logged when it is queued, not when the state it carries was decided (a broker "
+        "that comes back gets the old state then)",
+        'ControllerBrokerRequestBatch.sendRequestsToBrokers: stateChangeLog.info(s"Sending LeaderAndIsr request ...")',
+    ),
+    M(
+        "controller-request-logged-when-sent",
+        "../logs/render.py",
+        '            when = p["queued_ms"]\n',
+        "            when = r.sent\n",
+        "a batch is logged once, when the controller hands it to the channels, though each channel sends it when "
+        "the broker's previous request is answered",
+        "ControllerBrokerRequestBatch.sendUpdateMetadataRequests: one Sending UpdateMetadata line per batch",
+    ),
+    M(
         "broker-startup-lai",
         "controller.py",
         '            if tps:\n                self.send(self.brokers[bid], "LeaderAndIsr"',

@@ -353,10 +353,8 @@ def render(
                 name = m.tp_name(topic, part)
                 trace = m.election_failed_exception(name, strategy)
                 add(t, cb, STATE, m.failed_state_change(cb, cep, name, was), trace=trace)
-        decided = {}
         for t, topic, part, leader, epoch, isr, zk, was in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)
-            decided[(topic, part, epoch, zk, cb, cep)] = t
             if cb in cluster.brokers:
                 tp = (topic, part)
                 add(
@@ -372,16 +370,10 @@ def render(
             p = r.payload
             cb, cep = p["controller_id"], p["controller_epoch"]
             states = p["partition_states"]
-            when = min(  # a decision of this controller that the request carries (a new one's are its own)
-                (
-                    # the same leader epoch and znode version: an ISR change (AlterIsr) keeps the epoch
-                    decided[(s["topic"], s["partition"], s["leader_epoch"], s["zk_version"], cb, cep)]
-                    for s in states
-                    if (s["topic"], s["partition"], s.get("leader_epoch"), s.get("zk_version"), cb, cep) in decided
-                ),
-                default=r.sent,
-            )
-            when = min(when, r.sent)
+            # ControllerBrokerRequestBatch logs a batch when it hands it to the channel, which may send it
+            # later (one request in flight per broker); a broker that comes back gets the state decided
+            # before, but its requests are written when it returns
+            when = p["queued_ms"]
             if r.api == "LeaderAndIsr":
                 n_lead = sum(1 for s in states if s["leader"] == r.connection.broker_id)
                 add(

@@ -183,6 +183,7 @@ class Controller:
         }
 
         def enqueue(_e=None):
+            payload["queued_ms"] = self.env.now  # when the batch was handed to the channel (its log line's time)
             req = Request(
                 api,
                 self._correlation,
