@@ -476,6 +476,174 @@ def test_a_controlled_shutdown_that_cannot_move_a_leader_logs_each_failed_attemp
     assert "from OfflinePartition to OnlinePartition" in lines[-1]
 
 
+# -- unclean leader election (unclean.leader.election.enable) ---------------------------------------------------
+def test_an_unclean_topic_elects_the_first_live_replica_outside_the_isr_alone_in_its_new_isr():
+    """``PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection``: no live ISR member, and the topic
+    has ``unclean.leader.election.enable=true``: ``assignment.find(liveReplicas.contains)``, with the ISR the
+    new leader alone (``leaderForOffline``: ``List(leader)``), logged as any election from OfflinePartition
+    and counted (``UncleanLeaderElectionsPerSec``). The same run with the topic's default waits for broker 2
+    (test_an_offline_partition_waits_for_its_last_isr_member_not_the_first_broker_back)."""
+    c = Cluster(3, seed=2)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]}, unclean_leader_election_enable=True)
+    c.restart_broker(3, at_ms=10.0, down_ms=20_000.0)  # 3 leaves the ISR cleanly, back at about 20 s
+    c.restart_broker(2, at_ms=100.0, down_ms=60_000.0)  # 2, the last ISR member, cannot hand over
+    c.run(19_000.0)
+    assert c.controller.state[tp]["leader"] == -1 and c.controller.unclean_elections == []  # no live replica yet
+    c.run(40_000.0)
+    back = next(t for t, e, _d in c.brokers[3].lifecycle if e == "started")
+    st = c.controller.state[tp]
+    assert not c.brokers[2].online and st["leader"] == 3 and st["isr"] == [3]
+    (elected,) = [d for d in _leaders_over_time(c, tp) if d[0] > back]
+    assert elected[1:] == (3, "OfflinePartition") and elected[0] <= back + 3 * c.controller.zk_latency_ms
+    assert c.controller.unclean_elections == [(elected[0], TOPIC, 0, 3)]
+    assert c.brokers[3].replica_manager.partitions[tp].leader == 3  # its LeaderAndIsr arrived
+
+
+def test_an_unclean_topic_still_prefers_a_live_isr_member_to_a_replica_ahead_of_it_in_the_assignment():
+    """Unclean election is the fallback only: ``assignment.find(live && isr).orElse(...)``. Broker 2 comes
+    first in the assignment but is out of the ISR; broker 3 is in it: 3 leads, cleanly."""
+    c = Cluster(3, seed=4)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]}, unclean_leader_election_enable="TRUE")
+    c.controller.state[tp]["isr"] = [1, 3]  # 2 fell behind
+    c.brokers[1].shut_down()
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    (decision,) = [d for d in c.controller.decisions if (d[1], d[2]) == tp]
+    assert decision[3] == 3 and decision[5] == (3,)  # the live ISR members (2 may rejoin later, by AlterIsr)
+    assert c.controller.unclean_elections == []
+
+
+def test_an_unclean_election_takes_the_first_live_replica_in_assignment_order():
+    """``assignment.find(liveReplicas.contains)``: of two live replicas outside the ISR, the one listed first in
+    the assignment (2, not 3), whatever their ids or the order they came back in."""
+    c = Cluster(3, seed=4)
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]}, unclean_leader_election_enable=True)
+    c.controller.state[tp]["isr"] = [1]  # 2 and 3 fell behind
+    c.brokers[1].shut_down()
+    c.controller.on_broker_failure(1, at_ms=100.0)
+    c.run(500.0)
+    (decision,) = [d for d in c.controller.decisions if (d[1], d[2]) == tp]
+    assert decision[3] == 2 and decision[5] == (2,)
+    assert c.controller.unclean_elections == [(decision[0], TOPIC, 0, 2)]
+
+
+def test_after_an_unclean_election_the_last_isr_member_returns_and_truncates_the_records_only_it_had():
+    """Lab 07: ``orders-0`` with unclean election on, broker 3 back first. It leads at once, lacking every
+    record broker 2 appended and acknowledged (``acks=all`` with the ISR down to broker 2) after 3 left; when
+    broker 2 comes back it follows, its fetch finds the divergence by leader epoch, and it truncates them:
+    each of those batches ends ``truncated`` in the ledger, and together they are exactly those records.
+    Off (the default), nothing is lost. The ledger's conservation holds in both."""
+    from kafka_lab.sim.lifecycle import last_isr_member
+
+    clean, unclean = last_isr_member(first_back=3), last_isr_member(first_back=3, unclean=True)
+    assert clean.leader == 2 and unclean.leader == 3
+    assert unclean.online_ms < clean.online_ms and unclean.online_ms - unclean.back_ms[3] < 10.0
+    assert clean.outcomes.get("truncated", 0) == 0
+    assert unclean.leo_at_stop == clean.leo_at_stop  # the same run up to the election (same seed, same draws)
+    batches = sum(unclean.outcomes.values())
+    assert batches == sum(clean.outcomes.values())
+    truncated = unclean.outcomes["truncated"]
+    assert truncated > 0 and truncated * 10 == unclean.only_on_last  # 10 records a batch (records_per_batch)
+    assert unclean.outcomes["committed"] + truncated == batches
+
+
+def test_an_unclean_election_shows_in_the_logs_as_kafka_writes_them():
+    """state-change.log: the election ``from OfflinePartition`` with ``isr=List(3)``; server.log of the
+    returning broker 2: ``Truncating orders-0 to offset <3's end> below high watermark <its own>``
+    (``ReplicaFetcherThread.truncate``, WARN): the one line that says acknowledged records were lost."""
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=0, controller_id=1)
+    c.log.keep_answered = True
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]}, unclean_leader_election_enable=True)
+    c.producer("p", topic=TOPIC, acks="all").open_loop(200.0)
+    c.restart_broker(3, at_ms=1_000.0, down_ms=20_000.0)  # back at about 21 s
+    c.restart_broker(2, at_ms=2_000.0, down_ms=30_000.0)  # stops at about 17 s (3 tries), back at about 47 s
+    c.run(19_000.0)
+    leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
+    hw2 = c.brokers[2].replica_manager.partitions[tp].hw
+    assert leo[2] > leo[3]
+    c.run(60_000.0)
+    heads = [(ln.broker, ln.head) for ln in render(c, 0.0, 60_000.0)]
+    changed = [h for b, h in heads if b == 1 and "Changed partition orders-0 from OfflinePartition" in h]
+    assert len(changed) == 1 and "LeaderAndIsr(leader=3, " in changed[0] and "isr=List(3)," in changed[0]
+    warn = [h for b, h in heads if b == 2 and "below high watermark" in h]
+    assert warn == [
+        f" WARN [ReplicaFetcher replicaId=2, leaderId=3, fetcherId=0] Truncating orders-0 to offset {leo[3]} "
+        f"below high watermark {hw2} (kafka.server.ReplicaFetcherThread)"
+    ]
+
+
+def test_enabling_unclean_election_on_a_topic_elects_its_offline_partitions_at_once():
+    """``kafka-configs --alter --add-config unclean.leader.election.enable=true``: the controller is told
+    (``TopicConfigHandler`` -> ``processTopicUncleanLeaderElectionEnable``, which logs *Unclean leader election
+    has been enabled for topic orders* in controller.log) and tries the topic's offline partitions then, not
+    at the next broker change. Another topic's offline partition is not tried. A topic that does not exist is
+    refused with Kafka's message."""
+    from kafka_lab.assignment import UnknownTopicOrPartitionException
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=2, controller_id=1)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.create_topic("audit", assignment={0: [2, 3]})
+    c.restart_broker(3, at_ms=10.0, down_ms=20_000.0)
+    c.restart_broker(2, at_ms=100.0, down_ms=120_000.0)
+    c.run(25_000.0)  # 3 is back, neither partition has a leader
+    ctl = c.controller
+    assert ctl.state[(TOPIC, 0)]["leader"] == ctl.state[("audit", 0)]["leader"] == -1
+    with pytest.raises(UnknownTopicOrPartitionException, match=r"^Topic 'nope' does not exist\.$"):
+        c.enable_unclean_leader_election("nope", at_ms=30_000.0)
+    c.enable_unclean_leader_election(TOPIC, at_ms=30_000.0)
+    c.run(29_999.0)
+    assert ctl.state[(TOPIC, 0)]["leader"] == -1
+    c.run(31_000.0)
+    zk = ctl.zk_latency_ms
+    assert ctl.state[(TOPIC, 0)]["leader"] == 3 and ctl.state[(TOPIC, 0)]["isr"] == [3]
+    assert ctl.unclean_elections == [(30_000.0 + 2 * zk, TOPIC, 0, 3)]
+    assert ctl.state[("audit", 0)]["leader"] == -1  # its topic keeps the default, and is not even tried
+    assert not [t for t, topic, *_ in ctl.failed_state_changes if topic == "audit" and t >= 30_000.0]
+    assert [(t, e, d) for t, _c, e, d in ctl.events if e == "unclean_enabled"] == [
+        (30_000.0 + zk, "unclean_enabled", {"topic": TOPIC})
+    ]
+    lines = [ln.head for ln in render(c, 29_000.0, 31_000.0) if "Unclean" in ln.head]
+    assert lines == [
+        " INFO [Controller id=1] Unclean leader election has been enabled for topic orders "
+        "(kafka.controller.KafkaController)"
+    ]
+
+
+def test_unclean_leader_election_enable_is_read_as_kafka_reads_a_boolean_and_goes_with_its_topic():
+    """``ConfigDef``'s BOOLEAN: a bool, or ``true``/``false`` in any case with spaces around; anything else is
+    ``Invalid value <v> for configuration unclean.leader.election.enable: Expected value to be either true or
+    false``, and nothing is created. A deleted topic's config is deleted with it: the name created again has
+    the default."""
+    from kafka_lab.sim.config import ConfigException
+
+    c = Cluster(3, seed=1)
+    for bad in ("yes", 1, None):
+        with pytest.raises(ConfigException) as e:
+            c.create_topic(TOPIC, assignment={0: [1, 2]}, unclean_leader_election_enable=bad)
+        assert str(e.value) == (
+            f"Invalid value {bad} for configuration unclean.leader.election.enable: "
+            "Expected value to be either true or false"
+        )
+    assert TOPIC not in c.topics and not c.controller.state
+    c.create_topic(TOPIC, assignment={0: [1, 2]}, unclean_leader_election_enable=" false ")
+    assert TOPIC not in c.controller.unclean_topics
+    c.create_topic("audit", assignment={0: [1, 2]}, unclean_leader_election_enable=True)
+    assert c.controller.unclean_topics == {"audit"}
+    c.controller.delete_topic("audit", at_ms=10.0)
+    c.run(1_000.0)
+    assert "audit" not in c.topics and c.controller.unclean_topics == set()
+    c.create_topic("audit", assignment={0: [1, 2]})
+    assert c.controller.unclean_topics == set()
+
+
 def test_a_controllers_request_is_logged_when_queued_not_when_the_state_it_carries_was_decided():
     """``Sending LeaderAndIsr request to broker 3`` is logged as the controller hands the batch to broker 3's
     channel. Broker 3, down while broker 2 was elected at about 25 s, gets that state when it comes back at

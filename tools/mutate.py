@@ -983,7 +983,10 @@ MUTATIONS = [
     M(
         "create-topic-half-created",
         "cluster.py",
-        "        self._validate_topic_create(name, assignment)\n        tps = []\n        for p, replicas in sorted(assignment.items()):\n",
+        "        self._validate_topic_create(name, assignment)\n"
+        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n'
+        "        tps = []\n        for p, replicas in sorted(assignment.items()):\n",
+        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n'
         "        tps = []\n        for p, replicas in sorted(assignment.items()):\n"
         "            self._validate_topic_create(name, {**{q: assignment[q] for q in range(p)}, p: replicas})\n",
         "a refused topic leaves nothing behind: every check passes before the first partition is created",
@@ -1265,16 +1268,16 @@ MUTATIONS = [
     M(
         "offline-election-isr-order",
         "controller.py",
-        '        return next((r for r in st["replicas"] if r in online and r in isr), None)',
-        "        return next((r for r in isr if r in online), None)",
+        '        leader = next((r for r in st["replicas"] if r in online and r in isr), None)',
+        "        leader = next((r for r in isr if r in online), None)",
         "an offline partition elects the first live ISR member in the order of its assignment, not of its ISR",
         "Election.leaderForOffline: assignment.find(id => liveReplicas.contains(id) && isr.contains(id))",
     ),
     M(
         "offline-election-unclean",
         "controller.py",
-        '        return next((r for r in st["replicas"] if r in online and r in isr), None)',
-        '        return next((r for r in st["replicas"] if r in online), None)',
+        "        if leader is not None or tp[0] not in self.unclean_topics:\n",
+        "        if leader is not None:\n",
         "unclean.leader.election.enable=false: a replica outside the ISR never leads an offline partition",
         "Election.leaderForOffline with uncleanLeaderElectionEnabled=false (2.8's default)",
     ),
@@ -1337,10 +1340,58 @@ MUTATIONS = [
     M(
         "offline-election-tries-deleting-topic",
         "controller.py",
-        'if st["leader"] not in live and tp[0] not in deleting]',
-        'if st["leader"] not in live]',
+        'if st["leader"] not in live and tp[0] not in deleting and (topic is None or tp[0] == topic)',
+        'if st["leader"] not in live and (topic is None or tp[0] == topic)',
         "the offline elections leave out the partitions of a topic queued for deletion",
         "PartitionStateMachine.triggerOnlineStateChangeForPartitions: !isTopicQueuedUpForDeletion(partition.topic)",
+    ),
+    M(
+        "unclean-election-keeps-the-old-isr",
+        "controller.py",
+        "                self._write_state(tp, leader=leader, isr=[leader])\n",
+        '                self._write_state(tp, leader=leader, isr=st["isr"])\n',
+        "an unclean election writes the new leader alone as the ISR",
+        "Election.leaderForOffline: if (isr.contains(leader)) ... else List(leader)",
+    ),
+    M(
+        "unclean-election-last-in-assignment",
+        "controller.py",
+        '        leader = next((r for r in st["replicas"] if r in online), None)\n',
+        '        leader = next((r for r in reversed(st["replicas"]) if r in online), None)\n',
+        "an unclean election takes the first live replica in assignment order",
+        "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection: assignment.find(liveReplicas.contains)",
+    ),
+    M(
+        "unclean-enable-triggers-nothing",
+        "controller.py",
+        "            if self._offline(topic):\n",
+        "            if False:\n",
+        "turning unclean election on for a topic tries its offline partitions at once",
+        "KafkaController.processTopicUncleanLeaderElectionEnable: triggerOnlinePartitionStateChange(topic)",
+    ),
+    M(
+        "unclean-enable-tries-every-topic",
+        "controller.py",
+        "                elected = self._elect_offline(topic)\n",
+        "                elected = self._elect_offline()\n",
+        "turning unclean election on for a topic tries that topic's offline partitions only",
+        "PartitionStateMachine.triggerOnlinePartitionStateChange(topic): partitionsInStates(topic, ...)",
+    ),
+    M(
+        "unclean-config-outlives-its-topic",
+        "controller.py",
+        "                self.unclean_topics.discard(topic)  # /config/topics/<topic> goes with it\n",
+        "",
+        "a deleted topic's unclean.leader.election.enable goes with it: the name created again has the default",
+        "TopicDeletionManager.completeDeleteTopic: zkClient.deleteTopicConfigs",
+    ),
+    M(
+        "boolean-config-lenient",
+        "config.py",
+        "    if isinstance(raw, bool):\n        return raw\n",
+        "    if not isinstance(raw, str):\n        return bool(raw)\n",
+        "a BOOLEAN config is a bool or the text true/false; anything else is refused with Kafka's message",
+        "ConfigDef.parseType, case BOOLEAN",
     ),
     M(
         "broker-failure-skips-offline-trigger",
@@ -1401,6 +1452,14 @@ MUTATIONS = [
         "a batch is logged once, when the controller hands it to the channels, though each channel sends it when "
         "the broker's previous request is answered",
         "ControllerBrokerRequestBatch.sendUpdateMetadataRequests: one Sending UpdateMetadata line per batch",
+    ),
+    M(
+        "unclean-enable-not-logged",
+        "../logs/render.py",
+        '            lmms = [m.controller_unclean_enabled(cid, d["topic"])]\n',
+        "            continue\n",
+        "the controller logs that unclean election was enabled for a topic",
+        'KafkaController.processTopicUncleanLeaderElectionEnable: info(s"Unclean leader election has been enabled ...")',
     ),
     M(
         "broker-startup-lai",

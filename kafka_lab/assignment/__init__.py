@@ -72,6 +72,7 @@ from .errors import (
     InvalidTopicException,
     KafkaException,
     TopicExistsException,
+    UnknownTopicOrPartitionException,
     msg_rf_too_large,
 )
 from .examples import KIP36_RACKS, UNEVEN_RACKS
@@ -100,6 +101,7 @@ __all__ = [
     "KafkaException",
     "RackAwareMode",
     "TopicExistsException",
+    "UnknownTopicOrPartitionException",
     "add_partitions",
     "as_brokers",
     "assign_for_topic",

@@ -21,6 +21,7 @@ __all__ = [
     "InvalidTopicException",
     "KafkaException",
     "TopicExistsException",
+    "UnknownTopicOrPartitionException",
     "msg_rf_too_large",
 ]
 
@@ -67,6 +68,14 @@ class TopicExistsException(ApiException):
     """``org.apache.kafka.common.errors.TopicExistsException`` (error code 36, TOPIC_ALREADY_EXISTS)."""
 
     java_class = "org.apache.kafka.common.errors.TopicExistsException"
+
+
+class UnknownTopicOrPartitionException(ApiException):
+    """``org.apache.kafka.common.errors.UnknownTopicOrPartitionException`` (error code 3,
+    UNKNOWN_TOPIC_OR_PARTITION): e.g. a config change of a topic that does not exist
+    (``AdminZkClient.validateTopicConfig``: ``Topic '<t>' does not exist.``)."""
+
+    java_class = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
 
 
 class InvalidReplicaAssignmentException(ApiException):

@@ -54,6 +54,7 @@ __all__ = [
     "controller_broker_failure",
     "controller_broker_startup",
     "controller_resigned",
+    "controller_unclean_enabled",
 ]
 
 STATE_CHANGE = "state.change.logger"
@@ -411,6 +412,12 @@ def controller_broker_failure(c, b, was_shutting_down: bool):
 def controller_broker_startup(c, b):
     """KafkaController.onBrokerStartup."""
     return ("INFO", CONTROLLER, f"{_controller(c)}New broker startup callback for {b}")
+
+
+def controller_unclean_enabled(c, topic):
+    """KafkaController.processTopicUncleanLeaderElectionEnable: a topic's ``unclean.leader.election.enable`` was
+    set to true while this controller is active (its offline partitions are tried at once)."""
+    return ("INFO", CONTROLLER, f"{_controller(c)}Unclean leader election has been enabled for topic {topic}")
 
 
 def controller_resigned(c):

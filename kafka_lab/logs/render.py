@@ -133,6 +133,8 @@ def lifecycle_messages(cluster) -> list:
             b = d["broker"]
             lmms = [m.controller_broker_change(cid, new=[b], live=d["live"]), m.controller_broker_startup(cid, b)]
             lmms.append(controller_channel(cluster, cid, b, BrokerView(cluster, cid)))
+        elif ev == "unclean_enabled":
+            lmms = [m.controller_unclean_enabled(cid, d["topic"])]
         elif ev == "resigned":
             lmms = [m.controller_resigned(cid)]
         elif ev == "elected":

@@ -38,7 +38,7 @@ import pandas as pd
 import simpy
 
 from .broker import Broker
-from .config import ModelSettings
+from .config import ModelSettings, boolean_setting
 from .controller import Controller
 from .ledger import leader_log_index, ledger_frame
 from .producer import KafkaConsumer, KafkaProducer
@@ -255,6 +255,7 @@ class Cluster:
         *,
         assignment: dict | None = None,
         min_insync_replicas: int | None = None,
+        unclean_leader_election_enable: bool | str = False,
         fixed_start_index: int = 0,
     ) -> dict:
         """Create ``name`` at t=0 as the controller would; returns ``{partition: replicas}``.
@@ -269,6 +270,11 @@ class Cluster:
         ``fixed_start_index=0`` (the default here) partition 0's leader is the first broker. The name and
         the assignment pass Kafka's checks first (:meth:`_validate_topic_create`, docs/kafka-reference.md §1):
         a topic Kafka would refuse is refused with its exception and message, and nothing of it is created.
+
+        ``min_insync_replicas`` and ``unclean_leader_election_enable`` are the topic's configs
+        ``min.insync.replicas`` and ``unclean.leader.election.enable`` (a bool, or ``"true"`` / ``"false"`` as
+        Kafka reads it; false by default: an offline partition waits for an in-sync replica, see
+        :meth:`enable_unclean_leader_election`).
         """
         from kafka_lab.assignment import (
             BrokerMetadata,
@@ -295,6 +301,7 @@ class Cluster:
                 metas, partitions, replication_factor, fixed_start_index, rng=self.rng(f"assignment:{name}")
             )
         self._validate_topic_create(name, assignment)
+        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)
         tps = []
         for p, replicas in sorted(assignment.items()):
             tp = (name, p)
@@ -312,7 +319,25 @@ class Cluster:
             for b in self.brokers.values():
                 b.metadata_cache.load([st])
         self.topics[name] = tps
+        if unclean:
+            self.controller.unclean_topics.add(name)
         return {p: list(r) for p, r in assignment.items()}
+
+    def enable_unclean_leader_election(self, topic: str, *, at_ms: float = 0.0) -> None:
+        """An operator sets ``unclean.leader.election.enable=true`` on ``topic`` at ``at_ms``
+        (``kafka-configs --alter --entity-type topics --add-config unclean.leader.election.enable=true``).
+
+        From then on an offline partition of the topic with no live in-sync replica elects the first live
+        replica of its assignment, and the controller tries its offline partitions at once
+        (:meth:`Controller.enable_unclean_leader_election`). The new leader may lack records the old ISR
+        acknowledged: when a replica that has them returns, it follows, and truncates them (the ledger's
+        ``truncated``). A topic that does not exist is refused as Kafka refuses it.
+        """
+        from kafka_lab.assignment import UnknownTopicOrPartitionException
+
+        if topic not in self.topics:
+            raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.")
+        self.controller.enable_unclean_leader_election(topic, at_ms=at_ms)
 
     def _validate_topic_create(self, name, assignment) -> None:
         """What ``AdminZkClient.validateTopicCreate`` (2.8) refuses, in its order, with its messages; then what

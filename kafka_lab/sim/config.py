@@ -29,6 +29,7 @@ __all__ = [
     "ConfigException",
     "ModelSettings",
     "Listener",
+    "boolean_setting",
     "resolve_listeners",
     "CONTROL_PLANE_QUEUE_CAPACITY",
 ]
@@ -78,6 +79,16 @@ def _int_setting(props: Mapping, name: str) -> int:
     if minimum is not None and value < minimum:
         raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
     return value
+
+
+def boolean_setting(name: str, raw) -> bool:
+    """A BOOLEAN setting as ``ConfigDef.parseType`` reads it: a bool, or the text ``true`` / ``false`` in any
+    case, spaces around it ignored; anything else is refused with Kafka's message."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    raise _invalid(name, f"Invalid value {raw} for configuration {name}: Expected value to be either true or false")
 
 
 #: the settings listener resolution reads that may be given as Python values rather than text

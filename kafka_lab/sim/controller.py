@@ -24,10 +24,11 @@ tells the brokers:
   partitions it still leads. When its session is gone (:meth:`Controller.on_broker_failure`) it leaves
   the live brokers and every broker hears so with ``UpdateMetadata``. A partition it still led is
   *offline* and elects the first replica of its assignment that is live and in the ISR
-  (``OfflinePartitionLeaderElectionStrategy``; unclean election off, 2.8's default, so never a replica
-  outside the ISR); its replicas leave their ISRs (``OfflineReplica``), except where it is the ISR's
-  last member: that replica stays, and a partition with no one to elect stays offline (leader -1) until
-  it comes back;
+  (``OfflinePartitionLeaderElectionStrategy``); its replicas leave their ISRs (``OfflineReplica``), except
+  where it is the ISR's last member: that replica stays, and a partition with no one to elect stays
+  offline (leader -1) until it comes back. Only a topic with ``unclean.leader.election.enable=true``
+  (false by default, :meth:`Controller.enable_unclean_leader_election`) elects a live replica outside
+  the ISR instead: an *unclean* election, whose leader may lack acknowledged records;
 - **a broker joining** (:meth:`Controller.on_broker_startup`, ``onBrokerStartup``): ``UpdateMetadata``
   without partitions to the others, with every partition to it, ``LeaderAndIsr`` for each replica
   it holds, then an election for each offline partition it can lead (``triggerOnlinePartitionStateChange``);
@@ -125,6 +126,12 @@ class Controller:
         #: live ISR member (``OfflinePartitionLeaderElectionStrategy(false)``), or a controlled shutdown's
         #: move with no other live ISR member (``ControlledShutdownPartitionLeaderElectionStrategy``)
         self.failed_state_changes: list = []
+        #: the topics whose ``unclean.leader.election.enable`` is true (a topic config; false, 2.8's default, for
+        #: every other): an offline partition of one, with no live ISR member, elects a live replica outside it
+        self.unclean_topics: set = set()
+        #: (time_ms, topic, partition, leader): each unclean election (what ``ControllerStats``'
+        #: ``UncleanLeaderElectionsPerSec`` meter counts)
+        self.unclean_elections: list = []
         self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
         #: called with the topic's name when a deletion completes (the cluster's topic table follows)
@@ -335,37 +342,51 @@ class Controller:
             )
 
     # -- OfflinePartitionLeaderElectionStrategy and OfflineReplica ------------------------------------
-    def _offline_leader(self, tp) -> int | None:
-        """``Election.leaderForOffline`` with ``unclean.leader.election.enable=false`` (2.8's default): the first
-        replica *in assignment order* that is online and in the ISR; None when there is none (the partition
-        stays offline: a replica outside the ISR may have missed acknowledged records). A broker in controlled
-        shutdown is not online here (``ControllerContext.isReplicaOnline``: ``liveBrokerIds`` leaves out the
-        shutting-down brokers)."""
+    def _offline_leader(self, tp) -> tuple:
+        """``Election.leaderForOffline``: ``(leader, unclean)``. The first replica *in assignment order* that is
+        online and in the ISR; if there is none and the topic has ``unclean.leader.election.enable=true``, the
+        first that is online (an *unclean* election: it may lack records the ISR acknowledged); else
+        ``(None, False)``: the partition stays offline. A broker in controlled shutdown is not online here
+        (``ControllerContext.isReplicaOnline``: ``liveBrokerIds`` leaves out the shutting-down brokers)."""
         st = self.state[tp]
         online, isr = self._online(), st["isr"]
-        return next((r for r in st["replicas"] if r in online and r in isr), None)
+        leader = next((r for r in st["replicas"] if r in online and r in isr), None)
+        if leader is not None or tp[0] not in self.unclean_topics:
+            return leader, False
+        leader = next((r for r in st["replicas"] if r in online), None)
+        return leader, leader is not None
 
     def _online(self) -> set:
         """The brokers an offline election may use: live, and not shutting down."""
         return self.live_brokers - self.shutting_down
 
-    def _offline(self) -> list:
-        """The partitions ``triggerOnlinePartitionStateChange`` tries: no live leader (OfflinePartition), and not
-        of a topic queued for deletion."""
+    def _offline(self, topic: str | None = None) -> list:
+        """The partitions ``triggerOnlinePartitionStateChange`` tries (all, or ``topic``'s): no live leader
+        (OfflinePartition), and not of a topic queued for deletion."""
         live, deleting = self.live_brokers, self.deleting
-        return [tp for tp, st in self.state.items() if st["leader"] not in live and tp[0] not in deleting]
+        return [
+            tp
+            for tp, st in self.state.items()
+            if st["leader"] not in live and tp[0] not in deleting and (topic is None or tp[0] == topic)
+        ]
 
-    def _elect_offline(self) -> list:
-        """``triggerOnlinePartitionStateChange``: elect a leader for every offline partition. The new ISR is the
-        old one's live members (``Election.leaderForOffline``). A partition with no live ISR member stays
-        offline, and the attempt is kept in :attr:`failed_state_changes` (Kafka: ``failed to change state
-        ... from OfflinePartition to OnlinePartition``, at every attempt until one succeeds). Returns the
-        partitions elected; the caller has waited the ZooKeeper round trip and publishes them."""
+    def _elect_offline(self, topic: str | None = None) -> list:
+        """``triggerOnlinePartitionStateChange``: elect a leader for every offline partition (of ``topic``, when
+        given). The new ISR is the old one's live members (``Election.leaderForOffline``), or the leader alone
+        after an unclean election. A partition with no one to elect stays offline, and the attempt is kept in
+        :attr:`failed_state_changes` (Kafka: ``failed to change state ... from OfflinePartition to
+        OnlinePartition``, at every attempt until one succeeds). Returns the partitions elected; the caller
+        has waited the ZooKeeper round trip and publishes them."""
         elected, online = [], self._online()
-        for tp in self._offline():
-            st, leader = self.state[tp], self._offline_leader(tp)
+        for tp in self._offline(topic):
+            st = self.state[tp]
+            leader, unclean = self._offline_leader(tp)
             if leader is None:
                 self.failed_state_changes.append((self.env.now, *tp, "OfflinePartition", OFFLINE_STRATEGY))
+            elif unclean:  # the ISR is the new leader alone (leaderForOffline: List(leader))
+                self._write_state(tp, leader=leader, isr=[leader])
+                self.unclean_elections.append((self.env.now, *tp, leader))
+                elected.append(tp)
             else:
                 self._write_state(tp, leader=leader, isr=[r for r in st["isr"] if r in online])
                 elected.append(tp)
@@ -447,6 +468,7 @@ class Controller:
             waiting.discard(bid)
             if not waiting:
                 self.deleting.discard(topic)
+                self.unclean_topics.discard(topic)  # /config/topics/<topic> goes with it
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
@@ -473,6 +495,37 @@ class Controller:
         gone = [{"topic": t, "partition": p, "leader": -2, "leader_epoch": -2} for t, p in tps]
         for bid in sorted(self.live_brokers & set(self.brokers)):
             self.send(self.brokers[bid], "UpdateMetadata", gone, at_ms=at_ms)
+
+    # -- a topic config change ----------------------------------------------------------------------
+    def enable_unclean_leader_election(self, topic: str, *, at_ms: float = 0.0) -> None:
+        """``unclean.leader.election.enable=true`` set on ``topic`` at ``at_ms`` (``kafka-configs --alter``).
+
+        The topic's config znode is written then: every later offline election of its partitions may be
+        unclean. The change notification reaches the controller's broker a ZooKeeper round trip later
+        (``TopicConfigHandler``), and an active controller then tries the topic's offline partitions at once
+        (``processTopicUncleanLeaderElectionEnable``, which logs *Unclean leader election has been enabled
+        for topic <t>*, then ``triggerOnlinePartitionStateChange(topic)``: a round trip to read their state).
+        Kept in :attr:`events` as ``"unclean_enabled"``. No controller then: no trigger (the next one reads
+        the config at its next election).
+        """
+
+        def work():
+            if at_ms > self.env.now:
+                yield self.env.timeout(at_ms - self.env.now)
+            if not any(t == topic for t, _p in self.state):
+                return  # gone by then: Kafka refuses the change (Topic '<t>' does not exist.)
+            self.unclean_topics.add(topic)
+            yield self.env.timeout(self.zk_latency_ms)
+            if self.id < 0 or topic not in self.unclean_topics:
+                return  # no active controller, or the topic was deleted meanwhile (its config with it)
+            self.events.append((self.env.now, self.id, "unclean_enabled", {"topic": topic}))
+            if self._offline(topic):
+                yield self.env.timeout(self.zk_latency_ms)
+                elected = self._elect_offline(topic)
+                if elected:
+                    self._publish(elected, leader_and_isr=True)
+
+        self.env.process(work())
 
     # -- brokers leaving and joining -----------------------------------------------------------------
     def handle_controlled_shutdown(self, req, respond) -> None:

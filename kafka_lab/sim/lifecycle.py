@@ -34,7 +34,7 @@ in ``Controller.events``: the records the logs are written from.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .records import Request
 
@@ -144,7 +144,12 @@ class LastIsrMember:
     shutdown_failed_ms: list  # each attempt of broker 2's controlled shutdown to move its leadership (ERROR too)
     controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
+    hw_at_stop: dict  # broker -> its replica's high watermark when it stopped
     outcomes: dict  # the ledger: batches per outcome (committed, truncated, failed, pending)
+    unclean: bool = False  # the topic's unclean.leader.election.enable
+    isr_elected: list = field(default_factory=list)  # the ISR the controller wrote with the election that ended it
+    unclean_elections: int = 0  # of them, unclean: a leader from outside the ISR
+    truncated_records: int = 0  # records acknowledged, then lost (the ledger's truncated batches, in records)
 
     @property
     def only_on_last(self) -> int:
@@ -153,29 +158,35 @@ class LastIsrMember:
         return self.leo_at_stop[2] - self.leo_at_stop[3]
 
 
-@functools.lru_cache(maxsize=4)
-def last_isr_run(first_back: int = 3, seed: int = 0) -> LastIsrMember:
-    """:func:`last_isr_member` once per setting: lab 07's table and its exercise's check share one run (about
+@functools.lru_cache(maxsize=8)
+def last_isr_run(first_back: int = 3, seed: int = 0, unclean: bool = False) -> LastIsrMember:
+    """:func:`last_isr_member` once per setting: lab 07's table and its exercises' checks share one run (about
     1.5 s). The result is shared: read it, do not change it."""
-    return last_isr_member(first_back=first_back, seed=seed)
+    return last_isr_member(first_back=first_back, seed=seed, unclean=unclean)
 
 
-def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 200.0) -> LastIsrMember:
+def last_isr_member(
+    *, first_back: int = 3, seed: int = 0, rate_per_s: float = 200.0, unclean: bool = False
+) -> LastIsrMember:
     """``orders-0`` (replicas ``[2, 3]``, ``acks=all``, ``min.insync.replicas=1``) loses both its brokers.
 
     Broker 3 restarts first (controlled: it leaves the ISR), then broker 2, the leader and the ISR's last
     member: no one can take over, so its controlled shutdown fails three times and it stops uncleanly. The
     controller keeps broker 2 in the ISR (an ISR of one keeps its member) with no leader. Then ``first_back``
-    (2 or 3) comes back at about 25 s and the other at about 35 s. Unclean leader election is off (2.8's
-    default), so only broker 2 may lead again, whichever comes back first.
+    (2 or 3) comes back at about 25 s and the other at about 35 s. With ``unclean=False`` (the topic's
+    ``unclean.leader.election.enable``, false by default) only broker 2 may lead again, whichever comes back
+    first. With ``unclean=True``, broker 3 coming back first is elected at once, out of sync; broker 2 then
+    returns as its follower and truncates what only it had: acknowledged records, lost.
     """
     from .cluster import Cluster, advance
 
     if first_back not in (2, 3):
         raise ValueError(f"first_back is the broker that comes back first, 2 or 3, got {first_back!r}")
+    if not isinstance(unclean, bool):
+        raise TypeError(f"unclean is True or False (unclean.leader.election.enable), got {unclean!r}")
     tp = (LAST_ISR_TOPIC, 0)
     c = Cluster(3, seed=seed)
-    c.create_topic(LAST_ISR_TOPIC, assignment={0: [2, 3]})
+    c.create_topic(LAST_ISR_TOPIC, assignment={0: [2, 3]}, unclean_leader_election_enable=unclean)
     c.producer("producer-1", topic=LAST_ISR_TOPIC, acks="all").open_loop(rate_per_s)
     ctl = c.controller
     # broker 2's controlled shutdown fails (it leads orders-0 and no one else is in the ISR), 3 times 5 s
@@ -184,7 +195,8 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
     c.restart_broker(3, at_ms=LAST_ISR_RESTARTS_MS[3], down_ms=back[3] - LAST_ISR_RESTARTS_MS[3])
     c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
     advance(c.env, min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
-    leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
+    parts = {b: c.brokers[b].replica_manager.partitions[tp] for b in (2, 3)}
+    leo, hw = {b: p.log.leo for b, p in parts.items()}, {b: p.hw for b, p in parts.items()}
     isr_while_offline = list(ctl.state[tp]["isr"])  # no leader now (in either order): the ISR it kept
     res = c.run(max(LAST_ISR_BACK_MS) + 5_000.0)
     stopped = {b: next(t for t, e, _d in c.brokers[b].lifecycle if e == "shut_down") for b in (2, 3)}
@@ -206,5 +218,10 @@ def last_isr_member(*, first_back: int = 3, seed: int = 0, rate_per_s: float = 2
         shutdown_failed_ms=[t for t, was in failed if was == "OnlinePartition"],
         controller=ctl.controller_at(offline_ms),
         leo_at_stop=leo,
+        hw_at_stop=hw,
         outcomes=res.ledger["outcome"].value_counts().to_dict(),
+        unclean=unclean,
+        isr_elected=list(after[0][5]) if after else [],
+        unclean_elections=sum(1 for _t, topic, part, _b in ctl.unclean_elections if (topic, part) == tp),
+        truncated_records=int(res.ledger.loc[res.ledger["outcome"] == "truncated", "records"].sum()),
     )
