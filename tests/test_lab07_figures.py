@@ -11,7 +11,7 @@ import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab07 as ex
-from kafka_lab.logs.messages import election_failed_exception, failed_state_change
+from kafka_lab.logs.messages import election_failed_exception, failed_state_change, truncating_below_hw
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
@@ -41,6 +41,7 @@ def test_the_lab_makes_these_calls():
         "zombie_panel()",
         "HTML(restart_race_table())",
         "HTML(last_isr_table())",
+        "HTML(unclean_table())",
     ):
         assert call in SRC, call
 
@@ -308,3 +309,32 @@ def test_step_6_an_offline_partition_waits_for_its_last_isr_member(first_back):
         level, logger, message = failed_state_change(*r.controller, "orders-0", was)
         (exception,) = election_failed_exception("orders-0", strategy)
         assert f"{level} {message} ({logger}) {exception}" in TEXT  # the step's code block: record, exception
+
+
+def test_step_6_unclean_election_leads_sooner_and_loses_the_records_only_the_last_isr_member_had():
+    """Exercise 8's table, the same calls and seed: with ``unclean.leader.election.enable`` on, broker 3 leads when
+    it is back (ISR [3], counted unclean), 10 s sooner than broker 2 could; when broker 2 returns it truncates to
+    broker 3's log end, below its own high watermark, and exactly the records only it had (the "records broker 3
+    lacks" of the first table) end truncated in the ledger, none failed: the producer never hears of them. The
+    prose quotes these figures and the WARN line this run's broker 2 writes (rendered in tests/test_lifecycle.py)."""
+    clean, unclean = last_isr_run(3, 0), last_isr_run(3, 0, True)
+    assert (clean.leader, clean.isr_elected, clean.unclean_elections) == (2, [2], 0)
+    assert (unclean.leader, unclean.isr_elected, unclean.unclean_elections) == (3, [3], 1)
+    zk = 2.0
+    assert unclean.back_ms[3] < unclean.online_ms <= unclean.back_ms[3] + 3 * zk  # registered, then one ZK read
+    offline = {r.unclean: (r.online_ms - r.offline_ms) / 1000 for r in (clean, unclean)}
+    assert f"{offline[False]:.1f}" == "18.0" and round(offline[False] - offline[True]) == 10
+    assert unclean.truncated_records == unclean.only_on_last == clean.only_on_last > 0
+    assert unclean.outcomes.get("failed", 0) == 0 and sum(unclean.outcomes.values()) == sum(clean.outcomes.values())
+    text = _text(ui.unclean_table())
+    assert "false 35.0 s broker 2, ISR [2] 18.0 s 0 " in text
+    assert f"true 25.0 s broker 3, ISR [3] (unclean) 8.0 s {unclean.truncated_records:,} " in text
+    assert f"{unclean.outcomes['truncated']:,} truncated" in text
+    assert "Eighteen seconds offline" in TEXT and "The partition is back 10 s sooner" in TEXT
+    assert (
+        f"at offset {unclean.leo_at_stop[3]:,}" in TEXT and f"Every one of those {unclean.truncated_records:,}" in TEXT
+    )
+    level, logger, message = truncating_below_hw(2, 3, "orders-0", unclean.leo_at_stop[3], unclean.hw_at_stop[2])
+    assert f"{level} {message} ({logger})" in TEXT
+    r = check("07.unclean", "c")
+    assert r.ok and f"{unclean.truncated_records:,} records" in r.message

@@ -104,6 +104,7 @@ REVEALING_CALLS = {
     "zombie_controller(": ("07.who_rejects", "07.fence_left"),
     "restart_race_table(": ("07.broker_epoch",),
     "last_isr_table(": ("07.last_isr",),
+    "unclean_table(": ("07.unclean",),
     "lines_table(": ("08.count_lines",),
     "analyses.control_plane(": ("08.no_control_plane",),
     "spark.sql(": ("08.no_control_plane",),
@@ -128,6 +129,7 @@ REVEALING_TEXT = {
     "1.1, about **3 seconds**": ("07.shutdown_estimate",),
     "The old `StopReplica` reaches the **new** incarnation": ("07.broker_epoch",),
     "Whichever broker comes back first, the partition waits for": ("07.last_isr",),
+    "below its own high watermark": ("07.unclean",),
 }
 
 

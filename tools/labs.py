@@ -144,9 +144,9 @@ CATALOGUE: list[Lab] = [
         "controller election through ZooKeeper (ephemeral znodes, sessions, watches, conditional writes); "
         "controlled shutdown and failover, serial (1.0) against pipelined and batched (1.1+), from 100 to 100k "
         "partitions; fencing with the controller epoch (KAFKA-6082) and the broker epoch (KIP-380); which replica "
-        "a partition waits for when every in-sync replica is gone",
+        "a partition waits for when every in-sync replica is gone, and what unclean leader election costs",
         "lab 03 (what `LeaderAndIsr` and `UpdateMetadata` are); what a partition leader is",
-        40,
+        45,
         "the controller pays ZooKeeper round trips for everything it does, so pipelining them (1.1) turned "
         "minutes into seconds, and because a deposed controller can still act, brokers and ZooKeeper fence it "
         "by its epoch, and the broker epoch fences requests meant for a broker's previous life.",

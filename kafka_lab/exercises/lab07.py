@@ -1,7 +1,7 @@
 """Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, what doubling the cluster did to
 1.0's shutdown (its election log line), why pipelining only halves the failover, who rejects the zombie's
 requests, which fence is left when /controller is deleted by hand, what the broker epoch protects
-against, and which replica an offline partition waits for.
+against, which replica an offline partition waits for, and what an unclean election costs.
 
 Every check computes its truth with :mod:`kafka_lab.sim` (the closed form of the scale model, the fencing
 experiments, the restarts of the cluster model) at the lab's settings and seed, so a check cannot drift from
@@ -431,4 +431,78 @@ def _(answer):
         "when a broker registers again the controller calls triggerOnlinePartitionStateChange, which tries every "
         "offline partition: one that the returning broker may lead is elected then, with no operator.",
         hint="what does the controller do when a broker registers again?",
+    )
+
+
+UNCLEAN_CHOICES = Choices(
+    {
+        "a": "orders-0 still waits for broker 2 (35 s), and nothing is lost",
+        "b": "broker 3 leads at about 25 s; when broker 2 is back, broker 3 copies from it the records it lacks, "
+        "so nothing is lost",
+        "c": "broker 3 leads at about 25 s; when broker 2 is back it follows broker 3 and deletes the records "
+        "only it had: acknowledged records are lost",
+        "d": "broker 3 leads at about 25 s; the producer is told those records failed and sends them again, so "
+        "nothing is lost",
+    }
+)
+
+
+def unclean_outcome() -> dict:
+    r = last_isr_run(3, 0, True)  # the table's own run
+    return {
+        "leader": r.leader,
+        "isr": r.isr_elected,
+        "unclean": r.unclean_elections,
+        "online_s": r.online_ms / 1000,
+        "back_s": {b: t / 1000 for b, t in r.back_ms.items()},
+        "truncated": r.truncated_records,
+        "batches": r.outcomes.get("truncated", 0),
+        "failed": r.outcomes.get("failed", 0),
+        "to": r.leo_at_stop[3],
+        "hw": r.hw_at_stop[2],
+    }
+
+
+@exercise(
+    "07.unclean",
+    solution="c",
+    wrong=["a", "b", "d"],
+    prompt="The same outage, but the topic has unclean.leader.election.enable=true. Broker 3 is back at 25 s, "
+    "broker 2 at 35 s. What happens to orders-0, and to the records broker 2 acknowledged alone? Answer with a "
+    "letter: " + "; ".join(f"({k}) {v}" for k, v in UNCLEAN_CHOICES.items()),
+    explanation="With no live ISR member, an unclean topic elects the first live replica of its assignment "
+    "(offlinePartitionLeaderElection), broker 3, with the ISR [3]. When broker 2 registers again it becomes its "
+    "follower; its fetch finds that its log diverges from the leader's (by leader epoch) and it truncates to "
+    "where broker 3's log ends: the records only it had, all acknowledged, are gone.",
+)
+def _(answer):
+    got = choice(answer, UNCLEAN_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    t = unclean_outcome()
+    lost = t["leader"] == 3 and t["unclean"] == 1 and t["truncated"] > 0 and t["failed"] == 0
+    truth = "c" if lost and abs(t["online_s"] - t["back_s"][3]) < 0.1 else "?"
+    if got == truth:
+        return correct(
+            f"in the model broker 3 leads at {t['online_s']:.1f} s with the ISR {t['isr']}: an unclean election. "
+            f"When broker 2 is back ({t['back_s'][2]:.1f} s) it truncates to offset {t['to']:,}, below its own high "
+            f"watermark {t['hw']:,}: {t['truncated']:,} records in {t['batches']:,} batches, every one acknowledged "
+            "to acks=all, are gone, and the producer was never told."
+        )
+    if got == "a":
+        return incorrect(
+            "that is the default (false). With unclean.leader.election.enable=true an offline partition with no "
+            "live ISR member elects a live replica outside the ISR: the first of its assignment.",
+            hint="what does the topic's setting allow when no in-sync replica is alive?",
+        )
+    if got == "b":
+        return incorrect(
+            "a leader never fetches from its followers: replication goes one way, from the leader. The follower "
+            "that disagrees with the leader's log is the one that truncates.",
+            hint="which way do records flow between a leader and a follower?",
+        )
+    return incorrect(
+        "the producer already had its acknowledgement (acks=all, with the ISR down to broker 2): for the producer "
+        "those records are done. Nothing tells it they were lost later.",
+        hint="what did the producer hear when broker 2 appended those records?",
     )

@@ -60,6 +60,7 @@ __all__ = [
     "scale_figure",
     "shutdown_figure",
     "shutdown_panel",
+    "unclean_table",
     "zombie_html",
     "zombie_panel",
 ]
@@ -635,4 +636,35 @@ def last_isr_table(seed: int = 0) -> str:
         ],
         rows,
         numeric=(7,),
+    )
+
+
+def unclean_table(seed: int = 0) -> str:
+    """The same outage, broker 3 back first, with ``unclean.leader.election.enable`` false and true: when and
+    whom the controller elects, and what the producer's acknowledged records became."""
+    rows = []
+    for unclean in (False, True):
+        r = last_isr_run(3, seed, unclean)
+        n = sum(r.outcomes.values())
+        rows.append(
+            [
+                f"<code>{str(unclean).lower()}</code>",
+                _fmt_s(r.online_ms / 1000),
+                f"broker {r.leader}, ISR {r.isr_elected}" + (" (unclean)" if r.unclean_elections else ""),
+                f"{(r.online_ms - r.offline_ms) / 1000:.1f} s",
+                f"{r.truncated_records:,}",
+                f"{n:,}: " + ", ".join(f"{k:,} {o}" for o, k in r.outcomes.items() if k),
+            ]
+        )
+    return html_table(
+        [
+            "unclean.leader.election.enable",
+            "leader again at",
+            "new leader",
+            "offline for",
+            "records acknowledged, then lost",
+            "the producer's batches",
+        ],
+        rows,
+        numeric=(4,),
     )
