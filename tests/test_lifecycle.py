@@ -679,3 +679,85 @@ def test_a_controllers_request_is_logged_when_queued_not_when_the_state_it_carri
     assert um[0] == (elected, "HashSet(1, 2)")
     sent = [r.sent for r in c.log if r.is_controller and r.api == "UpdateMetadata" and r.connection.broker_id == 2]
     assert any(t > elected for t in sent if t < elected + 50.0)
+
+
+# -- a partition created with no live replica (NewPartition) ------------------------------------------------------
+def _created_while_down():
+    """Topic ``b`` (one replica, on broker 3) created at 1 s while broker 3 is down (back at about 5.1 s)."""
+    c = Cluster(3, seed=1, controller_id=1)
+    c.log.keep_answered = True
+    c.create_topic("a", assignment={0: [1, 2]})
+    c.restart_broker(3, at_ms=100.0, down_ms=5_000.0)
+    c.run(1_000.0)
+    assert not c.brokers[3].online
+    c.create_topic("b", assignment={0: [3]})
+    return c
+
+
+def test_a_partition_created_with_no_live_replica_stays_new_until_one_is_back_then_is_initialized():
+    """``initializeLeaderAndIsrForPartitions``: no live replica, so no state znode, no leader, nothing sent; the
+    partition stays NewPartition (Kafka logs ``No assigned replica is alive.``) and every
+    ``triggerOnlinePartitionStateChange`` tries it again. When broker 3 registers, it is initialized, not
+    elected: leader the first live replica, ISR the live replicas, leader epoch 0 and version 0 (the znode is
+    created then), ``from NewPartition``; broker 3 leads it and every broker's cache has it."""
+    c = _created_while_down()
+    ctl, tp = c.controller, ("b", 0)
+    assert tp in ctl.new_partitions and ctl.state[tp]["leader"] == -1
+    assert ctl.failed_state_changes == [(1_000.0, "b", 0, "NewPartition", (1, 2))]
+    assert tp not in c.brokers[3].replica_manager.partitions  # no replica has heard of it
+    c.run(10_000.0)
+    back = next(t for t, e, _d in c.brokers[3].lifecycle if e == "started")
+    st = ctl.state[tp]
+    assert tp not in ctl.new_partitions
+    assert (st["leader"], st["isr"], st["leader_epoch"], st["zk_version"]) == (3, [3], 0, 0)
+    (init,) = [d for d in ctl.decisions if (d[1], d[2]) == tp]
+    assert init[3:] == (3, 0, (3,), 0, "NewPartition") and back < init[0] <= back + 3 * ctl.zk_latency_ms
+    assert [f[3] for f in ctl.failed_state_changes] == ["NewPartition"]  # no other trigger while it was down
+    part = c.brokers[3].replica_manager.partitions[tp]
+    assert (part.leader, part.leader_epoch) == (3, 0)  # its LeaderAndIsr (epoch 0) was applied, not ignored
+    assert all(b.metadata_cache.describe([tp])[tp] == ("NONE", 3, 0) for b in c.brokers.values())
+    lai = [r for r in c.log if r.is_controller and r.api == "LeaderAndIsr" and tp in r.partitions]
+    assert lai and min(r.sent for r in lai) >= init[0]  # nothing about it before it had a leader
+
+
+def test_a_new_partitions_failed_initialization_is_logged_as_kafka_logs_it():
+    """state-change.log: ``failed to change state for partition b-0 from NewPartition to OnlinePartition`` at
+    ERROR, its exception naming the live *replicas* (none: Kafka's text says "assigned") and the live brokers
+    as a Scala ``Set``; then, when broker 3 is back, ``Changed partition b-0 from NewPartition to
+    OnlinePartition with state LeaderAndIsr(leader=3, leaderEpoch=0, isr=List(3), zkVersion=0)``."""
+    from kafka_lab.logs.render import render
+
+    c = _created_while_down()
+    c.run(10_000.0)
+    lines = [ln.head for ln in render(c, 0.0, 10_000.0) if ln.broker == 1 and "partition b-0" in ln.head]
+    assert lines == [
+        " ERROR [Controller id=1 epoch=1] Controller 1 epoch 1 failed to change state for partition b-0 from "
+        "NewPartition to OnlinePartition (state.change.logger)\nkafka.common.StateChangeFailedException: "
+        "Controller 1 epoch 1 encountered error during state change of partition b-0 from New to Online, "
+        "assigned replicas are [], live brokers are [Set(1, 2)]. No assigned replica is alive.",
+        " INFO [Controller id=1 epoch=1] Changed partition b-0 from NewPartition to OnlinePartition with state "
+        "LeaderAndIsr(leader=3, leaderEpoch=0, isr=List(3), zkVersion=0) (state.change.logger)",
+    ]
+
+
+def test_a_new_partition_is_tried_at_every_trigger_and_by_a_new_controller():
+    """A broker failure (broker 2 crashes) tries it again, and fails (broker 3 is still down); so does a new
+    controller (``onControllerFailover`` -> ``triggerOnlinePartitionStateChange``), and its LeaderAndIsr and
+    UpdateMetadata for every partition leave it out. Broker 3's return initializes it."""
+    c = _created_while_down()
+    ctl = c.controller
+    c.brokers[2].shut_down()
+    ctl.on_broker_failure(2, at_ms=2_000.0)
+    c.run(3_000.0)
+    assert [(t, w, live) for t, topic, _p, w, live in ctl.failed_state_changes if topic == "b"] == [
+        (1_000.0, "NewPartition", (1, 2)),
+        (2_000.0 + ctl.zk_latency_ms, "NewPartition", (1,)),
+    ]
+    c.move_controller(at_ms=3_500.0)
+    c.run(4_500.0)
+    (again,) = [t for t, topic, *_ in ctl.failed_state_changes if topic == "b" and t > 3_500.0]
+    assert ctl.controller_at(again)[1] == 2  # the new controller's epoch
+    sent = [r for r in c.log if r.is_controller and r.sent > 3_500.0]
+    assert sent and not [r for r in sent if ("b", 0) in r.partitions]
+    c.run(10_000.0)
+    assert ctl.state[("b", 0)]["leader"] == 3

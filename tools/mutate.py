@@ -1394,6 +1394,32 @@ MUTATIONS = [
         "ConfigDef.parseType, case BOOLEAN",
     ),
     M(
+        "new-partition-without-live-replica-gets-no-leader-ever",
+        "controller.py",
+        "            if tp in self.new_partitions:  # NewPartition: initialized, not elected\n",
+        "            if False:\n",
+        "a partition created with no live replica is initialized (leader = first live replica, ISR = the live "
+        "ones) when a replica is back, not elected from an ISR it never had",
+        "PartitionStateMachine.doHandleStateChanges: uninitializedPartitions -> initializeLeaderAndIsrForPartitions",
+    ),
+    M(
+        "new-partition-leadership-sent-before-it-has-one",
+        "controller.py",
+        "        known = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send\n",
+        "        known = list(tps)\n",
+        "a NewPartition has no leadership: no LeaderAndIsr or UpdateMetadata names it until it is initialized",
+        "ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers / updateMetadataRequestPartitionInfo: only "
+        "partitions with partitionLeadershipInfo",
+    ),
+    M(
+        "new-partition-failure-logged-as-an-election",
+        "../logs/render.py",
+        '                if was == "NewPartition":  # its "strategy" is the live brokers its exception lists\n',
+        "                if False:\n",
+        "a NewPartition's failed initialization is logged with its own exception: No assigned replica is alive",
+        "PartitionStateMachine.initializeLeaderAndIsrForPartitions: StateChangeFailedException(failMsg)",
+    ),
+    M(
         "broker-failure-skips-offline-trigger",
         "controller.py",
         "            if not changed and self._offline():\n",
@@ -1404,8 +1430,8 @@ MUTATIONS = [
     M(
         "failed-offline-election-no-exception",
         "../logs/render.py",
-        "                trace = m.election_failed_exception(name, strategy)\n",
-        "                trace = ()\n",
+        "                    trace = m.election_failed_exception(name, strategy)\n",
+        "                    trace = ()\n",
         "a failed offline election is logged with its StateChangeFailedException",
         "ZkPartitionStateMachine.logFailedStateChange: stateChangeLogger.error(message, exception)",
     ),

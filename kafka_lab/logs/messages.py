@@ -25,6 +25,7 @@ __all__ = [
     "changed_partition",
     "failed_state_change",
     "election_failed_exception",
+    "new_partition_failed_exception",
     "sending_leader_and_isr",
     "sending_update_metadata",
     "removed_fetcher",
@@ -179,7 +180,8 @@ def changed_partition(c, epoch, tp, leader, leader_epoch, isr, zk_version, from_
 def failed_state_change(c, epoch, tp, from_state):
     """ZkPartitionStateMachine.logFailedStateChange: an election to OnlinePartition that found no leader, from
     ``from_state`` (OfflinePartition: no live replica in the ISR; OnlinePartition: a controlled shutdown's move
-    with no other live ISR member). Logged with its exception: see :func:`election_failed_exception`."""
+    with no other live ISR member; NewPartition: no live replica to initialize it with). Logged with its
+    exception: see :func:`election_failed_exception` and :func:`new_partition_failed_exception`."""
     return (
         "ERROR",
         STATE_CHANGE,
@@ -197,6 +199,21 @@ def election_failed_exception(tp, strategy: str) -> list[str]:
     Scala build (2.12 or 2.13), and they say nothing more."""
     return [
         f"kafka.common.StateChangeFailedException: Failed to elect leader for partition {tp} under strategy {strategy}"
+    ]
+
+
+def new_partition_failed_exception(c, epoch, tp, live) -> list[str]:
+    """The exception a NewPartition's failed initialization is logged with
+    (``initializeLeaderAndIsrForPartitions``: no assigned replica is live). Kafka names the *live* replicas
+    where its text says "assigned replicas" (so always ``[]``), and prints ``liveBrokerIds``, an immutable
+    Scala set: ``Set(1, 2)`` up to four brokers, a ``HashSet`` beyond (whose order follows the hash; the
+    model prints it sorted)."""
+    live = sorted(live)
+    brokers = scala_list(live, "Set" if len(live) <= 4 else "HashSet")
+    return [
+        f"kafka.common.StateChangeFailedException: Controller {c} epoch {epoch} encountered error during state "
+        f"change of partition {tp} from New to Online, assigned replicas are [], live brokers are [{brokers}]. "
+        "No assigned replica is alive."
     ]
 
 

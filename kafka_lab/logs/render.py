@@ -353,7 +353,10 @@ def render(
             cb, cep = ctl.controller_at(t)
             if cb in cluster.brokers:
                 name = m.tp_name(topic, part)
-                trace = m.election_failed_exception(name, strategy)
+                if was == "NewPartition":  # its "strategy" is the live brokers its exception lists
+                    trace = m.new_partition_failed_exception(cb, cep, name, strategy)
+                else:
+                    trace = m.election_failed_exception(name, strategy)
                 add(t, cb, STATE, m.failed_state_change(cb, cep, name, was), trace=trace)
         for t, topic, part, leader, epoch, isr, zk, was in ctl.decisions:  # the ISR and version it wrote then
             cb, cep = ctl.controller_at(t)

@@ -308,7 +308,8 @@ class Cluster:
             tps.append(tp)
             self.controller.add_partition(tp, list(replicas))
             st = self.controller.partition_state(tp)
-            for r in replicas:
+            # a partition no live broker could take stays NewPartition: no replica hears of it until one is back
+            for r in replicas if tp not in self.controller.new_partitions else ():
                 rm = self.brokers[r].replica_manager
                 part = rm.add_partition(
                     name, p, list(replicas), st["leader"], st["isr"], 0, min_isr=min_insync_replicas

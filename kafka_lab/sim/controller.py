@@ -124,7 +124,8 @@ class Controller:
         #: (time_ms, topic, partition, from_state, strategy): an election the state machine tried and could not
         #: make, logged at ERROR in state-change.log (``logFailedStateChange``): an offline partition with no
         #: live ISR member (``OfflinePartitionLeaderElectionStrategy(false)``), or a controlled shutdown's
-        #: move with no other live ISR member (``ControlledShutdownPartitionLeaderElectionStrategy``)
+        #: move with no other live ISR member (``ControlledShutdownPartitionLeaderElectionStrategy``); for a
+        #: NewPartition with no live replica, ``strategy`` is the live brokers (its exception lists them)
         self.failed_state_changes: list = []
         #: the topics whose ``unclean.leader.election.enable`` is true (a topic config; false, 2.8's default, for
         #: every other): an offline partition of one, with no live ISR member, elects a live replica outside it
@@ -132,6 +133,9 @@ class Controller:
         #: (time_ms, topic, partition, leader): each unclean election (what ``ControllerStats``'
         #: ``UncleanLeaderElectionsPerSec`` meter counts)
         self.unclean_elections: list = []
+        #: partitions created when none of their replicas was live: NewPartition, no state znode and no leader
+        #: until one is (``initializeLeaderAndIsrForPartitions`` failed; the controller tries again at each trigger)
+        self.new_partitions: set = set()
         self.deleting: set = set()  # topics being deleted (StopReplicas sent, not every replica answered)
         self.deleted_topics: dict = {}  # topic -> time every replica had deleted it
         #: called with the topic's name when a deletion completes (the cluster's topic table follows)
@@ -223,7 +227,14 @@ class Controller:
         }
 
     def add_partition(self, tp, replicas: list, leader: int | None = None) -> None:
-        """A new partition's first state (as ``onNewPartitionCreation`` leaves it): leader = first live replica."""
+        """A new partition's first state (as ``onNewPartitionCreation`` leaves it): leader = first live replica,
+        ISR = the live replicas (``initializeLeaderAndIsrForPartitions``).
+
+        With no live replica the partition stays *NewPartition*: no state znode, no leader, nothing sent to any
+        broker, and the attempt is kept in :attr:`failed_state_changes` (Kafka's ERROR ends *No assigned
+        replica is alive.*). Every later ``triggerOnlinePartitionStateChange`` (a broker's start-up or failure,
+        a new controller) tries it again, and the first time a replica is live it is initialized as above,
+        leader epoch 0, logged ``from NewPartition to OnlinePartition``."""
         live = [r for r in replicas if r in self.live_brokers]
         self.state[tp] = {
             "leader": leader if leader is not None else (live[0] if live else -1),
@@ -232,10 +243,33 @@ class Controller:
             "replicas": list(replicas),
             "zk_version": 0,
         }
+        if leader is None and not live:
+            self.new_partitions.add(tp)
+            self.failed_state_changes.append((self.env.now, *tp, "NewPartition", tuple(sorted(self._online()))))
+
+    def _initialize(self, tp, online: set) -> bool:
+        """``initializeLeaderAndIsrForPartitions`` for a partition still NewPartition: True when a replica is
+        live and it was initialized (its state znode created: leader epoch 0, version 0), else the failure is
+        kept as at creation."""
+        st = self.state[tp]
+        live = [r for r in st["replicas"] if r in online]
+        if not live:
+            self.failed_state_changes.append((self.env.now, *tp, "NewPartition", tuple(sorted(online))))
+            return False
+        self.new_partitions.discard(tp)
+        st["leader"], st["isr"] = live[0], live
+        self.decisions.append(
+            (self.env.now, *tp, live[0], st["leader_epoch"], tuple(live), st["zk_version"], "NewPartition")
+        )
+        return True
 
     def _publish(self, tps, *, leader_and_isr: bool, at_ms: float | None = None, exclude=()) -> None:
         """LeaderAndIsr to each partition's replicas (batched per broker) and UpdateMetadata to all live brokers."""
         at = self.env.now if at_ms is None else at_ms
+        known = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send
+        if tps and not known:
+            return
+        tps = known
         if leader_and_isr:
             per_broker: dict = {}
             for tp in tps:
@@ -380,6 +414,10 @@ class Controller:
         elected, online = [], self._online()
         for tp in self._offline(topic):
             st = self.state[tp]
+            if tp in self.new_partitions:  # NewPartition: initialized, not elected
+                if self._initialize(tp, online):
+                    elected.append(tp)
+                continue
             leader, unclean = self._offline_leader(tp)
             if leader is None:
                 self.failed_state_changes.append((self.env.now, *tp, "OfflinePartition", OFFLINE_STRATEGY))
@@ -469,6 +507,7 @@ class Controller:
             if not waiting:
                 self.deleting.discard(topic)
                 self.unclean_topics.discard(topic)  # /config/topics/<topic> goes with it
+                self.new_partitions.difference_update(tps)
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
@@ -651,8 +690,10 @@ class Controller:
             self.events.append((self.env.now, self.id, "broker_startup", {"broker": bid, "live": live}))
             for other in existing:
                 self.send(self.brokers[other], "UpdateMetadata", [], at_ms=self.env.now)
-            tps = [tp for tp, st in self.state.items() if bid in st["replicas"]]
-            self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in self.state])
+            # the partitions with a leadership (a NewPartition has none: its replicas hear of it when it gets one)
+            known = [tp for tp in self.state if tp not in self.new_partitions]
+            tps = [tp for tp in known if bid in self.state[tp]["replicas"]]
+            self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in known])
             if tps:
                 self.send(self.brokers[bid], "LeaderAndIsr", [self.partition_state(tp) for tp in tps])
             # triggerOnlinePartitionStateChange: every offline partition is tried (one whose ISR holds this
