@@ -11,7 +11,12 @@ import pytest
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab07 as ex
-from kafka_lab.logs.messages import election_failed_exception, failed_state_change, truncating_below_hw
+from kafka_lab.logs.messages import (
+    election_failed_exception,
+    failed_state_change,
+    loading_producer_state,
+    truncating_log,
+)
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
@@ -316,7 +321,7 @@ def test_step_6_unclean_election_leads_sooner_and_loses_the_records_only_the_las
     it is back (ISR [3], counted unclean), 10 s sooner than broker 2 could; when broker 2 returns it truncates to
     broker 3's log end, below its own high watermark, and exactly the records only it had (the "records broker 3
     lacks" of the first table) end truncated in the ledger, none failed: the producer never hears of them. The
-    prose quotes these figures and the WARN line this run's broker 2 writes (rendered in tests/test_lifecycle.py)."""
+    prose quotes these figures and the lines this run's broker 2 writes (rendered in tests/test_lifecycle.py)."""
     clean, unclean = last_isr_run(3, 0), last_isr_run(3, 0, True)
     assert (clean.leader, clean.isr_elected, clean.unclean_elections) == (2, [2], 0)
     assert (unclean.leader, unclean.isr_elected, unclean.unclean_elections) == (3, [3], 1)
@@ -334,7 +339,12 @@ def test_step_6_unclean_election_leads_sooner_and_loses_the_records_only_the_las
     assert (
         f"at offset {unclean.leo_at_stop[3]:,}" in TEXT and f"Every one of those {unclean.truncated_records:,}" in TEXT
     )
-    level, logger, message = truncating_below_hw(2, 3, "orders-0", unclean.leo_at_stop[3], unclean.hw_at_stop[2])
-    assert f"{level} {message} ({logger})" in TEXT
+    for level, logger, message in (
+        truncating_log("orders-0", unclean.leo_at_stop[3]),
+        loading_producer_state("orders-0", unclean.leo_at_stop[3]),
+    ):
+        assert f"{level} {message} ({logger})" in TEXT
+    assert f"from offset {unclean.leo_at_stop[2]} with high watermark {unclean.hw_at_stop[2]}`" in TEXT
+    assert f"a start at high watermark {unclean.hw_at_stop[2]:,}" in TEXT and "below high watermark 3" not in TEXT
     r = check("07.unclean", "c")
     assert r.ok and f"{unclean.truncated_records:,} records" in r.message

@@ -115,16 +115,52 @@ def test_a_restarted_broker_rejoins_every_isr_with_a_new_broker_epoch_and_gets_i
     assert len(lg) == produced and lg["batch_id"].is_unique
 
 
+def test_a_broker_startups_batches_are_logged_in_the_order_the_controller_sends_them():
+    """state-change.log at a broker's start-up, at one instant, as ``onBrokerStartup`` sends its batches: the
+    others' UpdateMetadata without partitions, the new broker's with all of them, then the OnlineReplica
+    batch: its LeaderAndIsr line first, then that batch's UpdateMetadata to every live broker
+    (``sendRequestsToBrokers``: LeaderAndIsr, then UpdateMetadata). One line per batch, each broker once."""
+    from kafka_lab.logs.render import render
+
+    c = _cluster()
+    c.log.keep_answered = True
+    c.restart_broker(3, at_ms=100.0, down_ms=500.0)
+    c.run(1000.0)
+    up = next(t for t, e, _d in c.brokers[3].lifecycle if e == "started")
+    sends = [(ln.time_ms, ln.head) for ln in render(c, up, 1000.0) if ln.broker == 1 and "] Sending " in ln.head]
+    at = sends[0][0]
+    assert [h.split("] ", 1)[1].split(" (state")[0] for t, h in sends if t == at] == [
+        "Sending UpdateMetadata request to brokers HashSet(1, 2) for 0 partitions",
+        "Sending UpdateMetadata request to brokers HashSet(3) for 6 partitions",
+        "Sending LeaderAndIsr request to broker 3 with 0 become-leader and 6 become-follower partitions",
+        "Sending UpdateMetadata request to brokers HashSet(1, 2, 3) for 6 partitions",
+    ]
+
+
 def test_a_restarted_broker_starts_from_its_logs_and_the_controllers_leader_and_isr():
-    """onBrokerStartup: UpdateMetadata without partitions to the others, with all to it, then LeaderAndIsr to it."""
+    """onBrokerStartup, in its order (each a batch of its own): UpdateMetadata without partitions to the others,
+    with all to it, then (``replicaStateMachine.handleStateChanges(OnlineReplica)``) LeaderAndIsr to it for its
+    replicas, with UpdateMetadata for those to every live broker (``addLeaderAndIsrRequestForBrokers`` adds
+    it to every LeaderAndIsr batch)."""
     c = _cluster()
     c.restart_broker(3, at_ms=100.0, down_ms=500.0)
     c.run(1000.0)
     up = next(t for t, e, _d in c.brokers[3].lifecycle if e == "started")
     after = [r for r in _controller_requests(c) if r.sent >= up]
-    first = [(r.api, r.connection.broker_id, len(r.payload["partition_states"])) for r in after[:4]]
-    assert ("UpdateMetadata", 1, 0) in first and ("UpdateMetadata", 2, 0) in first
-    assert ("UpdateMetadata", 3, 6) in first and ("LeaderAndIsr", 3, 6) in first
+    queued = min(r.payload["queued_ms"] for r in after)
+    startup = sorted((r for r in after if r.payload["queued_ms"] == queued), key=lambda r: r.correlation_id)
+    got = [(r.api, r.connection.broker_id, len(r.payload["partition_states"])) for r in startup]
+    assert got == [
+        ("UpdateMetadata", 1, 0),
+        ("UpdateMetadata", 2, 0),
+        ("UpdateMetadata", 3, 6),
+        ("LeaderAndIsr", 3, 6),
+        ("UpdateMetadata", 1, 6),
+        ("UpdateMetadata", 2, 6),
+        ("UpdateMetadata", 3, 6),
+    ]
+    batches = [r.payload["batch"] for r in startup]
+    assert batches[0] == batches[1] != batches[2] != batches[3] == batches[4] == batches[5] == batches[6]
     rm = c.brokers[3].replica_manager
     assert all(p.leader == c.controller.state[tp]["leader"] for tp, p in rm.partitions.items())
 
@@ -551,9 +587,11 @@ def test_after_an_unclean_election_the_last_isr_member_returns_and_truncates_the
 
 
 def test_an_unclean_election_shows_in_the_logs_as_kafka_writes_them():
-    """state-change.log: the election ``from OfflinePartition`` with ``isr=List(3)``; server.log of the
-    returning broker 2: ``Truncating orders-0 to offset <3's end> below high watermark <its own>``
-    (``ReplicaFetcherThread.truncate``, WARN): the one line that says acknowledged records were lost."""
+    """state-change.log: the election ``from OfflinePartition`` with ``isr=List(3)``; broker 2, back as a follower,
+    ``starts ... with high watermark <its own>``, then its server.log has what every truncation writes
+    (``Log.truncateTo``: ``Truncating to offset <3's end>``, ``Loading producer state till offset ...``) and no
+    more: ``ReplicaFetcherThread``'s WARN ``... below high watermark`` is tested after the high watermark was
+    lowered, so 2.8 never writes it (KAFKA-19474)."""
     from kafka_lab.logs.render import render
 
     c = Cluster(3, seed=0, controller_id=1)
@@ -566,16 +604,22 @@ def test_an_unclean_election_shows_in_the_logs_as_kafka_writes_them():
     c.run(19_000.0)
     leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
     hw2 = c.brokers[2].replica_manager.partitions[tp].hw
-    assert leo[2] > leo[3]
+    assert leo[2] > leo[3] and hw2 > leo[3]
     c.run(60_000.0)
     heads = [(ln.broker, ln.head) for ln in render(c, 0.0, 60_000.0)]
     changed = [h for b, h in heads if b == 1 and "Changed partition orders-0 from OfflinePartition" in h]
     assert len(changed) == 1 and "LeaderAndIsr(leader=3, " in changed[0] and "isr=List(3)," in changed[0]
-    warn = [h for b, h in heads if b == 2 and "below high watermark" in h]
-    assert warn == [
-        f" WARN [ReplicaFetcher replicaId=2, leaderId=3, fetcherId=0] Truncating orders-0 to offset {leo[3]} "
-        f"below high watermark {hw2} (kafka.server.ReplicaFetcherThread)"
+    mine = [h for b, h in heads if b == 2 and "orders-0" in h and ("Truncat" in h or "producer state" in h)]
+    ident = "[Log partition=orders-0, dir=/var/lib/kafka/data]"
+    assert mine == [
+        f" INFO {ident} Truncating to offset {leo[3]} (kafka.log.Log)",
+        f" INFO {ident} Loading producer state till offset {leo[3]} with message format version 2 (kafka.log.Log)",
     ]
+    assert any(
+        f"Follower orders-0 starts at leader epoch 3 from offset {leo[2]} with high watermark {hw2}." in h
+        for b, h in heads
+        if b == 2
+    )
 
 
 def test_enabling_unclean_election_on_a_topic_elects_its_offline_partitions_at_once():
@@ -690,7 +734,7 @@ def _created_while_down():
     c.restart_broker(3, at_ms=100.0, down_ms=5_000.0)
     c.run(1_000.0)
     assert not c.brokers[3].online
-    c.create_topic("b", assignment={0: [3]})
+    c.create_topic("b", assignment={0: [3]}, min_insync_replicas=2)
     return c
 
 
@@ -715,6 +759,7 @@ def test_a_partition_created_with_no_live_replica_stays_new_until_one_is_back_th
     assert [f[3] for f in ctl.failed_state_changes] == ["NewPartition"]  # no other trigger while it was down
     part = c.brokers[3].replica_manager.partitions[tp]
     assert (part.leader, part.leader_epoch) == (3, 0)  # its LeaderAndIsr (epoch 0) was applied, not ignored
+    assert part.min_isr == 2  # the topic's min.insync.replicas, though the log was made only now
     assert all(b.metadata_cache.describe([tp])[tp] == ("NONE", 3, 0) for b in c.brokers.values())
     lai = [r for r in c.log if r.is_controller and r.api == "LeaderAndIsr" and tp in r.partitions]
     assert lai and min(r.sent for r in lai) >= init[0]  # nothing about it before it had a leader
@@ -761,3 +806,32 @@ def test_a_new_partition_is_tried_at_every_trigger_and_by_a_new_controller():
     assert sent and not [r for r in sent if ("b", 0) in r.partitions]
     c.run(10_000.0)
     assert ctl.state[("b", 0)]["leader"] == 3
+
+
+@pytest.mark.parametrize("failed_hosts", [True, False])
+def test_an_election_a_broker_failure_happens_to_make_is_sent_too(failed_hosts):
+    """A broker fails just after ``unclean.leader.election.enable`` was set on ``orders`` and before the
+    controller acted on it: the failure's own trigger (``onReplicasBecomeOffline`` ->
+    ``triggerOnlinePartitionStateChange``) reads the new config and elects broker 3 for ``orders-0``, and that
+    election goes out with the rest (LeaderAndIsr to broker 3), whether the failed broker hosted a replica
+    (``x-0``) or none. (An election that no broker hears of would leave the partition without a leader.)"""
+    c = Cluster(4, seed=2, controller_id=1)
+    c.log.keep_answered = True
+    tp = (TOPIC, 0)
+    c.create_topic(TOPIC, assignment={0: [2, 3]})
+    c.create_topic("x", assignment={0: [4, 1]} if failed_hosts else {0: [1]})
+    c.restart_broker(3, at_ms=10.0, down_ms=20_000.0)
+    c.restart_broker(2, at_ms=100.0, down_ms=120_000.0)
+    c.run(25_000.0)
+    ctl = c.controller
+    assert ctl.state[tp]["leader"] == -1
+    c.enable_unclean_leader_election(TOPIC, at_ms=30_000.0)
+    c.run(30_000.5)  # the config is written; the controller hears of it a ZooKeeper round trip later
+    c.brokers[4].shut_down()
+    ctl.on_broker_failure(4, at_ms=30_001.0)
+    c.run(31_000.0)
+    ((t, *_),) = ctl.unclean_elections
+    assert ctl.state[tp]["leader"] == 3
+    assert c.brokers[3].replica_manager.partitions[tp].leader == 3  # its LeaderAndIsr went out
+    lai = [r for r in c.log if r.is_controller and r.api == "LeaderAndIsr" and tp in r.partitions and r.sent >= t]
+    assert [r.connection.broker_id for r in lai] == [3]

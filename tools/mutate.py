@@ -984,13 +984,18 @@ MUTATIONS = [
         "create-topic-half-created",
         "cluster.py",
         "        self._validate_topic_create(name, assignment)\n"
-        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n'
-        "        tps = []\n        for p, replicas in sorted(assignment.items()):\n",
-        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n'
-        "        tps = []\n        for p, replicas in sorted(assignment.items()):\n"
-        "            self._validate_topic_create(name, {**{q: assignment[q] for q in range(p)}, p: replicas})\n",
+        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n',
+        '        unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)\n',
         "a refused topic leaves nothing behind: every check passes before the first partition is created",
         "AdminZkClient.createTopicWithAssignment: validateTopicCreate before writeTopicPartitionAssignment",
+        more=(
+            (
+                "cluster.py",
+                "        tps = []\n        for p, replicas in sorted(assignment.items()):\n",
+                "        tps = []\n        for p, replicas in sorted(assignment.items()):\n"
+                "            self._validate_topic_create(name, {**{q: assignment[q] for q in range(p)}, p: replicas})\n",
+            ),
+        ),
     ),
     M(
         "create-topic-assignment-with-counts",
@@ -1260,8 +1265,8 @@ MUTATIONS = [
     M(
         "broker-failure-keeps-leader",
         "controller.py",
-        "                elected = set(self._elect_offline())\n",
-        "                elected = set()\n",
+        "                elected = self._elect_offline()\n                changed = [",
+        "                elected = []\n                changed = [",
         "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
         "KafkaController.onBrokerFailure -> onReplicasBecomeOffline: OfflinePartitionLeaderElectionStrategy",
     ),
@@ -1394,6 +1399,55 @@ MUTATIONS = [
         "ConfigDef.parseType, case BOOLEAN",
     ),
     M(
+        "broker-failure-drops-other-elections",
+        "controller.py",
+        "                self._publish(list(dict.fromkeys(changed + elected)), leader_and_isr=True)",
+        "                self._publish(changed, leader_and_isr=True)",
+        "an election a broker failure's trigger makes is sent, also of a partition the broker did not lead",
+        "PartitionStateMachine.doElectLeaderForPartitions: addLeaderAndIsrRequestForBrokers for every election made",
+    ),
+    M(
+        "startup-sends-no-online-replica-update-metadata",
+        "controller.py",
+        "                for other in sorted(self.live_brokers & set(self.brokers)):\n"
+        '                    self.send(self.brokers[other], "UpdateMetadata", states, batch=batch)\n',
+        "",
+        "a starting broker's LeaderAndIsr batch carries UpdateMetadata for its partitions to every live broker",
+        "ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers: addUpdateMetadataRequestForBrokers(all live)",
+    ),
+    M(
+        "leader-and-isr-log-ignores-topic-min-isr",
+        "replica.py",
+        "                min_isr = self.topic_min_isr.get(tp[0], self.min_insync_replicas)\n",
+        "                min_isr = self.min_insync_replicas\n",
+        "a log a LeaderAndIsr creates has its topic's min.insync.replicas, not only the broker's default",
+        "LogManager.getOrCreateLog: LogConfig from the topic's config in ZooKeeper",
+    ),
+    M(
+        "controller-lines-not-in-queue-order",
+        "../logs/render.py",
+        "        for order, cb, line in sorted(entries, key=lambda e: e[0]):\n",
+        "        for order, cb, line in entries:\n",
+        "the controller's Sending lines follow the order its batches were queued in (at one instant too)",
+        "KafkaController.onBrokerStartup: sendUpdateMetadataRequest, then handleStateChanges(OnlineReplica)",
+    ),
+    M(
+        "update-metadata-line-per-request",
+        "../logs/render.py",
+        '                group = um_groups.setdefault(p["batch"], [order, [], cb, len(states)])\n',
+        "                group = um_groups.setdefault(r.correlation_id, [order, [], cb, len(states)])\n",
+        "a batch's UpdateMetadata is logged once, with all the brokers it goes to",
+        "ControllerBrokerRequestBatch.sendUpdateMetadataRequests: one line, updateMetadataRequestBrokerSet",
+    ),
+    M(
+        "truncation-without-producer-state",
+        "../logs/render.py",
+        '                add(t, bid, SERVER, m.loading_producer_state(name, off(tp, d["offset"])))\n',
+        "",
+        "a truncation that removes records ends by rebuilding the producer state, and says so",
+        "Log.completeTruncation -> rebuildProducerState: Loading producer state till offset ...",
+    ),
+    M(
         "new-partition-without-live-replica-gets-no-leader-ever",
         "controller.py",
         "            if tp in self.new_partitions:  # NewPartition: initialized, not elected\n",
@@ -1463,9 +1517,9 @@ MUTATIONS = [
     M(
         "controller-request-logged-at-its-decision",
         "../logs/render.py",
-        '            when = p["queued_ms"]\n',
-        '            when = min([p["queued_ms"]] + [d[0] for d in ctl.decisions if any((s["topic"], s["partition"]) '
-        "== (d[1], d[2]) for s in states)])\n",
+        '            order = (p["queued_ms"], cep, r.correlation_id)\n',
+        '            order = (min([p["queued_ms"]] + [d[0] for d in ctl.decisions if any((s["topic"], s["partition"]) '
+        "== (d[1], d[2]) for s in states)]), cep, r.correlation_id)\n",
         "a controller request is logged when it is queued, not when the state it carries was decided (a broker "
         "that comes back gets the old state then)",
         'ControllerBrokerRequestBatch.sendRequestsToBrokers: stateChangeLog.info(s"Sending LeaderAndIsr request ...")',
@@ -1473,8 +1527,8 @@ MUTATIONS = [
     M(
         "controller-request-logged-when-sent",
         "../logs/render.py",
-        '            when = p["queued_ms"]\n',
-        "            when = r.sent\n",
+        '            order = (p["queued_ms"], cep, r.correlation_id)\n',
+        "            order = (r.sent, cep, r.correlation_id)\n",
         "a batch is logged once, when the controller hands it to the channels, though each channel sends it when "
         "the broker's previous request is answered",
         "ControllerBrokerRequestBatch.sendUpdateMetadataRequests: one Sending UpdateMetadata line per batch",
@@ -1490,8 +1544,8 @@ MUTATIONS = [
     M(
         "broker-startup-lai",
         "controller.py",
-        '            if tps:\n                self.send(self.brokers[bid], "LeaderAndIsr"',
-        '            if False:\n                self.send(self.brokers[bid], "LeaderAndIsr"',
+        '                self.send(self.brokers[bid], "LeaderAndIsr", states, batch=batch)\n',
+        "",
         "a broker that starts gets a LeaderAndIsr for each replica it holds",
         "KafkaController.onBrokerStartup: replicaStateMachine.handleStateChanges(allReplicasOnNewBrokers, OnlineReplica)",
     ),

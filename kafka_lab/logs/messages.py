@@ -32,7 +32,7 @@ __all__ = [
     "added_fetcher",
     "truncating_log",
     "truncating_no_effect",
-    "truncating_below_hw",
+    "loading_producer_state",
     "isr_updated",
     "controller_elected",
     "controller_failover",
@@ -264,8 +264,21 @@ def _log_ident(tp) -> str:
 
 
 def truncating_log(tp, offset):
-    """Log.truncateTo."""
+    """Log.truncateTo, when it removes records. ``ReplicaFetcherThread.truncate`` means to add a WARN
+    (``Truncating <tp> to offset <o> below high watermark <hw>``) when a follower truncates below its high
+    watermark, but since 2.1 it tests for it after ``truncateTo`` has lowered the high watermark to the new log
+    end, so 2.8 never writes it (KAFKA-19474, fixed in 2025): these two INFO lines are the whole trace."""
     return ("INFO", "kafka.log.Log", f"{_log_ident(tp)}Truncating to offset {offset}")
+
+
+def loading_producer_state(tp, offset):
+    """Log.rebuildProducerState, which every truncation that removes records ends with (``completeTruncation``);
+    message format version 2 (the only one the model writes)."""
+    return (
+        "INFO",
+        "kafka.log.Log",
+        f"{_log_ident(tp)}Loading producer state till offset {offset} with message format version 2",
+    )
 
 
 def truncating_no_effect(tp, offset, leo):
@@ -274,16 +287,6 @@ def truncating_no_effect(tp, offset, leo):
         "INFO",
         "kafka.log.Log",
         f"{_log_ident(tp)}Truncating to {offset} has no effect as the largest offset in the log is {leo - 1}",
-    )
-
-
-def truncating_below_hw(b, leader, tp, offset, hw):
-    """ReplicaFetcherThread.truncate."""
-    return (
-        "WARN",
-        "kafka.server.ReplicaFetcherThread",
-        f"[ReplicaFetcher replicaId={b}, leaderId={leader}, fetcherId=0] Truncating {tp} to offset {offset} below "
-        f"high watermark {hw}",
     )
 
 

@@ -216,7 +216,6 @@ def render(
 
     # -- replica-manager events, per broker in time order: what LeaderAndIsr did and what the fetcher truncated
     epochs: dict = {}  # (broker, tp) -> last leader epoch seen (all partitions start at epoch 0)
-    follower_state: dict = {}  # (broker, tp) -> (leader, hw) at the last become-follower
     events_at: dict = {}  # (broker, time) -> [(kind, tp, detail)]
     for bid, b in sorted(cluster.brokers.items()):
         for t, kind, topic, part, d in b.replica_manager.events:
@@ -267,7 +266,6 @@ def render(
                 ),
             )
             epochs[(bid, tp)] = d["leader_epoch"]
-            follower_state[(bid, tp)] = (d["leader"], d["hw"])
         if followers:
             add(t, bid, SERVER, m.removed_fetcher(bid, [m.tp_name(*tp) for tp, _ in followers]))
             if req is not None:
@@ -307,11 +305,9 @@ def render(
             leo_before = d["leo"] + d["removed_records"]
             if d["offset"] >= leo_before:
                 add(t, bid, SERVER, m.truncating_no_effect(name, off(tp, d["offset"]), off(tp, leo_before)))
-            else:
+            else:  # (no WARN "... below high watermark": 2.8 tests for it after the HW has been lowered)
                 add(t, bid, SERVER, m.truncating_log(name, off(tp, d["offset"])))
-            leader, hw = follower_state.get((bid, tp), (None, None))
-            if hw is not None and d["offset"] < hw:
-                add(t, bid, SERVER, m.truncating_below_hw(bid, leader, name, off(tp, d["offset"]), off(tp, hw)))
+                add(t, bid, SERVER, m.loading_producer_state(name, off(tp, d["offset"])))
 
     # -- controller requests handled on each broker (other than LeaderAndIsr, done above)
     for r in requests:
@@ -368,36 +364,31 @@ def render(
                     STATE,
                     m.changed_partition(cb, cep, m.tp_name(*tp), leader, lep(tp, epoch), isr, zkv(tp, zk), was),
                 )
-        um_groups: dict = {}
+        # ControllerBrokerRequestBatch logs a batch when it hands it to the channels, which may send it later
+        # (one request in flight per broker): a broker that comes back gets the state decided before, but its
+        # requests are written when it returns. Within a batch the LeaderAndIsr lines come first, one per
+        # broker, then one UpdateMetadata line for all its brokers; batches in the order they were queued
+        # (the controller's correlation ids)
+        entries, um_groups = [], {}
         for r in cluster.log:
             if not r.is_controller or not _ok(r.sent):
                 continue
             p = r.payload
             cb, cep = p["controller_id"], p["controller_epoch"]
             states = p["partition_states"]
-            # ControllerBrokerRequestBatch logs a batch when it hands it to the channel, which may send it
-            # later (one request in flight per broker); a broker that comes back gets the state decided
-            # before, but its requests are written when it returns
-            when = p["queued_ms"]
+            order = (p["queued_ms"], cep, r.correlation_id)
             if r.api == "LeaderAndIsr":
                 n_lead = sum(1 for s in states if s["leader"] == r.connection.broker_id)
-                add(
-                    when,
-                    cb,
-                    STATE,
-                    m.sending_leader_and_isr(
-                        cb, p["controller_epoch"], r.connection.broker_id, n_lead, len(states) - n_lead
-                    ),
-                )
-            elif r.api == "UpdateMetadata":
-                key = (
-                    when,
-                    cb,
-                    tuple((s["topic"], s["partition"], s["leader_epoch"], s["zk_version"]) for s in states),
-                )
-                um_groups.setdefault(key, (p["controller_epoch"], []))[1].append(r.connection.broker_id)
-        for (when, cb, key), (cep, brokers) in sorted(um_groups.items(), key=lambda kv: kv[0][0]):
-            add(when, cb, STATE, m.sending_update_metadata(cb, cep, brokers, len(key)))
+                line = m.sending_leader_and_isr(cb, cep, r.connection.broker_id, n_lead, len(states) - n_lead)
+                entries.append((order, cb, line))
+            elif r.api == "UpdateMetadata":  # one line per batch, for all its brokers
+                group = um_groups.setdefault(p["batch"], [order, [], cb, len(states)])
+                group[0] = min(group[0], order)
+                group[1].append(r.connection.broker_id)
+        for order, brokers, cb, n in um_groups.values():
+            entries.append((order, cb, m.sending_update_metadata(cb, order[1], brokers, n)))
+        for order, cb, line in sorted(entries, key=lambda e: e[0]):
+            add(order[0], cb, STATE, line)
 
     # -- restarts and controller changes: server.log of the broker, controller.log of the controller
     for t, kind, cid, lmms in lifecycle_messages(cluster):

@@ -302,6 +302,10 @@ class Cluster:
             )
         self._validate_topic_create(name, assignment)
         unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)
+        for b in self.brokers.values():  # the topic's config, as every broker reads it (a name used before: reset)
+            b.replica_manager.topic_min_isr.pop(name, None)
+            if min_insync_replicas is not None:
+                b.replica_manager.topic_min_isr[name] = min_insync_replicas
         tps = []
         for p, replicas in sorted(assignment.items()):
             tp = (name, p)

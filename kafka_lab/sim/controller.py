@@ -149,8 +149,14 @@ class Controller:
         #: "broker_startup" ({"broker"}, and the live brokers after the change)
         self.events: list = []
         self._first = (controller_id, epoch)
+        self._batches = 0
 
     # -- the channel ---------------------------------------------------------------------------------
+    def new_batch(self) -> int:
+        """A new request batch's id (the requests one ``sendRequestsToBrokers`` call sends)."""
+        self._batches += 1
+        return self._batches
+
     def channel(self, broker) -> ControllerChannel:
         ch = self._channels.get(broker.id)
         if ch is None:
@@ -168,8 +174,12 @@ class Controller:
         delete_partitions: bool = False,
         callback=None,
         epoch: int | None = None,
+        batch: int | None = None,
     ) -> None:
-        """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered."""
+        """Queue a control request for ``broker`` at ``at_ms``; sent when the previous one is answered.
+
+        ``batch``: the ``ControllerBrokerRequestBatch`` it belongs to (:meth:`new_batch`; one of its own when
+        None). Kafka logs a batch's UpdateMetadata once, for all its brokers."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
         if self.id < 0:
@@ -191,6 +201,7 @@ class Controller:
             "stop": stop,
             "live_brokers": sorted(self.live_brokers),
             "callback": callback,
+            "batch": self.new_batch() if batch is None else batch,
         }
 
         def enqueue(_e=None):
@@ -234,8 +245,9 @@ class Controller:
         broker, and the attempt is kept in :attr:`failed_state_changes` (Kafka's ERROR ends *No assigned
         replica is alive.*). Every later ``triggerOnlinePartitionStateChange`` (a broker's start-up or failure,
         a new controller) tries it again, and the first time a replica is live it is initialized as above,
-        leader epoch 0, logged ``from NewPartition to OnlinePartition``."""
-        live = [r for r in replicas if r in self.live_brokers]
+        leader epoch 0, logged ``from NewPartition to OnlinePartition``. (Live: ``isReplicaOnline``, so a broker in
+        controlled shutdown is not.)"""
+        live = [r for r in replicas if r in self._online()]
         self.state[tp] = {
             "leader": leader if leader is not None else (live[0] if live else -1),
             "leader_epoch": 0,
@@ -270,6 +282,7 @@ class Controller:
         if tps and not known:
             return
         tps = known
+        batch = self.new_batch()
         if leader_and_isr:
             per_broker: dict = {}
             for tp in tps:
@@ -279,10 +292,10 @@ class Controller:
             for bid in sorted(per_broker):
                 if bid not in self.brokers:
                     continue
-                self.send(self.brokers[bid], "LeaderAndIsr", per_broker[bid], at_ms=at)
+                self.send(self.brokers[bid], "LeaderAndIsr", per_broker[bid], at_ms=at, batch=batch)
         states = [self.partition_state(tp) for tp in tps]
         for bid in sorted(self.live_brokers & set(self.brokers)):
-            self.send(self.brokers[bid], "UpdateMetadata", states, at_ms=at)
+            self.send(self.brokers[bid], "UpdateMetadata", states, at_ms=at, batch=batch)
 
     def elect_leader(self, tp, new_leader: int, *, at_ms: float = 0.0) -> None:
         """Move ``tp``'s leadership to ``new_leader`` at ``at_ms`` (a preferred-replica election).
@@ -532,8 +545,9 @@ class Controller:
                 callback=lambda req, bid=bid: deleted(req, bid),
             )
         gone = [{"topic": t, "partition": p, "leader": -2, "leader_epoch": -2} for t, p in tps]
+        batch = self.new_batch()
         for bid in sorted(self.live_brokers & set(self.brokers)):
-            self.send(self.brokers[bid], "UpdateMetadata", gone, at_ms=at_ms)
+            self.send(self.brokers[bid], "UpdateMetadata", gone, at_ms=at_ms, batch=batch)
 
     # -- a topic config change ----------------------------------------------------------------------
     def enable_unclean_leader_election(self, topic: str, *, at_ms: float = 0.0) -> None:
@@ -659,20 +673,23 @@ class Controller:
                 yield self.env.timeout(self.zk_latency_ms)
                 # onReplicasBecomeOffline: the partitions it led are offline and elect a live ISR member (in
                 # assignment order); then its replicas go offline (out of the ISR, or leader -1 where no one
-                # could be elected: the partition stays offline)
-                # (a failure makes no other offline partition electable: every one elected now is one it led)
-                elected = set(self._elect_offline())
+                # could be elected: the partition stays offline). Every election made is sent: most are of
+                # partitions it led, but one made electable meanwhile (a broker that just registered, a topic
+                # whose unclean election was just enabled) is elected, and sent, here too
+                elected = self._elect_offline()
                 changed = [tp for tp in changed if tp in elected or self._offline_replica(tp, bid)]
-                self._publish(changed, leader_and_isr=True)
+                self._publish(list(dict.fromkeys(changed + elected)), leader_and_isr=True)
             rest = [tp for tp in affected if tp not in changed]
             if rest:
                 self._publish(rest, leader_and_isr=False)
             if not changed and self._offline():
                 # onReplicasBecomeOffline triggers the offline partitions' elections all the same (a ZooKeeper
-                # read of their state); a failure makes none of them electable, so each attempt fails
+                # read of their state); a failure makes none of them electable, so each attempt fails, unless
+                # something else made one electable meanwhile (as above): that election is sent
                 yield self.env.timeout(self.zk_latency_ms)
                 elected = self._elect_offline()
-                assert not elected, f"a broker failure made offline partitions electable: {elected}"
+                if elected:
+                    self._publish(elected, leader_and_isr=True)
 
         self.env.process(work())
 
@@ -688,14 +705,19 @@ class Controller:
             self.live_brokers.add(bid)
             live = sorted(self.live_brokers & set(self.brokers))
             self.events.append((self.env.now, self.id, "broker_startup", {"broker": bid, "live": live}))
+            batch = self.new_batch()
             for other in existing:
-                self.send(self.brokers[other], "UpdateMetadata", [], at_ms=self.env.now)
+                self.send(self.brokers[other], "UpdateMetadata", [], at_ms=self.env.now, batch=batch)
             # the partitions with a leadership (a NewPartition has none: its replicas hear of it when it gets one)
             known = [tp for tp in self.state if tp not in self.new_partitions]
             tps = [tp for tp in known if bid in self.state[tp]["replicas"]]
             self.send(self.brokers[bid], "UpdateMetadata", [self.partition_state(tp) for tp in known])
-            if tps:
-                self.send(self.brokers[bid], "LeaderAndIsr", [self.partition_state(tp) for tp in tps])
+            if tps:  # replicaStateMachine.handleStateChanges(OnlineReplica): its replicas' LeaderAndIsr, and (as
+                # every LeaderAndIsr batch does: addLeaderAndIsrRequestForBrokers) UpdateMetadata to all for them
+                states, batch = [self.partition_state(tp) for tp in tps], self.new_batch()
+                self.send(self.brokers[bid], "LeaderAndIsr", states, batch=batch)
+                for other in sorted(self.live_brokers & set(self.brokers)):
+                    self.send(self.brokers[other], "UpdateMetadata", states, batch=batch)
             # triggerOnlinePartitionStateChange: every offline partition is tried (one whose ISR holds this
             # broker can lead again; the others fail again)
             if self._offline():
@@ -743,8 +765,9 @@ class Controller:
             live = sorted(self.live_brokers & set(self.brokers))
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
+            batch = self.new_batch()
             for bid in live:
-                self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now)
+                self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now, batch=batch)
             self._publish(list(self.state), leader_and_isr=True)
             # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
             # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect

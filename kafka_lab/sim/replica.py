@@ -139,6 +139,9 @@ class ReplicaManager:
         self.env = env
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.min_insync_replicas = min_insync_replicas
+        #: topic -> its min.insync.replicas, where the topic sets one (a topic config, read from ZooKeeper for every
+        #: log the broker creates, also one created later by a LeaderAndIsr)
+        self.topic_min_isr: dict = {}
         self.partitions: dict = {}
         self.controller_epoch = 0  # the newest controller epoch this broker has seen
         self.produce_purgatory = None  # set by the broker
@@ -171,7 +174,7 @@ class ReplicaManager:
             leader,
             leader_epoch,
             isr=list(isr if isr is not None else replicas),
-            min_isr=self.min_insync_replicas if min_isr is None else min_isr,
+            min_isr=self.topic_min_isr.get(topic, self.min_insync_replicas) if min_isr is None else min_isr,
         )
         if leader == self.broker_id:
             p.log.assign_epoch(leader_epoch, 0)
@@ -400,7 +403,8 @@ class ReplicaManager:
             p = self.partitions.get(tp)
             new = p is None
             if new:
-                p = Partition(tp[0], tp[1], replicas, -1, -1, min_isr=self.min_insync_replicas)
+                min_isr = self.topic_min_isr.get(tp[0], self.min_insync_replicas)
+                p = Partition(tp[0], tp[1], replicas, -1, -1, min_isr=min_isr)
                 self.partitions[tp] = p
             elif st["leader_epoch"] <= p.leader_epoch:
                 errors[tp] = "STALE_CONTROLLER_EPOCH"

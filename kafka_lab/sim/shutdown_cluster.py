@@ -112,11 +112,12 @@ def shutdown_in_cluster(
                 per_broker.setdefault(r, []).append(ctl.partition_state(tp))
             if not led:
                 stop.append(tp)
+        batch = ctl.new_batch()
         for bid in sorted(per_broker):
-            ctl.send(cluster.brokers[bid], "LeaderAndIsr", per_broker[bid], at_ms=cluster.env.now)
+            ctl.send(cluster.brokers[bid], "LeaderAndIsr", per_broker[bid], at_ms=cluster.env.now, batch=batch)
         states = [ctl.partition_state(tp) for tp, _ in group]
         for bid in sorted(cluster.brokers):
-            ctl.send(cluster.brokers[bid], "UpdateMetadata", states, at_ms=cluster.env.now)
+            ctl.send(cluster.brokers[bid], "UpdateMetadata", states, at_ms=cluster.env.now, batch=batch)
         if stop:
             ctl.send(cluster.brokers[SHUTTING_DOWN], "StopReplica", partitions=stop, at_ms=cluster.env.now)
 
