@@ -1459,8 +1459,8 @@ MUTATIONS = [
     M(
         "new-partition-leadership-sent-before-it-has-one",
         "controller.py",
-        "        known = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send\n",
-        "        known = list(tps)\n",
+        "        tps = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send\n",
+        "",
         "a NewPartition has no leadership: no LeaderAndIsr or UpdateMetadata names it until it is initialized",
         "ControllerBrokerRequestBatch.addLeaderAndIsrRequestForBrokers / updateMetadataRequestPartitionInfo: only "
         "partitions with partitionLeadershipInfo",

@@ -315,9 +315,7 @@ class Cluster:
             # a partition no live broker could take stays NewPartition: no replica hears of it until one is back
             for r in replicas if tp not in self.controller.new_partitions else ():
                 rm = self.brokers[r].replica_manager
-                part = rm.add_partition(
-                    name, p, list(replicas), st["leader"], st["isr"], 0, min_isr=min_insync_replicas
-                )
+                part = rm.add_partition(name, p, list(replicas), st["leader"], st["isr"], 0)  # its topic's min ISR
                 if st["leader"] != r:
                     self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
                 del part

@@ -278,10 +278,7 @@ class Controller:
     def _publish(self, tps, *, leader_and_isr: bool, at_ms: float | None = None, exclude=()) -> None:
         """LeaderAndIsr to each partition's replicas (batched per broker) and UpdateMetadata to all live brokers."""
         at = self.env.now if at_ms is None else at_ms
-        known = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send
-        if tps and not known:
-            return
-        tps = known
+        tps = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send
         batch = self.new_batch()
         if leader_and_isr:
             per_broker: dict = {}

@@ -223,5 +223,5 @@ def last_isr_member(
         unclean=unclean,
         isr_elected=list(after[0][5]) if after else [],
         unclean_elections=sum(1 for _t, topic, part, _b in ctl.unclean_elections if (topic, part) == tp),
-        truncated_records=int(res.ledger.loc[res.ledger["outcome"] == "truncated", "records"].sum()),
+        truncated_records=int(res.outcomes()["truncated"].sum()),
     )
