@@ -123,11 +123,13 @@ class ClusterResults:
 
     @property
     def wrong_leader(self) -> pd.DataFrame:
-        """Produce partitions answered ``NOT_LEADER_OR_FOLLOWER`` per client and broker (sends to a wrong leader)."""
+        """Sends to a wrong leader per client and partition: the batches answered ``NOT_LEADER_OR_FOLLOWER``, how
+        often, the time they lost (each refused send to that batch's next send) and their mean latency."""
         lg = self.ledger[self.ledger["wrong_leader_sends"] > 0]
         return lg.groupby(["client_id", "topic", "partition"], as_index=False).agg(
             wrong_leader_sends=("wrong_leader_sends", "sum"),
             batches=("batch_id", "count"),
+            wrong_leader_ms=("wrong_leader_ms", "sum"),
             mean_latency_ms=("latency_ms", "mean"),
         )
 
@@ -458,7 +460,7 @@ class Cluster:
         return ClusterResults(
             requests=requests_frame(self.log),
             metrics=metrics,
-            ledger=ledger_frame(batches, leader_log_index(self)),
+            ledger=ledger_frame(batches, leader_log_index(self), now=until_ms),
             staleness=self.staleness_frame(until_ms),
             unavailability=self.unavailability_frame(until_ms),
             events=self.events_frame(),

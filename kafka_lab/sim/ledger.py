@@ -17,8 +17,15 @@ Every batch the application hands to a producer ends in exactly one outcome:
 disconnect whose first attempt had been appended after all (possible without idempotence).
 
 Conservation: the records of the four outcomes add up to the records handed over (tested in every
-scenario). ``latency_ms`` is the time from the batch's creation (the producer's first send follows at
-once, ``linger.ms=0``) to its final answer.
+scenario).
+
+Times, per batch: ``created_ms`` when the application handed it over; ``first_sent_ms`` the producer's
+first send of it (later than creation when the producer had no metadata yet, or its connection already
+had ``max.in.flight.requests.per.connection`` requests in flight); ``latency_ms`` from the first send to
+the final answer (an acknowledgement or an error; NaN while pending, or when never sent);
+``wrong_leader_ms`` the time lost to wrong leaders: from each send answered ``NOT_LEADER_OR_FOLLOWER`` to
+the batch's next send (or its failure, or the end of the run), which covers the refused round trip and
+``retry.backoff.ms``. ``wrong_leader_sends`` counts those sends.
 """
 
 from __future__ import annotations
@@ -43,11 +50,13 @@ _COLUMNS = [
     "error",
     "attempts",
     "created_ms",
+    "first_sent_ms",
     "done_ms",
     "latency_ms",
     "base_offset",
     "broker_id",
     "wrong_leader_sends",
+    "wrong_leader_ms",
     "duplicates",
 ]
 
@@ -62,38 +71,44 @@ def leader_log_index(cluster) -> dict:
     return out
 
 
-def ledger_frame(batches, index: dict) -> pd.DataFrame:
-    """One row per produced batch with its final outcome (see the module docstring)."""
-    rows = []
-    for b in batches:
-        in_log = index.get((b.topic, b.partition))
-        copies = in_log.get(b.batch_id, 0) if in_log is not None else 0
-        if b.outcome == "acknowledged":
-            outcome = "committed" if copies else "truncated"
-        else:
-            outcome = b.outcome
-        rows.append(
-            (
-                b.batch_id,
-                b.client_id,
-                b.topic,
-                b.partition,
-                b.records,
-                b.acks,
-                outcome,
-                b.error,
-                b.attempts,
-                b.created_ms,
-                b.done_ms,
-                b.done_ms - b.created_ms,
-                b.base_offset,
-                b.broker_id,
-                b.wrong_leader_sends,
-                max(0, copies - 1),
-            )
-        )
-    df = pd.DataFrame(rows, columns=_COLUMNS)
-    if df.empty:
-        df = df.astype({"records": np.int64, "partition": np.int64})
-    df["outcome"] = pd.Categorical(df["outcome"], categories=list(OUTCOMES))
+def ledger_frame(batches, index: dict, now: float = float("nan")) -> pd.DataFrame:
+    """One row per produced batch with its final outcome (see the module docstring), as of ``now``."""
+    none: Counter = Counter()
+    copies = np.fromiter(
+        (index.get((b.topic, b.partition), none).get(b.batch_id, 0) for b in batches),
+        dtype=np.int64,
+        count=len(batches),
+    )
+
+    def col(name, dtype=None):
+        values = [getattr(b, name) for b in batches]
+        return values if dtype is None else np.array(values, dtype=dtype)
+
+    kept = np.array([b.outcome for b in batches], dtype=object)
+    acknowledged = kept == "acknowledged"
+    kept[acknowledged] = np.where(copies[acknowledged] > 0, "committed", "truncated")
+    first_sent, done = col("first_sent_ms", np.float64), col("done_ms", np.float64)
+    df = pd.DataFrame(
+        {
+            "batch_id": col("batch_id", np.int64),
+            "client_id": np.array(col("client_id"), dtype=object),
+            "topic": np.array(col("topic"), dtype=object),
+            "partition": col("partition", np.int64),
+            "records": col("records", np.int64),
+            "acks": col("acks", np.int64),
+            "outcome": pd.Categorical(kept, categories=list(OUTCOMES)),
+            "error": np.array(col("error"), dtype=object),
+            "attempts": col("attempts", np.int64),
+            "created_ms": col("created_ms", np.float64),
+            "first_sent_ms": first_sent,
+            "done_ms": done,
+            "latency_ms": done - first_sent,
+            "base_offset": col("base_offset", np.int64),
+            "broker_id": col("broker_id", np.int64),
+            "wrong_leader_sends": col("wrong_leader_sends", np.int64),
+            "wrong_leader_ms": np.array([b.wrong_leader_ms_at(now) for b in batches], dtype=np.float64),
+            "duplicates": np.maximum(copies - 1, 0),
+        },
+        columns=_COLUMNS,
+    )
     return df

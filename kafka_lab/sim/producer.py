@@ -17,11 +17,15 @@ A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempot
   (``NOT_LEADER_OR_FOLLOWER``, ``NETWORK_EXCEPTION``, ...) also asks for a metadata refresh;
   ``REQUEST_TIMED_OUT`` does not. Anything else, or a retry not allowed, fails the batch (an error
   returned to the application);
+- **acks=0**: no response is expected (``Sender``: ``expectResponse = acks != 0``), so a batch is done,
+  ``NONE`` with base offset -1, once its request is written (``NetworkClient.handleCompletedSends``): it
+  holds no in-flight slot, and what the broker makes of it is never known to the producer;
 - **client timeout**: a request unanswered after ``request.timeout.ms`` closes its connection
   (``NetworkClient.handleTimedOutRequests``); every request in flight on it fails ``NETWORK_EXCEPTION``.
   The broker may still append it: a retry then writes the batch twice (a *duplicate*);
 - **metadata**: a ``Metadata`` request to the least-loaded broker, answered from *that broker's*
-  metadata cache, when asked for (at most every ``retry.backoff.ms``) or after ``metadata.max.age.ms``;
+  metadata cache, when asked for (``retry.backoff.ms`` after the last refresh at the earliest, and then at
+  once: ``Metadata.timeToNextUpdate``) or after ``metadata.max.age.ms``;
   a partition whose leader epoch is older than the one already known is ignored (KIP-320).
 
 Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: ``acks=1``,
@@ -46,6 +50,8 @@ from kafka_lab.listeners.endpoint import java_trim
 from .distributions import Exponential
 from .records import Request
 from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
+
+NAN = float("nan")
 
 __all__ = ["KafkaProducer", "KafkaConsumer", "ProducerBatch", "PRODUCER_DEFAULTS"]
 
@@ -118,6 +124,9 @@ class ProducerBatch:
         "broker_id",
         "wrong_leader_sends",
         "wrong_leader_ms",
+        "first_sent_ms",
+        "sent_ms",
+        "refused_sent_ms",
         "in_flight",
     )
 
@@ -136,8 +145,16 @@ class ProducerBatch:
         self.base_offset = -1
         self.broker_id = -1
         self.wrong_leader_sends = 0
-        self.wrong_leader_ms = 0.0
+        self.wrong_leader_ms = 0.0  # time lost to wrong leaders: each refused send to the batch's next send
+        self.first_sent_ms = NAN  # the producer's first send of it (latency is measured from here)
+        self.sent_ms = NAN  # the send of the attempt in flight (or the last one)
+        self.refused_sent_ms = NAN  # the send of an attempt refused NOT_LEADER_OR_FOLLOWER, until it is sent again
         self.in_flight = False
+
+    def wrong_leader_ms_at(self, now: float) -> float:
+        """The time lost to wrong leaders as of ``now``: a refused batch not sent again yet is still losing it."""
+        pending = self.refused_sent_ms
+        return self.wrong_leader_ms + (now - pending if pending == pending else 0.0)
 
     @property
     def tp(self):
@@ -162,7 +179,7 @@ class _MetadataClient:
         self.in_flight: dict = {}  # broker id -> number of requests in flight
         self._correlation = 0
         self.sent = 0
-        self._refresh_timer = False
+        self._refresh_at = None  # when the earliest armed refresh timer fires (None: none armed)
         self.prefer = None  # a broker to ask for metadata (else the least loaded, NetworkClient.leastLoadedNode)
         self._known_partitions = cluster.partitions_of(topic)
 
@@ -216,11 +233,15 @@ class _MetadataClient:
             return
         due = self.last_refresh_ms + (self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)
         if now < due:
-            if not self._refresh_timer:
-                self._refresh_timer = True
+            # Metadata.timeToNextUpdate: wake when the refresh is due. An update asked for (due at the last
+            # refresh + retry.backoff.ms) comes before the age-based refresh already armed, so it gets a timer
+            # of its own: the earliest armed timer is the one that matters
+            if self._refresh_at is None or due < self._refresh_at:
+                self._refresh_at = due
 
-                def fire(_e):
-                    self._refresh_timer = False
+                def fire(_e, at=due):
+                    if self._refresh_at == at:
+                        self._refresh_at = None
                     self.maybe_refresh()
 
                 self.env.timeout(due - now).callbacks.append(fire)
@@ -450,10 +471,18 @@ class KafkaProducer(_MetadataClient):
             self.env.timeout(next_wake - now).callbacks.append(fire)
 
     def _send_produce(self, bid: int, batches: list) -> None:
+        now = self.env.now
         for b in batches:
             b.attempts += 1
             b.in_flight = True
             b.broker_id = bid
+            if b.attempts == 1:
+                b.first_sent_ms = now
+            b.sent_ms = now
+            refused = b.refused_sent_ms
+            if refused == refused:  # sent again after a NOT_LEADER_OR_FOLLOWER: the time since that send is lost
+                b.wrong_leader_ms += now - refused
+                b.refused_sent_ms = NAN
         tps = tuple(b.tp for b in batches)
         req = Request(
             "Produce",
@@ -468,6 +497,14 @@ class KafkaProducer(_MetadataClient):
         )
         self.requests[id(req)] = (req, bid, batches)
         self._send(bid, req)
+        if req.acks == 0 and req.connection is not None:
+            # acks=0 expects no response (Sender: expectResponse = acks != 0): NetworkClient completes the request
+            # once it is written (handleCompletedSends), and Sender completes each batch NONE, offset -1
+            del self.requests[id(req)]
+            self.in_flight[bid] -= 1
+            for b in batches:
+                self._complete_batch(b, "NONE", -1)
+            return
         self._arm_timeout()
 
     def _arm_timeout(self) -> None:
@@ -525,6 +562,7 @@ class KafkaProducer(_MetadataClient):
             return
         if err == "NOT_LEADER_OR_FOLLOWER":
             b.wrong_leader_sends += 1
+            b.refused_sent_ms = b.sent_ms
         can_retry = (
             err in RETRIABLE_ERRORS
             and b.attempts <= self.cfg["retries"]
@@ -538,6 +576,8 @@ class KafkaProducer(_MetadataClient):
             self.accumulator.setdefault(b.tp, deque()).appendleft(b)
         else:
             b.outcome, b.error, b.done_ms = "failed", err, now
+            b.wrong_leader_ms = b.wrong_leader_ms_at(now)  # a refused batch that fails lost the time until then
+            b.refused_sent_ms = NAN
 
 
 class KafkaConsumer(_MetadataClient):
