@@ -30,6 +30,7 @@ from __future__ import annotations
 import gc
 import re
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -80,22 +81,30 @@ def cluster_properties(
     return props
 
 
-def advance(env, until_ms: float) -> None:
-    """Run the simulation to ``until_ms``, with the cyclic collector paused.
+@contextmanager
+def collector_paused():
+    """The cyclic garbage collector off inside the block (and as it was after it, also after an exception).
 
     A run allocates many objects that stay alive (batches, the request log, metrics) and many short-lived
     ones (events, requests) that reference counting frees: the collector finds almost nothing to free
-    during a run, yet each of its passes walks every young survivor. Pausing it saves about a tenth of
-    the benchmark's run and a sixth of lab 03's, and the peak memory of every lab's run together did not
-    grow (tools/fingerprint.py: 553 MB before, 499 MB after). Whatever cycles a run leaves are freed by
-    the next collection after it (the labs' panels collect after each answer: ``release_runs``)."""
+    during a run, yet each of its passes walks every young survivor. Building a run's result frames is the
+    same: tens of thousands of row tuples, each pass walking the whole simulation. Pausing it saves about a
+    tenth of the benchmark's run and a sixth of lab 03's, and the peak memory of every lab's run together
+    did not grow (tools/fingerprint.py: 553 MB before, 499 MB after). Whatever cycles a run leaves are freed
+    by the next collection after it (the labs' panels collect after each answer: ``release_runs``)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
-        env.run(until=until_ms)
+        yield
     finally:
         if was_on:
             gc.enable()
+
+
+def advance(env, until_ms: float) -> None:
+    """Run the simulation to ``until_ms``, with the cyclic collector paused (:func:`collector_paused`)."""
+    with collector_paused():
+        env.run(until=until_ms)
 
 
 @dataclass
@@ -451,7 +460,10 @@ class Cluster:
             raise ValueError(f"until_ms must not be before the current time {self.env.now}")
         if until_ms > self.env.now:  # at the current time: the results as they stand, nothing more simulated
             advance(self.env, until_ms)
-        interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
+        with collector_paused():
+            return self._results(until_ms, metrics_interval_ms or max(until_ms / 200.0, 1e-9))
+
+    def _results(self, until_ms: float, interval: float) -> ClusterResults:
         metrics = pd.concat(
             [b.metrics.frame(interval, until_ms).assign(broker_id=bid) for bid, b in sorted(self.brokers.items())],
             ignore_index=True,

@@ -31,6 +31,7 @@ the batch's next send (or its failure, or the end of the run), which covers the 
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 import numpy as np
 import pandas as pd
@@ -71,44 +72,48 @@ def leader_log_index(cluster) -> dict:
     return out
 
 
+#: what a ProducerBatch contributes to its row, read in one call per batch (operator.attrgetter)
+_FIELDS = (
+    "batch_id",
+    "client_id",
+    "topic",
+    "partition",
+    "records",
+    "acks",
+    "outcome",
+    "error",
+    "attempts",
+    "created_ms",
+    "first_sent_ms",
+    "done_ms",
+    "base_offset",
+    "broker_id",
+    "wrong_leader_sends",
+)
+_INTS = ("batch_id", "partition", "records", "acks", "attempts", "base_offset", "broker_id", "wrong_leader_sends")
+_FLOATS = ("created_ms", "first_sent_ms", "done_ms")
+
+
 def ledger_frame(batches, index: dict, now: float = float("nan")) -> pd.DataFrame:
     """One row per produced batch with its final outcome (see the module docstring), as of ``now``."""
     none: Counter = Counter()
+    n = len(batches)
     copies = np.fromiter(
-        (index.get((b.topic, b.partition), none).get(b.batch_id, 0) for b in batches),
-        dtype=np.int64,
-        count=len(batches),
+        (index.get((b.topic, b.partition), none).get(b.batch_id, 0) for b in batches), dtype=np.int64, count=n
     )
-
-    def col(name, dtype=None):
-        values = [getattr(b, name) for b in batches]
-        return values if dtype is None else np.array(values, dtype=dtype)
-
-    kept = np.array([b.outcome for b in batches], dtype=object)
+    rows = list(map(attrgetter(*_FIELDS), batches))
+    cols = dict(zip(_FIELDS, zip(*rows))) if rows else dict.fromkeys(_FIELDS, ())
+    for name in _INTS:
+        cols[name] = np.array(cols[name], dtype=np.int64)
+    for name in _FLOATS:
+        cols[name] = np.array(cols[name], dtype=np.float64)
+    for name in ("client_id", "topic", "error"):
+        cols[name] = np.array(cols[name], dtype=object)
+    kept = np.array(cols["outcome"], dtype=object)
     acknowledged = kept == "acknowledged"
     kept[acknowledged] = np.where(copies[acknowledged] > 0, "committed", "truncated")
-    first_sent, done = col("first_sent_ms", np.float64), col("done_ms", np.float64)
-    df = pd.DataFrame(
-        {
-            "batch_id": col("batch_id", np.int64),
-            "client_id": np.array(col("client_id"), dtype=object),
-            "topic": np.array(col("topic"), dtype=object),
-            "partition": col("partition", np.int64),
-            "records": col("records", np.int64),
-            "acks": col("acks", np.int64),
-            "outcome": pd.Categorical(kept, categories=list(OUTCOMES)),
-            "error": np.array(col("error"), dtype=object),
-            "attempts": col("attempts", np.int64),
-            "created_ms": col("created_ms", np.float64),
-            "first_sent_ms": first_sent,
-            "done_ms": done,
-            "latency_ms": done - first_sent,
-            "base_offset": col("base_offset", np.int64),
-            "broker_id": col("broker_id", np.int64),
-            "wrong_leader_sends": col("wrong_leader_sends", np.int64),
-            "wrong_leader_ms": np.array([b.wrong_leader_ms_at(now) for b in batches], dtype=np.float64),
-            "duplicates": np.maximum(copies - 1, 0),
-        },
-        columns=_COLUMNS,
-    )
-    return df
+    cols["outcome"] = pd.Categorical(kept, categories=list(OUTCOMES))
+    cols["latency_ms"] = cols["done_ms"] - cols["first_sent_ms"]
+    cols["wrong_leader_ms"] = np.array([b.wrong_leader_ms_at(now) for b in batches], dtype=np.float64)
+    cols["duplicates"] = np.maximum(copies - 1, 0)
+    return pd.DataFrame(cols, columns=_COLUMNS)
