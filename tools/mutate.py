@@ -706,10 +706,26 @@ MUTATIONS = [
     M(
         "producer-retry-at-the-tail",
         "producer.py",
-        "            self.accumulator.setdefault(b.tp, deque()).appendleft(b)",
-        "            self.accumulator.setdefault(b.tp, deque()).append(b)",
+        "            self._queue(b.tp).appendleft(b)",
+        "            self._queue(b.tp).append(b)",
         "a retried batch goes back to the head of its partition's queue",
         "RecordAccumulator.reenqueue: deque.addFirst(batch)",
+    ),
+    M(
+        "producer-drain-misses-a-filled-partition",
+        "producer.py",
+        "        self._filled.add(tp)\n        return queue",
+        "        return queue",
+        "every batch handed over is sent: the sender looks at every partition whose queue holds one",
+        "RecordAccumulator.ready/drain iterate every partition with batches",
+    ),
+    M(
+        "sticky-partitions-not-rebuilt-after-metadata",
+        "producer.py",
+        "        if known is None or known[0] is not tps or known[1] != leaders.version:",
+        "        if known is None:",
+        "the sticky partitioner chooses among the partitions that have a leader in the latest metadata",
+        "DefaultPartitioner / StickyPartitionCache: cluster.availablePartitionsForTopic(topic)",
     ),
     M(
         "consumer-reads-beyond-hw",

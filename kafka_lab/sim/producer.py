@@ -161,6 +161,42 @@ class ProducerBatch:
         return (self.topic, self.partition)
 
 
+class _Leaders(dict):
+    """``tp -> (leader, leader_epoch)`` as a client's metadata names them, counting its writes (``version``), so
+    that what is derived from it (the sticky partitioner's available partitions) is rebuilt only after a
+    change. Reads are a plain dict's."""
+
+    __slots__ = ("version",)
+
+    def __init__(self):
+        super().__init__()
+        self.version = 0
+
+    def __setitem__(self, tp, value) -> None:
+        self.version += 1
+        super().__setitem__(tp, value)
+
+    def __delitem__(self, tp) -> None:
+        self.version += 1
+        super().__delitem__(tp)
+
+    def pop(self, *args):
+        self.version += 1
+        return super().pop(*args)
+
+    def clear(self) -> None:
+        self.version += 1
+        super().clear()
+
+    def update(self, *args, **kw) -> None:
+        self.version += 1
+        super().update(*args, **kw)
+
+    def setdefault(self, tp, default=None):
+        self.version += 1
+        return super().setdefault(tp, default)
+
+
 class _MetadataClient:
     """What every client of a cluster shares: connections per broker, metadata, its refresh."""
 
@@ -171,7 +207,7 @@ class _MetadataClient:
         self.topic = topic
         self.retry_backoff_ms = retry_backoff_ms
         self.metadata_max_age_ms = metadata_max_age_ms
-        self.leaders: dict = {}  # tp -> (leader, leader_epoch)
+        self.leaders = _Leaders()  # tp -> (leader, leader_epoch)
         self.last_refresh_ms = -float("inf")
         self.update_requested = True
         self.metadata_in_flight = False
@@ -330,7 +366,10 @@ class KafkaProducer(_MetadataClient):
         self.records_per_batch = records_per_batch
         self.fixed = None if partitions is None else self._fixed_partitions(partitions)
         self.rng = rng if rng is not None else cluster.rng(f"producer:{client_id}")
-        self.accumulator: dict = {}  # tp -> deque of batches not in flight
+        self.accumulator: dict = {}  # tp -> deque of batches not in flight, in the order the partitions came
+        self._position: dict = {}  # tp -> its place in the accumulator's order
+        self._filled: set = set()  # partitions whose queue may hold a batch (drain looks at these only)
+        self._available = None  # (topic partitions, leaders' version, the partitions that have a leader)
         self.batches: list[ProducerBatch] = []
         self.requests: dict = {}  # id(req) -> (req, broker id, batches)
         self._sticky = None
@@ -381,20 +420,30 @@ class KafkaProducer(_MetadataClient):
         for tp in tps:
             b = ProducerBatch(self.cluster.next_batch_id(), self.client_id, tp, self.records_per_batch, self.acks, now)
             self.batches.append(b)
-            queue = self.accumulator.get(tp)
-            if queue is None:
-                queue = self.accumulator[tp] = deque()
-            queue.append(b)
+            self._queue(tp).append(b)
             out.append(b)
         self.drain()
         return out
 
+    def _queue(self, tp) -> deque:
+        """``tp``'s queue in the accumulator (made when first needed), marked as holding a batch."""
+        queue = self.accumulator.get(tp)
+        if queue is None:
+            queue = self.accumulator[tp] = deque()
+            self._position[tp] = len(self._position)
+        self._filled.add(tp)
+        return queue
+
     def _sticky_partition(self):
         """KIP-480: a random available partition other than the previous one."""
-        leaders = self.leaders
-        avail = [tp for tp in self.topic_partitions() if tp in leaders and leaders[tp][0] >= 0]
+        tps, leaders = self.topic_partitions(), self.leaders
+        known = self._available
+        if known is None or known[0] is not tps or known[1] != leaders.version:
+            available = [tp for tp in tps if tp in leaders and leaders[tp][0] >= 0]
+            known = self._available = (tps, leaders.version, available)
+        avail = list(known[2])
         if not avail:
-            avail = list(self.topic_partitions())
+            avail = list(tps)
         if len(avail) > 1 and self._sticky in avail:
             avail.remove(self._sticky)  # a partition is listed once
         self._sticky = avail[int(self.rng.integers(len(avail)))]
@@ -440,8 +489,12 @@ class KafkaProducer(_MetadataClient):
             return
         per_node: dict = {}
         next_wake = None
-        for tp, q in self.accumulator.items():
+        filled, accumulator = self._filled, self.accumulator
+        # the partitions with a batch, in the accumulator's order (those found empty are forgotten)
+        for tp in sorted(filled, key=self._position.__getitem__) if len(filled) > 1 else tuple(filled):
+            q = accumulator[tp]
             if not q:
+                filled.discard(tp)
                 continue
             b = q[0]
             leader = self.leaders.get(tp, (-1, 0))[0]
@@ -573,7 +626,7 @@ class KafkaProducer(_MetadataClient):
         if can_retry:
             b.retry_at = now + self.cfg["retry.backoff.ms"]
             b.error = err
-            self.accumulator.setdefault(b.tp, deque()).appendleft(b)
+            self._queue(b.tp).appendleft(b)
         else:
             b.outcome, b.error, b.done_ms = "failed", err, now
             b.wrong_leader_ms = b.wrong_leader_ms_at(now)  # a refused batch that fails lost the time until then
