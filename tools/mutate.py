@@ -711,6 +711,102 @@ MUTATIONS = [
         "RecordAccumulator.reenqueue: deque.addFirst(batch)",
     ),
     M(
+        "producer-no-age-refresh",
+        "producer.py",
+        "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)",
+        '(self.retry_backoff_ms if self.update_requested else float("inf"))',
+        "metadata is refreshed metadata.max.age.ms after the last refresh even when no update was asked for",
+        "Metadata.timeToNextUpdate: lastSuccessfulRefreshMs + metadataExpireMs - nowMs when no update is requested",
+    ),
+    M(
+        "producer-age-refresh-early",
+        "producer.py",
+        "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)",
+        "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms / 2)",
+        "an age-based metadata refresh is not sent before metadata.max.age.ms has passed since the last refresh",
+        "Metadata.timeToNextUpdate: Math.max(lastSuccessfulRefreshMs + metadataExpireMs - nowMs, 0)",
+    ),
+    M(
+        "producer-no-refresh-after-refused-connection",
+        "producer.py",
+        "            req.on_done(req)\n        self.request_update()\n",
+        "            req.on_done(req)\n",
+        "a connection refused by a broker that is down asks for a metadata update (sent within retry.backoff.ms)",
+        "NetworkClient.processDisconnection → DefaultMetadataUpdater.handleServerDisconnect: metadata.requestUpdate(); "
+        "Sender.completeBatch: NetworkException is an InvalidMetadataException",
+        more=[
+            (
+                "producer.py",
+                "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
+                '        if err in INVALID_METADATA_ERRORS and err != "NETWORK_EXCEPTION":\n            self.request_update()',
+            )
+        ],
+    ),
+    M(
+        "producer-no-refresh-after-client-timeout",
+        "producer.py",
+        '                    self._complete_batch(b, "NETWORK_EXCEPTION", -1)\n        self.request_update()\n',
+        '                    self._complete_batch(b, "NETWORK_EXCEPTION", -1)\n',
+        "a request timed out by the client (its connection closed) asks for a metadata update",
+        "NetworkClient.handleTimedOutRequests → processDisconnection → handleServerDisconnect: metadata.requestUpdate(); "
+        "Sender.completeBatch: NetworkException is an InvalidMetadataException",
+        more=[
+            (
+                "producer.py",
+                "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
+                '        if err in INVALID_METADATA_ERRORS and err != "NETWORK_EXCEPTION":\n            self.request_update()',
+            )
+        ],
+    ),
+    M(
+        "sticky-ignores-leaders",
+        "producer.py",
+        "        avail = [tp for tp in self.topic_partitions() if tp in leaders and leaders[tp][0] >= 0]\n",
+        "        avail = list(self.topic_partitions())\n",
+        "the sticky partitioner picks among the partitions that have a leader in the producer's metadata",
+        "StickyPartitionCache.nextPartition: cluster.availablePartitionsForTopic(topic) (PartitionInfo.leader() != null)",
+    ),
+    M(
+        "sticky-may-repeat",
+        "producer.py",
+        "            avail.remove(self._sticky)  # a partition is listed once\n",
+        "            pass\n",
+        "a new batch's sticky partition differs from the previous one when more than one is available",
+        "StickyPartitionCache.nextPartition: while (newPart == null || newPart.equals(oldPart)) draw again",
+    ),
+    M(
+        "sticky-first-available",
+        "producer.py",
+        "        self._sticky = avail[int(self.rng.integers(len(avail)))]\n",
+        "        self._sticky = avail[0]\n",
+        "the sticky partition is drawn at random among the available ones: every one is used",
+        "StickyPartitionCache.nextPartition: availablePartitions.get(random % availablePartitions.size())",
+    ),
+    M(
+        "producer-default-acks-all",
+        "producer.py",
+        "        acks=1,\n        records_per_batch: int = 10,\n",
+        '        acks="all",\n        records_per_batch: int = 10,\n',
+        "a producer's default acks is 1 in 2.8 (all only from 3.0)",
+        'ProducerConfig (2.8): define(ACKS_CONFIG, Type.STRING, "1", ...); KIP-679 changed it in 3.0',
+    ),
+    M(
+        "producer-default-retries-zero",
+        "producer.py",
+        '    "retries": 2147483647,\n',
+        '    "retries": 0,\n',
+        "a producer's default retries is Integer.MAX_VALUE (bounded by delivery.timeout.ms)",
+        "ProducerConfig (2.8): define(RETRIES_CONFIG, Type.INT, Integer.MAX_VALUE, ...) (KIP-91, 2.1)",
+    ),
+    M(
+        "producer-default-max-in-flight-1",
+        "producer.py",
+        '    "max.in.flight.requests.per.connection": 5,\n',
+        '    "max.in.flight.requests.per.connection": 1,\n',
+        "a producer's default max.in.flight.requests.per.connection is 5",
+        "ProducerConfig (2.8): define(MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Type.INT, 5, atLeast(1), ...)",
+    ),
+    M(
         "consumer-reads-beyond-hw",
         "apis.py",
         "            start = offsets.get(tp, part.hw)\n            result[tp] = (part.hw, max(0, part.hw - start))",
