@@ -840,6 +840,24 @@ MUTATIONS = [
         "Sender.canRetry without idempotence: a retry after a lost response appends the batch again",
     ),
     M(
+        "ledger-drops-pending",
+        "ledger.py",
+        "    for b in batches:\n        in_log = index.get((b.topic, b.partition))\n",
+        '    for b in batches:\n        if b.outcome == "pending":\n            continue\n'
+        "        in_log = index.get((b.topic, b.partition))\n",
+        "every batch handed over is in the ledger, pending ones too: the four outcomes add up to what was handed over",
+        "docs/kafka-reference.md, the ledger (kafka_lab/sim/ledger.py): conservation of the records handed over",
+    ),
+    M(
+        "producer-loses-handed-over-batches",
+        "producer.py",
+        "            self.batches.append(b)\n",
+        "            if b.batch_id % 10:\n                self.batches.append(b)\n",
+        "every batch the application hands over is a row of the ledger (a batch the producer forgets is lost "
+        "from the accounting, not only from the log)",
+        "KafkaProducer.send: every record appended to the accumulator completes its future (acknowledged or failed)",
+    ),
+    M(
         "leader-append-no-epoch-entry",
         "log.py",
         "        if not self.epochs or leader_epoch > self.epochs[-1][0]:\n            self.assign_epoch(leader_epoch, base)",
