@@ -1663,6 +1663,47 @@ MUTATIONS = [
         "a broker that starts gets a LeaderAndIsr for each replica it holds",
         "KafkaController.onBrokerStartup: replicaStateMachine.handleStateChanges(allReplicasOnNewBrokers, OnlineReplica)",
     ),
+    # -- placement, the follower's request path, the results' frames (kafka_lab/sim/cluster.py, fetcher.py) -----
+    M(
+        "cluster-ignores-racks",
+        "cluster.py",
+        '            metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]\n',
+        "            metas = [BrokerMetadata(bid, None) for bid, b in sorted(self.brokers.items())]\n",
+        "a topic of a cluster whose brokers have broker.rack is placed rack-aware",
+        "AdminUtils.assignReplicasToBrokers: assignReplicasToBrokersRackAware when brokers have racks",
+    ),
+    M(
+        "cluster-drops-racks-argument",
+        "cluster.py",
+        "rack=rk.get(i)",
+        "rack=None",
+        "Cluster(racks={id: rack}) sets each broker's broker.rack",
+        "KafkaConfig: broker.rack (BrokerMetadata.rack read by AdminZkClient.getBrokerMetadatas)",
+    ),
+    M(
+        "follower-fetch-through-client-listener",
+        "fetcher.py",
+        "            leader.config.inter_broker_listener_name, self.client_id, client_host=",
+        "            self.cluster.client_listener(leader), self.client_id, client_host=",
+        "a follower fetches through the leader's inter-broker listener",
+        "ReplicaFetcherBlockingSend: sourceBroker.node(brokerConfig.interBrokerListenerName)",
+    ),
+    M(
+        "follower-fetch-not-in-request-log",
+        "fetcher.py",
+        "            self.cluster.log.append(req)\n            self.connection.send(req)\n",
+        "            self.connection.send(req)\n",
+        "a follower's Fetch is a request of the leader's like any other: in its request log",
+        "KafkaApis.handleFetchRequest (RequestChannel metrics per request, the request log)",
+    ),
+    M(
+        "metrics-frame-no-broker-id",
+        "cluster.py",
+        ".assign(broker_id=bid)",
+        ".assign(broker=bid)",
+        "the results' metrics frame has a broker_id column (issue 7's required columns)",
+        "issue 7: requests and metrics carry broker_id",
+    ),
 ]
 
 
