@@ -418,3 +418,62 @@ def test_an_expired_produce_answers_request_timed_out_for_the_partitions_still_p
     env.run(until=1001)
     assert answered == [req] and req.partition_errors == {a: "NONE", b: "REQUEST_TIMED_OUT"}
     assert req.error == "REQUEST_TIMED_OUT" and pur.num_delayed.value == 0
+
+
+# -- placement and the follower's request path ----------------------------------------------------------
+
+
+def test_a_cluster_with_racks_places_replicas_as_kafkas_rack_aware_assignment():
+    """cluster-ignores-racks, cluster-drops-racks-argument. ``racks={id: broker.rack}`` becomes each broker's
+    ``broker.rack``, and a topic is placed by ``AdminUtils.assignReplicasToBrokers`` over those racks
+    (``assignReplicasToBrokersRackAware``): compared here with the assignment called directly (its loop
+    transcription, kafka_lab.assignment.reference, and the fast one the cluster uses). Rack-aware with
+    three racks and RF 3: every partition has one replica per rack (rack-unaware, partition 0 would be
+    1, 2, 3: two in rack1)."""
+    from kafka_lab.assignment import BrokerMetadata, assign_replicas_to_brokers, assign_replicas_to_brokers_reference
+
+    racks = {1: "rack1", 2: "rack1", 3: "rack2", 4: "rack2", 5: "rack3", 6: "rack3"}
+    c = Cluster(6, seed=0, racks=racks)
+    assert {b: c.brokers[b].config.props.get("broker.rack") for b in c.brokers} == racks
+    placed = c.create_topic("t", 12, 3)
+    metas = [BrokerMetadata(b, r) for b, r in racks.items()]
+    assert (
+        placed == assign_replicas_to_brokers_reference(metas, 12, 3, 0) == assign_replicas_to_brokers(metas, 12, 3, 0)
+    )
+    assert all(len({racks[b] for b in replicas}) == 3 for replicas in placed.values())
+    for p, replicas in placed.items():  # what the controller and every replica hold
+        assert c.controller.state[("t", p)]["replicas"] == replicas
+        assert all(c.brokers[b].replica_manager.partitions[("t", p)].replicas == replicas for b in replicas)
+
+
+#: brokers whose clients and brokers use different listeners (EXTERNAL for clients, INTERNAL between brokers)
+SPLIT_LISTENERS = {
+    "listeners": "EXTERNAL://:9092,INTERNAL://:9093,CONTROLLER://:9091",
+    "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "inter.broker.listener.name": "INTERNAL",
+    "num.io.threads": 1,
+}
+
+
+def test_follower_fetches_go_through_the_leaders_inter_broker_listener_and_queue_behind_produce_traffic():
+    """follower-fetch-through-client-listener, follower-fetch-not-in-request-log. ReplicaFetcherBlockingSend
+    connects to ``sourceBroker.node(brokerConfig.interBrokerListenerName)`` with client id
+    ``broker-<replicaId>-fetcher-<fetcherId>`` (ReplicaFetcherThread); the leader handles the Fetch like any
+    request: in its request log, on its data plane, through the same request queue (one handler thread
+    here) as the producers' requests, so a busy leader makes its followers wait and fetch less often."""
+    fetches = {}
+    for producers in (1, 10):
+        c = Cluster(3, seed=0, broker_overrides=SPLIT_LISTENERS)
+        c.create_topic("t", assignment={p: [1, 2, 3] for p in range(6)})
+        for i in range(producers):
+            c.producer(f"p{i}", topic="t", acks=1, partitions=list(range(6))).open_loop(1000)
+        r = c.run(300).requests
+        fetch = r[r["api"] == "Fetch"]
+        assert set(fetch["client_id"]) == {"broker-2-fetcher-0", "broker-3-fetcher-0"}
+        assert (fetch["broker_id"] == 1).all() and len(fetch) > 20
+        assert set(fetch["listener"]) == {"INTERNAL"} and set(fetch["plane"]) == {"data"}
+        assert set(r.loc[r["api"] == "Produce", "listener"]) == {"EXTERNAL"}  # the clients' listener
+        fetches[producers] = fetch
+    quiet, busy = fetches[1], fetches[10]
+    assert busy["requestQueueTime"].mean() > 4 * quiet["requestQueueTime"].mean()
+    assert len(busy) < len(quiet) / 2

@@ -1,0 +1,177 @@
+"""The producer's metadata and partitioning rules, one test each, against Kafka 2.8's client source.
+
+Each test names the Kafka method its rule comes from and the mutation of tools/mutate.py that removes the
+rule (the model with that rule removed fails the test). The times asserted are computed by hand from the
+source (``Metadata.timeToNextUpdate``: the later of ``lastRefresh + metadata.max.age.ms`` and, once an
+update is requested, ``lastRefresh + retry.backoff.ms``), never read back from what the model decided.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from kafka_lab.sim import Cluster
+from kafka_lab.sim.producer import PRODUCER_DEFAULTS
+
+TP = ("t", 0)
+
+
+def metadata_requests(res, client_id="p"):
+    r = res.requests
+    return r[(r["api"] == "Metadata") & (r["client_id"] == client_id)].reset_index(drop=True)
+
+
+def one_partition(**kw):
+    """Brokers 1-3, ``t-0`` led by broker 1 (replicas 1, 2, 3), a producer ``p`` with ``kw``."""
+    c = Cluster(3, seed=0)
+    c.create_topic("t", assignment={0: [1, 2, 3]})
+    return c, c.producer("p", topic="t", **kw)
+
+
+# -- metadata refresh (Metadata, NetworkClient.DefaultMetadataUpdater) ---------------------------------
+
+
+@pytest.mark.parametrize("age", [None, 200.0])
+def test_metadata_is_refreshed_metadata_max_age_ms_after_the_last_refresh_and_not_before(age):
+    """producer-no-age-refresh, producer-age-refresh-early. Metadata.timeToNextUpdate: with no update asked
+    for, the next refresh is due ``lastSuccessfulRefreshMs + metadataExpireMs``; an idle producer (nothing
+    handed over, so nothing asks for an update) refreshes exactly then, again and again. ``None``: 2.8's
+    default, metadata.max.age.ms = 300000 (ProducerConfig: ``define(METADATA_MAX_AGE_CONFIG, ..., 5 * 60 *
+    1000, ...)``)."""
+    kw = {} if age is None else {"metadata_max_age_ms": age}
+    expire = 300000.0 if age is None else age
+    c, _p = one_partition(**kw)
+    md = metadata_requests(c.run(2.2 * expire))
+    assert md["sent_ms"].iloc[0] == 0.0  # the first: at once, nothing known yet
+    # each later one: the previous answer (the refresh) + metadata.max.age.ms, so exactly 3 in 2.2 x the age
+    assert len(md) == 3
+    for prev, nxt in zip(md.itertuples(), md.iloc[1:].itertuples()):
+        assert nxt.sent_ms == pytest.approx(prev.end_ms + expire, abs=1e-6)
+
+
+def test_a_connection_refused_by_a_broker_that_is_down_is_followed_by_a_metadata_refresh():
+    """producer-no-refresh-after-refused-connection. NetworkClient.processDisconnection →
+    DefaultMetadataUpdater.handleServerDisconnect: "The disconnect may be the result of stale metadata, so
+    request an update" (``metadata.requestUpdate()``); the update is then sent once ``retry.backoff.ms``
+    (100) has passed since the last refresh. Broker 1, t-0's leader, is down from 50 ms (the controller has
+    not noticed yet: no session expiry in the run); the batch handed over at 60 ms is refused."""
+    c, p = one_partition()
+    c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    p.burst(1, at_ms=60)
+    md = metadata_requests(c.run(400))
+    assert md["sent_ms"].iloc[0] == 0.0 and (md["sent_ms"].iloc[1:] >= 60).all()  # none between: none asked for
+    assert len(md) >= 2 and md["sent_ms"].iloc[1] <= 60 + 100 + 1e-6
+    # the refresh went to a broker that is up (NetworkClient.leastLoadedNode skips a disconnected node)
+    assert (md["broker_id"].iloc[1:] != 1).all()
+    assert p.batches[0].error == "NETWORK_EXCEPTION"
+
+
+def test_a_request_failed_network_exception_by_the_client_timeout_is_followed_by_a_metadata_refresh():
+    """producer-no-refresh-after-client-timeout. NetworkClient.handleTimedOutRequests closes the connection
+    and calls processDisconnection → handleServerDisconnect → ``metadata.requestUpdate()``; the batch fails
+    NETWORK_EXCEPTION (an InvalidMetadataException: Sender.completeBatch asks for an update too). t-0's
+    followers never fetch, so the acks=all produce sent at 1.2 ms is unanswered at 51.2 ms
+    (request.timeout.ms 50); a Metadata request follows within retry.backoff.ms (100)."""
+    c, p = one_partition(acks="all", request_timeout_ms=50)
+    for b in (2, 3):
+        c.brokers[b].fetchers.stop_fetching(TP)
+    p.burst(1, at_ms=1)
+    res = c.run(300)
+    r = res.requests
+    produce = r[(r["api"] == "Produce") & (r["client_id"] == "p")]
+    timed_out = produce["sent_ms"].iloc[0] + 50
+    md = metadata_requests(res)
+    later = md[md["sent_ms"] > md["sent_ms"].iloc[0]]
+    assert (later["sent_ms"] >= timed_out).all() and len(later) >= 1
+    assert later["sent_ms"].iloc[0] <= timed_out + 100 + 1e-6
+    assert p.batches[0].attempts >= 2
+
+
+def test_the_refresh_after_a_disconnect_is_sent_retry_backoff_ms_after_the_last_refresh():
+    """Metadata.timeToNextUpdate once an update is requested: ``max(0, lastRefresh + refreshBackoff - now)``;
+    NetworkClient.poll sends it then. Refused at 60 ms, last refresh answered at ~1.2 ms: Kafka sends the
+    Metadata request at 101.2 ms, before the batch's retry at 160 ms (so the retry can use it)."""
+    c, p = one_partition()
+    c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    p.burst(1, at_ms=60)
+    md = metadata_requests(c.run(400))
+    assert md["sent_ms"].iloc[1] == pytest.approx(max(60.0, md["end_ms"].iloc[0] + 100), abs=1e-6)
+
+
+# -- the sticky partitioner (KIP-480: DefaultPartitioner, StickyPartitionCache) ------------------------
+
+
+def test_the_sticky_partitioner_changes_partition_per_batch_among_partitions_with_a_leader():
+    """sticky-ignores-leaders, sticky-may-repeat, sticky-first-available. 2.8's DefaultPartitioner sends a
+    keyless record to ``StickyPartitionCache.partition``; ``onNewBatch`` → ``nextPartition`` draws at random
+    from ``cluster.availablePartitionsForTopic`` (partitions whose metadata names a leader) until the draw
+    differs from the previous partition (when more than one is available). Each ``produce()`` is one new
+    batch. Broker 3 is down when the topic is created, so t-2 and t-5 (replicas [3]) never get a leader."""
+    c = Cluster(3, seed=0)
+    c.brokers[3].shut_down()
+    c.controller.live_brokers.discard(3)
+    c.create_topic("t", assignment={0: [1], 1: [2], 2: [3], 3: [1], 4: [2], 5: [3]})
+    p = c.producer("p", topic="t")
+    seen = []  # (partitions with a leader in p's metadata when the batch is made, the batch's partition)
+    hand_over = p.produce
+
+    def produce():
+        avail = {tp for tp, (leader, _epoch) in p.leaders.items() if leader >= 0}
+        out = hand_over()
+        seen.extend((avail, b.tp) for b in out)
+        return out
+
+    p.produce = produce
+    p.open_loop(1000, start_ms=10)  # after the first metadata answer (1.2 ms)
+    c.run(300)
+    assert len(seen) > 200
+    with_leader = {("t", 0), ("t", 1), ("t", 3), ("t", 4)}
+    for (avail, tp), (_a, prev) in zip(seen[1:], seen):
+        assert avail == with_leader
+        assert tp in avail and tp != prev
+    used = Counter(tp for _a, tp in seen)
+    assert set(used) == with_leader  # t-2 and t-5 never, every other one
+    assert min(used.values()) > len(seen) / 4 / 2  # random among the three others: about a quarter each
+
+
+# -- 2.8's defaults (ProducerConfig) -------------------------------------------------------------------
+
+
+def test_the_producer_defaults_are_kafka_2_8s():
+    """producer-default-acks-all, producer-default-retries-zero, producer-default-max-in-flight-1. 2.8's
+    ProducerConfig.CONFIG: ``define(ACKS_CONFIG, Type.STRING, "1", ...)`` (``all`` only from 3.0, KIP-679);
+    ``RETRIES_CONFIG ... Integer.MAX_VALUE``; ``RETRY_BACKOFF_MS_CONFIG ... 100L``; ``REQUEST_TIMEOUT_MS_CONFIG
+    ... 30 * 1000``; ``DELIVERY_TIMEOUT_MS_CONFIG ... 120 * 1000``; ``MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION
+    ... 5``; ``METADATA_MAX_AGE_CONFIG ... 5 * 60 * 1000``; ``LINGER_MS_CONFIG ... 0``."""
+    kafka_2_8 = {
+        "acks": 1,
+        "retries": 2**31 - 1,
+        "retry.backoff.ms": 100,
+        "request.timeout.ms": 30 * 1000,
+        "delivery.timeout.ms": 120 * 1000,
+        "max.in.flight.requests.per.connection": 5,
+        "metadata.max.age.ms": 5 * 60 * 1000,
+        "linger.ms": 0,
+    }
+    assert kafka_2_8 == PRODUCER_DEFAULTS
+    c, p = one_partition()  # nothing set
+    assert p.acks == 1 and {k: v for k, v in p.cfg.items() if k != "acks"} == {
+        k: v for k, v in kafka_2_8.items() if k != "acks"
+    }
+    assert p.retry_backoff_ms == 100 and p.metadata_max_age_ms == 300000
+    # what the broker sees: acks 1 and the request timeout in every ProduceRequest
+    sent = []
+    send = p._send
+    p._send = lambda bid, req: (sent.append((req.api, req.acks, req.timeout_ms)), send(bid, req))[1]
+    p.burst(3, at_ms=1)
+    c.run(50)
+    assert [s for s in sent if s[0] == "Produce"] and all(s == ("Produce", 1, 30000) for s in sent if s[0] == "Produce")
+    # max.in.flight 5: an acks=all producer (default settings otherwise) whose followers never fetch
+    c, p = one_partition(acks="all")
+    for b in (2, 3):
+        c.brokers[b].fetchers.stop_fetching(TP)
+    p.burst(10, at_ms=1)
+    r = c.run(40).requests
+    assert (r["api"] == "Produce").sum() == 5
