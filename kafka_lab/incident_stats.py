@@ -148,7 +148,8 @@ def partition_ledger(res: ClusterResults) -> pd.DataFrame:
     """The ledger per partition: batches, records by outcome, ``NOT_LEADER_OR_FOLLOWER`` answers, latency.
 
     ``records`` = committed + truncated + failed + pending (the ledger's conservation); latencies are over
-    the batches that got a final answer (acknowledged or failed), in ms from the first send.
+    the batches that got a final answer (acknowledged or failed), in ms from the first send;
+    ``wrong_leader_ms`` is the time the partition's batches lost to wrong leaders, summed (the ledger's).
     """
     _check(res)
     lg = res.ledger
@@ -162,12 +163,14 @@ def partition_ledger(res: ClusterResults) -> pd.DataFrame:
             **{o: np.where(outcome == o, lg["records"], 0) for o in _OUTCOMES},
             "not_leader_answers": lg["wrong_leader_sends"],
             "duplicates": lg["duplicates"],
+            "wrong_leader_ms": lg["wrong_leader_ms"],
             "latency": np.where(outcome != "pending", lg["latency_ms"], np.nan),
         }
     )
     by = frame.groupby(["topic", "partition"], sort=True)
     ints = ["batches", "records", *_OUTCOMES, "not_leader_answers", "duplicates"]
     out = by[ints].sum().astype(np.int64)
+    out["wrong_leader_ms"] = by["wrong_leader_ms"].sum()
     out["mean_latency_ms"] = by["latency"].mean()
     out["max_latency_ms"] = by["latency"].max()
     return out.reset_index()
@@ -203,6 +206,7 @@ def ledger_by_group(res: ClusterResults, partition: int = 0, topic: str = "order
                 **{o: int(part.loc[outcome == o, "records"].sum()) for o in _OUTCOMES},
                 "not_leader_answers": int(part["wrong_leader_sends"].sum()),
                 "duplicates": int(part["duplicates"].sum()),
+                "wrong_leader_ms": float(part["wrong_leader_ms"].sum()),
                 "mean_latency_ms": float(done.mean()) if len(done) else np.nan,
                 "max_latency_ms": float(done.max()) if len(done) else np.nan,
             }
@@ -330,6 +334,8 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
     - ``stale_answers[b]``: how many Metadata requests broker b answered in that time;
     - ``unavailable_ms``, ``two_leaders_ms``: no leader / two leaders of the moved partition;
     - ``truncated_records`` (moved partition), ``not_leader_answers`` (Produce requests refused);
+    - ``wrong_leader_ms``: the time the moved partition's batches lost to wrong leaders (each refused send to
+      that batch's next send, summed), and ``per_refused_send_ms``, that over ``not_leader_answers``;
     - ``peak_purgatory[b]``: broker b's largest ``PurgatorySize``;
     - ``mean_latency_ms`` / ``other_mean_latency_ms``: batches of the moved partition / of the others.
     """
@@ -351,6 +357,12 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
         "two_leaders_ms": float(un["two_leaders_ms"].iloc[0]) if len(un) else 0.0,
         "truncated_records": truncated_records(res, partition),
         "not_leader_answers": int(moved["not_leader_answers"].iloc[0]) if len(moved) else 0,
+        "wrong_leader_ms": float(moved["wrong_leader_ms"].iloc[0]) if len(moved) else 0.0,
+        "per_refused_send_ms": (
+            float(moved["wrong_leader_ms"].iloc[0] / moved["not_leader_answers"].iloc[0])
+            if len(moved) and moved["not_leader_answers"].iloc[0]
+            else np.nan
+        ),
         "peak_purgatory": {b: metric_peak(res, "PurgatorySize", b) for b in brokers},
         "mean_latency_ms": float(moved["mean_latency_ms"].iloc[0]) if len(moved) else np.nan,
         "other_mean_latency_ms": float(others["latency_ms"].mean()) if len(others) else np.nan,

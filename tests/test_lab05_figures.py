@@ -113,7 +113,10 @@ def test_step_2_the_price(runs):
         4.1, abs=0.1
     )
     assert (runs[ON].ledger.query("partition == 0")["outcome"] != "pending").all() and truncated_records(runs[ON]) == 0
-    for text in ("**261**", "**242**", "**23.6 ms**", "**28.8 ms**", "**0** truncated"):
+    # the time a refused send costs its batch (to its next send), per refused send: the backoff and the round trip
+    per = (f"{off['per_refused_send_ms']:.1f}", f"{on['per_refused_send_ms']:.1f}")
+    assert per == ("112.6", "117.6") and min(off["per_refused_send_ms"], on["per_refused_send_ms"]) > 100
+    for text in ("**261**", "**242**", "**23.6 ms**", "**28.8 ms**", "**0** truncated", "**117.6 ms**", "**112.6 ms**"):
         assert text in SRC, text
     assert check("05.price", "b").ok
 
