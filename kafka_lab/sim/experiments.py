@@ -1,4 +1,7 @@
-"""The experiments lab 03 runs (and its tests repeat with the same seeds).
+"""One broker's request path under load: the experiments on it (lab 03 runs them, the Spark lab sweeps
+``load_sweep`` at scale, and their tests repeat them with the same seeds). The cluster's experiments are
+grouped the same way, by topic: :mod:`.incidents` (a leader change under load), :mod:`.fencing`,
+:mod:`.lifecycle`, :mod:`.shutdown_cluster` and :mod:`.controller_scale` (the controller).
 
 Each builds a :class:`~kafka_lab.sim.scenario.Scenario` from broker properties, so the dedicated
 control plane is switched on the way Kafka switches it: by ``control.plane.listener.name``.
