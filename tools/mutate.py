@@ -802,8 +802,8 @@ MUTATIONS = [
     M(
         "producer-default-acks-all",
         "producer.py",
-        "        acks=1,\n        records_per_batch: int = 10,\n",
-        '        acks="all",\n        records_per_batch: int = 10,\n',
+        '    "acks": 1,\n',
+        '    "acks": "all",\n',
         "a producer's default acks is 1 in 2.8 (all only from 3.0)",
         'ProducerConfig (2.8): define(ACKS_CONFIG, Type.STRING, "1", ...); KIP-679 changed it in 3.0',
     ),

@@ -330,7 +330,7 @@ class KafkaProducer(_MetadataClient):
         client_id: str,
         *,
         topic: str,
-        acks=1,
+        acks=PRODUCER_DEFAULTS["acks"],
         records_per_batch: int = 10,
         partitions=None,
         rng=None,
