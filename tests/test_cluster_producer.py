@@ -9,6 +9,7 @@ update is requested, ``lastRefresh + retry.backoff.ms``), never read back from w
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
@@ -175,3 +176,20 @@ def test_the_producer_defaults_are_kafka_2_8s():
     p.burst(10, at_ms=1)
     r = c.run(40).requests
     assert (r["api"] == "Produce").sum() == 5
+
+
+def test_with_no_partition_led_the_sticky_partitioner_draws_from_all_even_the_previous_one():
+    """StickyPartitionCache.nextPartition (2.8): with no available partition, ``random % partitions.size()``, so
+    the previous partition may come again; with two partitions, about every other batch repeats. Batches
+    handed over at t=0, before the producer's first Metadata answer, find no partition with a leader."""
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 2, 3)
+    p = c.producer("p", topic="t")
+    assert not p.leaders
+    chosen = [b.tp[1] for _ in range(50) for b in p.produce()]
+    repeats = sum(a == b for a, b in pairwise(chosen))
+    assert set(chosen) == {0, 1} and 10 <= repeats <= 39
+    c.run(50)
+    assert len(p.leaders) == 2  # once both have a leader, a new batch never repeats the previous partition
+    after = [b.tp[1] for _ in range(20) for b in p.produce()]
+    assert all(a != b for a, b in pairwise(after))

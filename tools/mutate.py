@@ -792,6 +792,15 @@ MUTATIONS = [
         "StickyPartitionCache.nextPartition: while (newPart == null || newPart.equals(oldPart)) draw again",
     ),
     M(
+        "sticky-no-leader-excludes-previous",
+        "producer.py",
+        "            self._sticky = tps[int(self.rng.integers(len(tps)))]\n",
+        "            avail = [tp for tp in tps if tp != self._sticky] or list(tps)\n"
+        "            self._sticky = avail[int(self.rng.integers(len(avail)))]\n",
+        "with no partition led, the sticky partitioner draws from every partition, the previous one too",
+        "StickyPartitionCache.nextPartition: availablePartitions.size() < 1 -> random % partitions.size()",
+    ),
+    M(
         "sticky-first-available",
         "producer.py",
         "        self._sticky = avail[int(self.rng.integers(len(avail)))]\n",

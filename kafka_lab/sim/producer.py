@@ -435,16 +435,19 @@ class KafkaProducer(_MetadataClient):
         return queue
 
     def _sticky_partition(self):
-        """KIP-480: a random available partition other than the previous one."""
+        """KIP-480 (``StickyPartitionCache.nextPartition``): a random partition with a leader other than the
+        previous one; the only one if one alone has a leader; any partition, the previous one too, if none has."""
         tps, leaders = self.topic_partitions(), self.leaders
         known = self._available
         if known is None or known[0] is not tps or known[1] != leaders.version:
             available = [tp for tp in tps if tp in leaders and leaders[tp][0] >= 0]
             known = self._available = (tps, leaders.version, available)
-        avail = list(known[2])
-        if not avail:
-            avail = list(tps)
+        avail = known[2]
+        if not avail:  # no partition has a leader (no metadata yet): random % partitions.size()
+            self._sticky = tps[int(self.rng.integers(len(tps)))]
+            return self._sticky
         if len(avail) > 1 and self._sticky in avail:
+            avail = list(avail)
             avail.remove(self._sticky)  # a partition is listed once
         self._sticky = avail[int(self.rng.integers(len(avail)))]
         return self._sticky
