@@ -116,7 +116,18 @@ def test_step_2_the_price(runs):
     # the time a refused send costs its batch (to its next send), per refused send: the backoff and the round trip
     per = (f"{off['per_refused_send_ms']:.1f}", f"{on['per_refused_send_ms']:.1f}")
     assert per == ("112.6", "117.6") and min(off["per_refused_send_ms"], on["per_refused_send_ms"]) > 100
-    for text in ("**261**", "**242**", "**23.6 ms**", "**28.8 ms**", "**0** truncated", "**117.6 ms**", "**112.6 ms**"):
+    # broker 1 refuses from the moment it applies its LeaderAndIsr
+    assert (f"{on['lai_applied_ms'][1]:.1f}", f"{off['lai_applied_ms'][1]:.1f}") == ("5.1", "21.7")
+    for text in (
+        "**261**",
+        "**242**",
+        "**5.1 ms** on instead of from **21.7 ms**",
+        "**23.6 ms**",
+        "**28.8 ms**",
+        "**0** truncated",
+        "**117.6 ms**",
+        "**112.6 ms**",
+    ):
         assert text in SRC, text
     assert check("05.price", "b").ok
 
