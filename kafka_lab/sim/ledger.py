@@ -72,24 +72,9 @@ def leader_log_index(cluster) -> dict:
     return out
 
 
-#: what a ProducerBatch contributes to its row, read in one call per batch (operator.attrgetter)
-_FIELDS = (
-    "batch_id",
-    "client_id",
-    "topic",
-    "partition",
-    "records",
-    "acks",
-    "outcome",
-    "error",
-    "attempts",
-    "created_ms",
-    "first_sent_ms",
-    "done_ms",
-    "base_offset",
-    "broker_id",
-    "wrong_leader_sends",
-)
+#: the columns the ledger works out (the rest are a ProducerBatch's fields, read in one attrgetter call)
+_DERIVED = ("latency_ms", "wrong_leader_ms", "duplicates")
+_FIELDS = tuple(c for c in _COLUMNS if c not in _DERIVED)
 _INTS = ("batch_id", "partition", "records", "acks", "attempts", "base_offset", "broker_id", "wrong_leader_sends")
 _FLOATS = ("created_ms", "first_sent_ms", "done_ms")
 
