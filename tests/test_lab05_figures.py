@@ -116,6 +116,9 @@ def test_step_2_the_price(runs):
     # the time a refused send costs its batch (to its next send), per refused send: the backoff and the round trip
     per = (f"{off['per_refused_send_ms']:.1f}", f"{on['per_refused_send_ms']:.1f}")
     assert per == ("112.6", "117.6") and min(off["per_refused_send_ms"], on["per_refused_send_ms"]) > 100
+    # the table beside the prose (summary_table(runs), as the lab's cell calls it) shows the same mean
+    row = ui.summary_table(runs).loc["orders-0: time a refused send costs its batch (ms, mean)"]
+    assert (row[OFF], row[ON]) == (112.6, 117.6)
     # broker 1 refuses from the moment it applies its LeaderAndIsr
     assert (f"{on['lai_applied_ms'][1]:.1f}", f"{off['lai_applied_ms'][1]:.1f}") == ("5.1", "21.7")
     for text in (

@@ -48,10 +48,8 @@ import numpy as np
 from kafka_lab.listeners.endpoint import java_trim
 
 from .distributions import Exponential
-from .records import Request
+from .records import NAN, Request
 from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
-
-NAN = float("nan")
 
 __all__ = ["KafkaProducer", "KafkaConsumer", "ProducerBatch", "PRODUCER_DEFAULTS"]
 
