@@ -104,10 +104,12 @@ def test_the_voter_set_in_a_message_names_every_voter_once(node, ids):
 
 
 def _kind(host):
-    """What the strategies made: a host name starts with a letter, an IPv4 address with a digit, IPv6 has ':'."""
-    if host is None or host[0].isalpha():
+    """What the strategies made: IPv6 has ':', a host name starts with a letter, an IPv4 address with a digit."""
+    if host is None:
         return "name"
-    return "v6" if ":" in host else "v4"
+    if ":" in host:
+        return "v6"
+    return "name" if host[0].isalpha() else "v4"
 
 
 @SETTINGS
