@@ -292,6 +292,12 @@ def test_controller_listener_name_maps_to_plaintext_by_default():
     assert resolve({**props, "controller.listener.names": "SSL"}).controller_security_protocol == "SSL"
 
 
+def test_the_plaintext_default_is_keyed_by_the_name_as_written():
+    # derived from code: new ListenerName(name), not normalised, so a lower-case controller listener name is not
+    # found by the upper-cased lookup of the broker's check
+    assert str(rejected({**BROKER, "controller.listener.names": "controller"})) == NOT_IN_MAP
+
+
 def test_multiple_controller_listener_names_map_to_plaintext():
     # testMultipleControllerListenerNamesMapToPlaintextByDefaultForKRaft
     c = resolve(
