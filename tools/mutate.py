@@ -41,9 +41,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 #: the test files, in the order they run (fast rule tests first, the slow statistical ones last; the
-#: assignment's tests, a second, for the mutations of kafka_lab/assignment/); a pattern matching nothing
+#: KRaft listener tests and the assignment's tests, a few seconds each, for the mutations of
+#: kafka_lab/listeners/kraft.py and kafka_lab/assignment/); a pattern matching nothing
 #: is skipped, a file matched twice runs once
 TEST_PATTERNS = [
+    "tests/test_listeners_kraft*.py",
     "tests/test_assignment.py",
     "tests/test_cluster_*.py",
     "tests/test_ledger_times.py",
@@ -76,6 +78,14 @@ class Mutation:
 
 def M(name, path, old, new, rule, source, *, more=(), review=False) -> Mutation:
     return Mutation(name, ((SIM + path, old, new), *((SIM + p, o, n) for p, o, n in more)), rule, source, review)
+
+
+KRAFT = "kafka_lab/listeners/kraft.py"
+
+
+def K(name, old, new, rule, source) -> Mutation:
+    """A break of the KRaft listener rules (docs/kafka-reference.md §8.3), in ``kafka_lab/listeners/kraft.py``."""
+    return Mutation(name, ((KRAFT, old, new),), rule, source)
 
 
 MUTATIONS = [
@@ -1785,6 +1795,292 @@ MUTATIONS = [
         ".assign(broker=bid)",
         "the results' metrics frame has a broker_id column (issue 7's required columns)",
         "issue 7: requests and metrics carry broker_id",
+    ),
+    # -- a KRaft node's listeners (kafka_lab/listeners/kraft.py; docs/kafka-reference.md §8.3, Kafka 4.0) ----
+    Mutation(
+        "kraft-mode-on-process-roles",
+        (
+            (
+                "kafka_lab/listeners/resolve.py",
+                '    if props.get("process.roles") is not None:  # a KRaft node: Kafka 4.0\'s rules (docs/kafka-reference.md §8.3)\n',
+                "    if False:\n",
+            ),
+        ),
+        "properties that name process.roles are a KRaft node's, resolved by 4.0's rules",
+        "KafkaConfig: processRoles non-empty = KRaft (4.0: always)",
+    ),
+    K(
+        "kraft-quorum-required",
+        "        if not voters and not bootstrap:\n",
+        "        if False:\n",
+        "a KRaft node names its controllers: controller.quorum.voters or controller.quorum.bootstrap.servers",
+        "KafkaConfig.validateValues (trunk 1eb7644): validateQuorumVotersAndQuorumBootstrapServerForKRaft",
+    ),
+    K(
+        "kraft-broker-not-a-voter",
+        "            node_id not in voters,\n",
+        "            True,\n",
+        "a broker-only node is not in the voter set",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(!voterIds.contains(nodeId), ...just the 'broker' role...)",
+    ),
+    K(
+        "kraft-controller-is-a-voter",
+        "            not voters or node_id in voters,\n",
+        "            True,\n",
+        "a node with the controller role is in the voter set (when voters are listed)",
+        "KafkaConfig.validateValues (trunk 1eb7644): validateControllerQuorumVotersMustContainNodeIdForKRaftController",
+    ),
+    K(
+        "kraft-control-plane-refused",
+        "        if key not in p:\n            return\n",
+        "        if True:\n            return\n",
+        "control.plane.listener.name is refused on a KRaft node (3.9's message; 4.0 removed the setting)",
+        "3.9 KafkaConfig.validateControlPlaneListenerEmptyForKRaft; KAFKA-18353 (4.0)",
+    ),
+    K(
+        "kraft-broker-needs-controller-names",
+        "            len(controller_names) > 0,\n",
+        "            True,\n",
+        "a broker-only node names at least one controller listener",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(controllerListenerNames.nonEmpty, ...)",
+    ),
+    K(
+        "kraft-broker-binds-no-controller-listener",
+        "            not controller_listeners(),\n",
+        "            True,\n",
+        "a broker-only node does not bind a controller listener",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(controllerListeners.isEmpty, ...)",
+    ),
+    K(
+        "kraft-controller-name-in-map",
+        "            if normalised not in pmap:\n",
+        "            if False:\n",
+        "a broker-only node's controller listener names are in the protocol map",
+        'KafkaConfig.validateValues (trunk 1eb7644): "Controller listener with name ... not found in listener.security.protocol.map"',
+    ),
+    K(
+        "kraft-controller-only-listeners",
+        "            len(advertised_controllers()) == len(listeners()),\n",
+        "            True,\n",
+        "a controller-only node binds only controller listeners",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(effectiveAdvertisedControllerListeners.size == listeners.size, ...)",
+    ),
+    K(
+        "kraft-controller-not-inter-broker",
+        "                name not in controller_names,\n",
+        "                True,\n",
+        "a controller-only node's explicit inter.broker.listener.name is not a controller listener (4.0)",
+        "KAFKA-18305 (PR #18222): controller.listener.names must not contain an explicitly set inter.broker.listener.name",
+    ),
+    K(
+        "kraft-controller-listener-bound",
+        "            len(advertised_controllers()) > 0,\n",
+        "            True,\n",
+        "a controller binds at least one of its controller listeners",
+        "KafkaConfig.validateValues (trunk 1eb7644): validateAdvertisedControllerListenersNonEmptyForKRaftController",
+    ),
+    K(
+        "kraft-controller-names-all-bound",
+        "            all(n in bound_names for n in controller_names),\n",
+        "            True,\n",
+        "a controller binds every listener named in controller.listener.names",
+        "KafkaConfig.validateValues (trunk 1eb7644): validateControllerListenerNamesMustAppearInListenersForKRaftController",
+    ),
+    K(
+        "kraft-broker-advertises-something",
+        "            len(broker_names) > 0,\n",
+        "            True,\n",
+        "a broker has at least one advertised broker listener",
+        "KafkaConfig.validateValues (trunk 1eb7644): validateAdvertisedBrokerListenersNonEmptyForBroker",
+    ),
+    K(
+        "kraft-inter-broker-advertised",
+        "            ibl[0] in broker_names,\n",
+        "            True,\n",
+        "a KRaft broker's inter-broker listener is advertised",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(advertisedBrokerListenerNames.contains(interBrokerListenerName))",
+    ),
+    K(
+        "kraft-advertised-subset",
+        "            set(broker_names) <= set(listener_names),\n",
+        "            True,\n",
+        "a KRaft broker advertises only listeners it binds",
+        "KafkaConfig.validateValues (trunk 1eb7644): require(advertisedBrokerListenerNames.subsetOf(listenerNames))",
+    ),
+    K(
+        "kraft-no-zero-address",
+        '    require(not any(e.host == "0.0.0.0" for e in advertised_brokers()), zero, "advertised.listeners")\n',
+        "",
+        "no advertised broker listener on 0.0.0.0",
+        'KafkaConfig.validateValues (trunk 1eb7644): effectiveAdvertisedBrokerListeners.exists(host == "0.0.0.0")',
+    ),
+    K(
+        "kraft-controller-listeners-not-advertised-to-clients",
+        "        return [e for e in advertised() if e.listener_name not in controller_names]\n",
+        "        return advertised()\n",
+        "the advertised broker listeners leave out the controller listeners",
+        "KafkaConfig.effectiveAdvertisedBrokerListeners: filterNot(controllerListenerNames.contains)",
+    ),
+    K(
+        "kraft-advertised-controller-first",
+        "            found = _find_by_name(adv, name) or _find_by_name(bound, name)\n",
+        "            found = _find_by_name(bound, name) or _find_by_name(adv, name)\n",
+        "a controller listener is advertised at its advertised.listeners endpoint, else where it binds",
+        "KafkaConfig.effectiveAdvertisedControllerListeners: controllerAdvertisedListeners.find(...).orElse(controllerListeners.find(...))",
+    ),
+    K(
+        "kraft-plaintext-default",
+        '        return {**pmap, **{n: "PLAINTEXT" for n in controller_names if n != "PLAINTEXT"}}  # names as written\n',
+        "        return pmap\n",
+        "with the map unset, a KRaft node's controller listeners default to PLAINTEXT",
+        "KafkaConfig.effectiveListenerSecurityProtocolMap (usesSelfManagedQuorum && !originals.containsKey(...))",
+    ),
+    K(
+        "kraft-plaintext-default-as-written",
+        '        return {**pmap, **{n: "PLAINTEXT" for n in controller_names if n != "PLAINTEXT"}}  # names as written\n',
+        '        return {**pmap, **{n.upper(): "PLAINTEXT" for n in controller_names if n != "PLAINTEXT"}}\n',
+        "the PLAINTEXT default is keyed by the controller listener name as written, not upper-cased",
+        "KafkaConfig.effectiveListenerSecurityProtocolMap: new ListenerName(_) (not ListenerName.normalised)",
+    ),
+    K(
+        "kraft-no-plaintext-default-with-tls",
+        "        if any(n in _SSL_OR_SASL for n in controller_names) or any(\n",
+        "        if False and any(n in _SSL_OR_SASL for n in controller_names) or False and any(\n",
+        "no PLAINTEXT default when a controller listener name or a listener is SSL or SASL_*",
+        "KafkaConfig.effectiveListenerSecurityProtocolMap: isSslOrSasl",
+    ),
+    K(
+        "kraft-node-id-required",
+        '    if "node.id" not in originals:\n',
+        "    if False:\n",
+        "node.id is required (4.0)",
+        'PR #18414 (KAFKA-18331): Missing required configuration "node.id" which has no default value.',
+    ),
+    K(
+        "kraft-node-id-at-least-0",
+        "    if node_id < 0:\n",
+        "    if False:\n",
+        "node.id is at least 0 (4.0)",
+        "PR #18414: node.id INT, atLeast(0)",
+    ),
+    K(
+        "kraft-node-id-is-broker-id",
+        "    if node_id != broker_id:\n",
+        "    if False:\n",
+        "node.id and broker.id, both set, are equal",
+        "KafkaConfig.validateValues (trunk 1eb7644): You must set `node.id` to the same value as `broker.id`.",
+    ),
+    K(
+        "kraft-node-id-broker-id-synonyms",
+        '        originals["broker.id"] = originals["node.id"]\n',
+        "        pass\n",
+        "node.id alone stands in for broker.id",
+        "KafkaConfig.populateSynonyms",
+    ),
+    K(
+        "kraft-roles-valid",
+        "        if role not in _ROLES:\n",
+        "        if False:\n",
+        "process.roles holds only broker and controller",
+        'KRaftConfigs: ValidList.in("broker", "controller")',
+    ),
+    K(
+        "kraft-roles-distinct",
+        "    if len(set(roles)) != len(roles):\n",
+        "    if False:\n",
+        "a role is named once",
+        "KafkaConfig.parseProcessRoles: Duplicate role names found in `process.roles`",
+    ),
+    K(
+        "kraft-roles-not-empty",
+        "    if not roles:\n",
+        "    if False:\n",
+        "an empty process.roles is refused (the model's rule: 4.0's answer is not established)",
+        "docs/kafka-reference.md §8.3",
+    ),
+    K(
+        "kraft-voter-entry-form",
+        "        if len(id_and_address) != 2:\n",
+        "        if False:\n",
+        "a voter entry is {id}@{host}:{port}",
+        "QuorumConfig.parseVoterConnections: idAndAddress.length != 2",
+    ),
+    K(
+        "kraft-voter-port-range",
+        "    if port > 65535:\n",
+        "    if False:\n",
+        "a voter's or bootstrap server's port is at most 65535",
+        "InetSocketAddress: port out of range",
+    ),
+    K(
+        "kraft-voter-set-order",
+        "    voter_ids = java_hashmap_order(list(voters), lambda i: i, initial_capacity=len(voter_entries))\n",
+        "    voter_ids = list(voters)\n",
+        "the voter set prints in the order of the Java HashMap that parsed it",
+        "QuorumConfig.parseVoterConnections: new HashMap<>(voterEntries.size())",
+    ),
+    K(
+        "kraft-map-checked-in-hashmap-order",
+        "    for name in java_hashmap_order(list(parsed), java_string_hash):\n",
+        "    for name in list(parsed):\n",
+        "the protocol map is validated in Java HashMap order",
+        "Csv.parseCsvMap: new HashMap<>()",
+    ),
+    K(
+        "kraft-inter-broker-protocol-validated",
+        "    if sibp not in SECURITY_PROTOCOLS:\n",
+        "    if False:\n",
+        "security.inter.broker.protocol is one of the four protocols, case-sensitively (3.x)",
+        "ReplicationConfigs: ValidString.in(Utils.enumOptions(SecurityProtocol.class))",
+    ),
+    K(
+        "kraft-ipv4-ipv6-pair",
+        "            require((v4a and v6b) or (v6a and v4b), message, config_key)\n",
+        "",
+        "two listeners sharing a port must be one IPv4 and one IPv6",
+        "CoreUtils.listenerListToEndPoints: validateOneIsIpv4AndOtherIpv6",
+    ),
+    K(
+        "kraft-ipv4-ipv6-may-share",
+        "        with_ip = [e for e in eps if any(_is_ip(e.host))]\n        without_ip = [e for e in eps if not any(_is_ip(e.host))]\n",
+        "        with_ip = []\n        without_ip = eps\n",
+        "an IPv4 and an IPv6 listener may share a port (3.1; 2.8 refused it)",
+        "CoreUtils.listenerListToEndPoints (3.1+): duplicatesWithIpHosts",
+    ),
+    K(
+        "kraft-blank-listener-name",
+        '            if m is not None and java_trim(m[1]) == "":  # ListenerName.normalised refuses a blank name\n',
+        "            if False:\n",
+        "a listener's name is not blank",
+        "ListenerName.normalised: The provided listener name is null or empty string",
+    ),
+    K(
+        "kraft-voters-routable",
+        '        if host == "0.0.0.0":\n',
+        "        if False:\n",
+        "a voter is not on 0.0.0.0 (as the node starts)",
+        "KafkaRaftServer: QuorumConfig.parseVoterConnections(voters): Host string (0.0.0.0) is not routeable",
+    ),
+    K(
+        "kraft-controller-protocol-at-start",
+        "    if head is not None and head not in protocol_map() and head.upper() not in SECURITY_PROTOCOLS:\n",
+        "    if False:\n",
+        "the first controller listener has a protocol, looked up under its name as written (as the node starts)",
+        "RaftManager.buildNetworkClient: effectiveListenerSecurityProtocolMap.getOrElse(new ListenerName(head), SecurityProtocol.forName(head))",
+    ),
+    K(
+        "kraft-multiple-controller-names-warn",
+        "        if len(controller_names) > 1:\n",
+        "        if False:\n",
+        "a broker with several controller listener names gets Kafka's WARN",
+        "KafkaConfig.validateValues (trunk 1eb7644): warn(controller.listener.names has multiple entries ...)",
+    ),
+    K(
+        "kraft-removed-30-settings-warn",
+        "    for key in REMOVED_IN_30:\n",
+        "    for key in ():\n",
+        "host.name, port, advertised.host.name, advertised.port are named as ignored by 4.0",
+        "docs/kafka-reference.md §8.3",
     ),
 ]
 

@@ -5,6 +5,7 @@ with Kafka's own error messages, and the KIP-291 control plane on top:
 
 - :mod:`.endpoint`     -- ``NAME://host:port`` parsing and printing; the CSV and map parsing rules
 - :mod:`.resolve`      -- :func:`resolve`: properties -> :class:`BrokerListeners` (or :class:`ConfigException`)
+- :mod:`.kraft`        -- a KRaft node's properties (``process.roles``) -> :class:`KRaftNodeListeners`, Kafka 4.0's rules
 - :mod:`.registration` -- the ``/brokers/ids/<id>`` JSON, and the controller's choice of endpoint
 - :mod:`.migration`    -- KIP-291's two rolling upgrades, step by step
 - :mod:`.hints`        -- what to change when Kafka refuses a config, following the cause it names
@@ -39,6 +40,7 @@ from .examples import (
     kip291_properties_text,
 )
 from .hints import fix_hint
+from .kraft import KafkaConfigWarning, KRaftNodeListeners, resolve_kraft
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
 from .registration import (
     KIP291_TIMESTAMP_MS,
@@ -65,6 +67,8 @@ __all__ = [
     "KIP291_AS_PRINTED",
     "KIP291_REGISTRATION_AS_PRINTED",
     "KIP291_TIMESTAMP_MS",
+    "KRaftNodeListeners",
+    "KafkaConfigWarning",
     "LISTENER_KEYS",
     "PRESETS",
     "SECURITY_PROTOCOLS",
@@ -91,6 +95,7 @@ __all__ = [
     "registered_endpoints",
     "registration_json",
     "resolve",
+    "resolve_kraft",
     "listener_table",
     "users_of",
     "UnknownConfigWarning",

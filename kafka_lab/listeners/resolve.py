@@ -31,6 +31,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .endpoint import (
     DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP,
@@ -43,6 +44,9 @@ from .endpoint import (
 )
 from .errors import ConfigException, UnknownConfigWarning, require
 from .known_configs import KAFKA_28_BROKER_CONFIGS
+
+if TYPE_CHECKING:
+    from .kraft import KRaftNodeListeners
 
 __all__ = ["BrokerListeners", "resolve", "parse_properties", "warn_unknown_configs", "LISTENER_KEYS", "DEFAULT_PORT"]
 
@@ -234,8 +238,12 @@ def warn_unknown_configs(props: Mapping[str, object], stacklevel: int = 3) -> li
     return unknown
 
 
-def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
+def resolve(props: Mapping[str, object] | str) -> BrokerListeners | KRaftNodeListeners:
     """Resolve and validate a broker's listeners from its properties, exactly as Kafka 2.8 does.
+
+    Properties that name ``process.roles`` are a KRaft node's: they are resolved as Kafka 4.0 does, by
+    :func:`~kafka_lab.listeners.kraft.resolve_kraft`, which returns a
+    :class:`~kafka_lab.listeners.kraft.KRaftNodeListeners` (docs/kafka-reference.md §8.3).
 
     ``props`` maps Kafka property names to strings (or ints for the INT settings), or is the text of a
     ``server.properties`` file; a value of None counts as not set. Raises :class:`ConfigException` with
@@ -253,6 +261,10 @@ def resolve(props: Mapping[str, object] | str) -> BrokerListeners:
     bad = [k for k in props if not isinstance(k, str)]
     if bad:
         raise TypeError(f"property names are strings, like 'listeners', not {bad[0]!r} ({type(bad[0]).__name__})")
+    if props.get("process.roles") is not None:  # a KRaft node: Kafka 4.0's rules (docs/kafka-reference.md §8.3)
+        from .kraft import resolve_kraft
+
+        return resolve_kraft(props)
     warn_unknown_configs(props)
     originals = {k: v for k, v in props.items() if v is not None}
     p: dict = {}
