@@ -91,6 +91,20 @@ def test_listener_errors_are_kafkas():
         BrokerConfig.from_properties(lab_properties(True, **{"control.plane.listener.name": "NOPE"}))
 
 
+def test_a_kraft_nodes_properties_do_not_build_a_zookeeper_mode_broker():
+    """listeners.resolve reads process.roles as a 4.0 KRaft node; the 2.8 broker model refuses it at the call
+    rather than running such a node with ZooKeeper mode's behaviour."""
+    props = {
+        "process.roles": "broker",
+        "node.id": "1",
+        "listeners": "PLAINTEXT://:9092",
+        "controller.listener.names": "CONTROLLER",
+        "controller.quorum.voters": "3000@localhost:9093",
+    }
+    with pytest.raises(ValueError, match=r"ZooKeeper mode: properties with process\.roles"):
+        BrokerConfig.from_properties(props)
+
+
 @pytest.mark.parametrize(
     "key,value,message",
     [

@@ -113,6 +113,12 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
     """
     from kafka_lab.listeners import resolve
 
+    if "process.roles" in props:
+        # listeners.resolve reads these as a Kafka 4.0 KRaft node; the broker model here is 2.8's, in ZooKeeper mode
+        raise ValueError(
+            "the broker model follows Kafka 2.8 in ZooKeeper mode: properties with process.roles (a KRaft node) "
+            "are resolved by kafka_lab.listeners.resolve, but cannot build a ZooKeeper-mode broker"
+        )
     res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in _TYPED_LISTENER_KEYS})
     cp = res.control_plane_listener
     control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")
