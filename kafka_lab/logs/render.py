@@ -164,12 +164,12 @@ def server_startup(cluster, b: int) -> list:
 
 
 def controller_channel(cluster, c: int, b: int, view):
-    """``RequestSendThread``'s line as controller ``c`` connects to broker ``b`` (its controller listener)."""
-    cfg = cluster.brokers[b].config
-    name = cfg.control_plane_listener.name if cfg.control_plane_listener else cfg.inter_broker_listener_name
-    port = next(
-        lst.port for lst in (list(cfg.data_plane_listeners) + [cfg.control_plane_listener]) if lst and lst.name == name
-    )
+    """``RequestSendThread``'s line as controller ``c`` connects to broker ``b``: on the listener controller
+    ``c``'s own config names (:func:`~kafka_lab.sim.controller.controller_route`), at broker ``b``'s port for it."""
+    from kafka_lab.sim.controller import controller_route
+
+    route = controller_route(cluster.brokers[c], cluster.brokers[b])
+    port = cluster.brokers[b].config.listener(route.listener_name).port
     return m.controller_connected(c, b, view.hosts[b], port)
 
 

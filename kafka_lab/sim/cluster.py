@@ -13,7 +13,9 @@ properties: its listeners, ``broker.rack``, and ``control.plane.listener.name`` 
 half-way through KIP-291's migration is a valid cluster. Topics are placed by Kafka's own assignment
 (:func:`kafka_lab.assignment.assign_replicas_to_brokers`, rack-aware when brokers have racks). Followers
 are brokers: they replicate through the leader's request path (:mod:`.fetcher`). One broker is the
-controller (:mod:`.controller`); it connects to each broker's control-plane listener when there is one.
+controller (:mod:`.controller`); it connects to every broker on the listener its own config names
+(``control.plane.listener.name``, else the inter-broker listener), which each broker serves on its control
+plane only if it names it too.
 
 **One random stream per component.** Every component draws from its own generator, seeded from the
 run's seed and the component's name (:meth:`Cluster.rng`): broker ``n``'s service times, each
@@ -216,6 +218,7 @@ class Cluster:
             raise ValueError(f"controller {cid} is not a broker of this cluster: {sorted(self.brokers)}")
         if isinstance(controller_epoch, bool) or not isinstance(controller_epoch, int) or controller_epoch < 1:
             raise ValueError(f"controller_epoch is a whole number, at least 1, got {controller_epoch!r}")
+        self._check_controller_routes()
         self.controller = Controller(
             self.env, self.brokers, self.log, controller_id=cid, epoch=controller_epoch, zk_latency_ms=zk_latency_ms
         )
@@ -242,6 +245,32 @@ class Cluster:
 
     def controller_broker(self) -> Broker | None:
         return self.brokers.get(self.controller.id)
+
+    def _check_controller_routes(self) -> None:
+        """Every broker may become the controller (a move picks the first to reach ZooKeeper), and a controller
+        reaches every broker on the listener *its* config names (``addNewBroker``): a broker that did not register
+        that listener is refused here with Kafka's ``BrokerEndPointNotAvailableException`` and message, rather
+        than deep inside a run (Kafka fails when that broker becomes the controller: "Error while electing or
+        becoming controller on broker N. Trigger controller movement immediately")."""
+        from .controller import controller_route
+
+        registered = {
+            bid: {e.listener_name for e in b.config.listeners.advertised_listeners} for bid, b in self.brokers.items()
+        }
+        for cid, c in self.brokers.items():
+            name = c.config.controller_to_broker_listener_name
+            for bid, b in self.brokers.items():
+                if name not in registered[bid]:
+                    try:
+                        controller_route(c, b)  # the one home of the rule, for Kafka's exception and message
+                    except LookupError as exc:
+                        exc.add_note(
+                            f"broker {cid}'s config names {name} for the controller's connections "
+                            f"(control.plane.listener.name, else inter.broker.listener.name), so as the controller "
+                            f"it could not reach broker {bid}; KIP-291's migration publishes the endpoint on every "
+                            "broker first (round 1), then names it (round 2)"
+                        )
+                        raise
 
     @staticmethod
     def client_listener(broker: Broker) -> str:
