@@ -1795,6 +1795,15 @@ MUTATIONS = [
         "Broker.node: End point with listener name X not found for broker N",
     ),
     M(
+        "clients-on-the-first-other-listener",
+        "cluster.py",
+        "        if cfg.listener(self.client_listener_name) is not None:\n            return self.client_listener_name\n",
+        "        others = [x.name for x in cfg.data_plane_listeners if x.name != cfg.inter_broker_listener_name]\n"
+        "        if others:\n            return others[0]\n",
+        "clients use their own listener (KIP-291's EXTERNAL), never CONTROLLER because it is the first other one",
+        "KIP-291's example broker: clients on EXTERNAL, brokers on INTERNAL, the controller on CONTROLLER",
+    ),
+    M(
         "alter-isr-through-the-controllers-inter-broker-listener",
         "fetcher.py",
         "                self.broker.config.controller_to_broker_listener_name,\n",
