@@ -164,3 +164,9 @@ def test_alter_isr_takes_the_listener_the_leaders_config_names_and_the_controlle
     plane = "control" if props[1].get("control.plane.listener.name") == name else "data"
     assert len(alter) >= 1 and set(alter["broker_id"]) == {1}
     assert set(zip(alter["listener"], alter["plane"])) == {(name, plane)}
+
+
+@pytest.mark.parametrize("bad", [0, 4, True, "1", 1.5, None])
+def test_the_incidents_controller_is_one_of_their_three_brokers(bad):
+    with pytest.raises(ValueError, match=r"controller is the broker the controller runs on: 1, 2 or 3, got"):
+        unavailability_incident(control_plane=False, controller=bad, producers=1, until_ms=5)
