@@ -170,3 +170,27 @@ def test_alter_isr_takes_the_listener_the_leaders_config_names_and_the_controlle
 def test_the_incidents_controller_is_one_of_their_three_brokers(bad):
     with pytest.raises(ValueError, match=r"controller is the broker the controller runs on: 1, 2 or 3, got"):
         unavailability_incident(control_plane=False, controller=bad, producers=1, until_ms=5)
+
+
+def test_server_startup_names_each_listeners_plane_control_plane_first():
+    """SocketServer.startup (2.8): createControlPlaneAcceptorAndProcessor, then createDataPlaneAcceptorsAndProcessors,
+    each logging 'Created control-plane acceptor and processor for endpoint : ListenerName(X)' / 'Created
+    data-plane acceptor and processors for endpoint : ...'. The broker's own control.plane.listener.name decides:
+    a CONTROLLER listener it does not name is one more data-plane acceptor."""
+    from kafka_lab.logs.render import server_startup
+    from kafka_lab.sim import Cluster
+
+    c = Cluster(2, control_plane={1: True, 2: False})
+    created = {
+        b: [msg.split("Created ", 1)[1] for _lvl, _logger, msg in server_startup(c, b) if "Created " in msg]
+        for b in (1, 2)
+    }
+    assert created[1] == [
+        "control-plane acceptor and processor for endpoint : ListenerName(CONTROLLER)",
+        "data-plane acceptor and processors for endpoint : ListenerName(INTERNAL)",
+        "data-plane acceptor and processors for endpoint : ListenerName(EXTERNAL)",
+    ]
+    assert created[2] == [
+        f"data-plane acceptor and processors for endpoint : ListenerName({name})"
+        for name in ("CONTROLLER", "INTERNAL", "EXTERNAL")
+    ]

@@ -1811,6 +1811,24 @@ MUTATIONS = [
         "a broker's AlterIsr goes to the controller's endpoint of the listener its own config names for the controller",
         "MetadataCacheControllerNodeProvider: config.controlPlaneListenerName.getOrElse(config.interBrokerListenerName)",
     ),
+    Mutation(
+        "server-log-control-plane-acceptor-last",
+        (
+            (
+                "kafka_lab/logs/render.py",
+                "    if cfg.control_plane_listener:\n"
+                "        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))\n"
+                "    for lst in cfg.data_plane_listeners:\n"
+                "        out.append(m.socket_server_created(b, lst.name, False))\n",
+                "    for lst in cfg.data_plane_listeners:\n"
+                "        out.append(m.socket_server_created(b, lst.name, False))\n"
+                "    if cfg.control_plane_listener:\n"
+                "        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))\n",
+            ),
+        ),
+        "server.log names the control plane's acceptor first, then one data-plane acceptor per other listener",
+        "SocketServer.startup: createControlPlaneAcceptorAndProcessor, then createDataPlaneAcceptorsAndProcessors",
+    ),
     M(
         "metrics-frame-no-broker-id",
         "cluster.py",

@@ -151,14 +151,17 @@ def lifecycle_messages(cluster) -> list:
 
 
 def server_startup(cluster, b: int) -> list:
-    """server.log as a broker starts: its configuration, its socket servers (control plane last), started."""
+    """server.log as a broker starts: its configuration, its socket servers, started. ``SocketServer.startup``
+    (2.8) creates the control plane's acceptor and processor first, if this broker's own
+    ``control.plane.listener.name`` names one, then one data-plane acceptor per other listener: the lines that
+    tell an operator which plane serves which listener on this broker."""
     broker = cluster.brokers[b]
     cfg = broker.config
     out = [m.kafka_config(b, dict(cfg.props))]
-    for lst in cfg.data_plane_listeners:
-        out.append(m.socket_server_created(b, lst.name, False))
     if cfg.control_plane_listener:
         out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))
+    for lst in cfg.data_plane_listeners:
+        out.append(m.socket_server_created(b, lst.name, False))
     out.append(m.kafka_server_started(b))
     return out
 
