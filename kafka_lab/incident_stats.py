@@ -70,6 +70,7 @@ def _check(res) -> None:
 def controller_requests(res: ClusterResults) -> pd.DataFrame:
     """One row per LeaderAndIsr / UpdateMetadata a broker received, in the order sent.
 
+    ``listener`` is the one the controller's config chose, ``plane`` the one the broker's config serves it on;
     ``waited_ms`` is the time before a handler took it (in the socket + ``requestQueueTime``, as in
     lab 03); ``applied_ms`` is when its handler finished (``apiLocalComplete``), NaN if the run ended first.
     """
@@ -79,6 +80,7 @@ def controller_requests(res: ClusterResults) -> pd.DataFrame:
         {
             "broker_id": r["broker_id"].astype(np.int64),
             "api": r["api"],
+            "listener": r["listener"],
             "plane": r["plane"],
             "sent_ms": r["sent_ms"],
             "waited_ms": r["dequeue_ms"] - r["sent_ms"],  # = wait_for_handler_ms
@@ -337,7 +339,9 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
     - ``wrong_leader_ms``: the time the moved partition's batches lost to wrong leaders (each refused send to
       that batch's next send, summed), and ``per_refused_send_ms``, that over ``not_leader_answers``;
     - ``peak_purgatory[b]``: broker b's largest ``PurgatorySize``;
-    - ``mean_latency_ms`` / ``other_mean_latency_ms``: batches of the moved partition / of the others.
+    - ``mean_latency_ms`` / ``other_mean_latency_ms``: batches of the moved partition / of the others;
+    - ``controller``: the controller's broker; ``lai_route[b]``: (listener, plane) of broker b's LeaderAndIsr,
+      the listener the controller's config names and the plane broker b's config serves it on.
     """
     _check(res)
     c = controller_requests(res)
@@ -366,6 +370,8 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
         "peak_purgatory": {b: metric_peak(res, "PurgatorySize", b) for b in brokers},
         "mean_latency_ms": float(moved["mean_latency_ms"].iloc[0]) if len(moved) else np.nan,
         "other_mean_latency_ms": float(others["latency_ms"].mean()) if len(others) else np.nan,
+        "controller": int(res.cluster.controller.history[0][1]),
+        "lai_route": {int(b): (str(lai["listener"][b]), str(lai["plane"][b])) for b in lai.index},
     }
 
 

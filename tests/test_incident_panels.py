@@ -25,6 +25,7 @@ from kafka_lab.ui import PRIMARY_OUTPUT, lab04, lab05, lab06
 from kafka_lab.ui import cluster as ui
 
 BUSY = "the busy broker is"
+CONTROLLER = "the controller is on"
 #: per lab: the panel as the notebook builds it, its incident, its acks, and every control it offers
 LABS = {
     "04": dict(
@@ -32,14 +33,32 @@ LABS = {
         incident=purgatory_incident,
         acks=-1,
         options=lab04.PANEL_OPTIONS,
-        controls={"producers", "acks", "request.timeout.ms", "min.insync.replicas", "broker 1", "broker 2", "broker 3"},
+        controls={
+            "producers",
+            "acks",
+            "request.timeout.ms",
+            "min.insync.replicas",
+            "broker 1",
+            "broker 2",
+            "broker 3",
+            CONTROLLER,
+        },
     ),
     "05": dict(
         build=lambda: lab05.truncation_panel(producers=200),
         incident=truncation_incident,
         acks=1,
         options=lab05.PANEL_OPTIONS,
-        controls={"producers", "acks", "request.timeout.ms", "min.insync.replicas", "broker 1", "broker 2", "broker 3"},
+        controls={
+            "producers",
+            "acks",
+            "request.timeout.ms",
+            "min.insync.replicas",
+            "broker 1",
+            "broker 2",
+            "broker 3",
+            CONTROLLER,
+        },
     ),
     "06": dict(
         build=lambda: lab06.staleness_panel(producers=200),
@@ -55,6 +74,7 @@ LABS = {
             "broker 1",
             "broker 2",
             "broker 3",
+            CONTROLLER,
         },
     ),
 }
@@ -109,6 +129,10 @@ def apply(call: dict, name: str, value) -> dict:
     call = {**call, "control_plane": dict(call["control_plane"])}
     if name == BUSY:
         call["incident"] = value
+    elif name == CONTROLLER:  # the incidents' default, broker 1, is not passed (the lab's own runs are reused)
+        call.pop("controller", None)
+        if value != 1:
+            call["controller"] = value
     elif name.startswith("broker "):
         call["control_plane"][int(name.split()[1])] = value
     else:
@@ -167,7 +191,8 @@ def package_answer(call: dict):
     """What the package gives for ``call``: the run, and the panel's summary of it."""
     opts = {k: v for k, v in call.items() if k not in ("incident", "control_plane")}
     res = cached_run(call["incident"], control_plane=call["control_plane"], **opts)
-    return res, ui.summary_html(res, label=ui.setting_label(call["control_plane"]))
+    label = f"{ui.setting_label(call['control_plane'])}, the controller on broker {call.get('controller', 1)}"
+    return res, ui.summary_html(res, label=label)
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -228,6 +253,7 @@ EVERY_CONTROL_MOVED = {
         ("min.insync.replicas", 3),
         ("broker 1", True),
         ("broker 2", True),
+        (CONTROLLER, 3),
     ],
     "05": [
         ("producers", 300),
@@ -236,6 +262,7 @@ EVERY_CONTROL_MOVED = {
         ("min.insync.replicas", 2),
         ("broker 1", True),
         ("broker 3", True),
+        (CONTROLLER, 2),
     ],
     "06": [
         (BUSY, unavailability_incident),
@@ -244,6 +271,7 @@ EVERY_CONTROL_MOVED = {
         ("request.timeout.ms", 20),
         ("min.insync.replicas", 3),
         ("broker 2", True),
+        (CONTROLLER, 2),
     ],
 }
 
@@ -273,6 +301,7 @@ def test_controls_keep_each_others_values(lab, monkeypatch):
 DIRECT = {
     "04": lambda: purgatory_incident(
         control_plane={1: True, 2: True, 3: False},
+        controller=3,
         seed=0,
         producers=300,
         acks=1,
@@ -285,6 +314,7 @@ DIRECT = {
     ),
     "05": lambda: truncation_incident(
         control_plane={1: True, 2: False, 3: True},
+        controller=2,
         seed=0,
         producers=300,
         acks="all",
@@ -297,6 +327,7 @@ DIRECT = {
     ),
     "06": lambda: unavailability_incident(
         control_plane={1: False, 2: True, 3: False},
+        controller=2,
         seed=0,
         producers=300,
         acks="all",
@@ -309,9 +340,9 @@ DIRECT = {
     ),
 }
 DIRECT_LABEL = {
-    "04": "control plane on brokers 1, 2",
-    "05": "control plane on brokers 1, 3",
-    "06": "control plane on broker 2",
+    "04": "control plane on brokers 1, 2, the controller on broker 3",
+    "05": "control plane on brokers 1, 3, the controller on broker 2",
+    "06": "control plane on broker 2, the controller on broker 2",
 }
 
 
@@ -339,3 +370,19 @@ def test_the_panel_shows_what_a_direct_call_gives(lab, monkeypatch):
         ],
     }[lab]
     assert [f.to_json() for f in figures] == [f.to_json() for f in draw({label: direct})]
+
+
+@pytest.mark.parametrize("lab", ["04", "05"])
+def test_the_controllers_broker_is_one_side_of_the_control_plane(lab, monkeypatch):
+    """The control plane's two sides, in the panel: with the control plane on broker 1 (the busy broker) only,
+    moving the controller off broker 1 gives back the run without any control plane (the controller, on a
+    broker that does not name CONTROLLER, sends on INTERNAL everywhere); the summary says so."""
+    shown = Shown(lab, monkeypatch)
+    first_ledger = shown.ledger
+    shown.set("broker 1", True)
+    assert "on CONTROLLER, served by broker 1 on its control plane" in shown.summary.value
+    assert not shown.ledger.equals(first_ledger)
+    shown.set(CONTROLLER, 3)
+    assert "The controller (broker 3) sent the LeaderAndIsr on INTERNAL" in shown.summary.value
+    assert "brokers 1, 2, 3 on their data plane" in shown.summary.value
+    assert shown.ledger.equals(first_ledger)

@@ -227,6 +227,22 @@ def test_section4_migration_summary():
     assert s.loc[4, "broker 1"] == "[+name] INTERNAL, data plane"
     assert s.loc[5, "broker 3"] == "[+endpoint] CONTROLLER, data plane"
     assert s.loc[6].tolist()[2:] == ["[+name] CONTROLLER, control plane"] * 3
+    # both sides (docs/kafka-reference.md §2): a broker's control plane is used only when the controller's broker
+    # names CONTROLLER too; the lab says so where the table shows it (step 4: broker 1's unused, step 5: broker 3's
+    # data plane)
+    for step, row in s.iterrows():
+        ctl_named = s.loc[step, f"broker {row['controller']}"].startswith("[+name]")
+        for b in brokers:
+            assert row[b].endswith("control plane") == (ctl_named and row[b].startswith("[+name]")), (step, b)
+    cells = json.loads(LAB.read_text())["cells"]
+    prose = " ".join(" ".join("".join(c["source"]).split()) for c in cells if c["cell_type"] == "markdown")
+    for text in (
+        "**Both sides matter.**",
+        "only when the controller's broker **and** that broker both set the name",
+        "At step 4 broker 1 has a control plane that nobody uses",
+        "Both sides need the setting.",
+    ):
+        assert text in prose, text
 
 
 def test_section4_skipping_round_one_fails():

@@ -98,8 +98,8 @@ def test_step_2_who_gets_stale_metadata():
     assert (len(admins), f"{admins.max():.1f}") == (29, "32.5")
     on = stale_answers(runs[ON], 1)
     assert (on["client_id"].str.startswith("producer-").sum(), on["client_id"].str.startswith("admin-").sum()) == (
-        28,
-        3,
+        30,
+        1,
     )
     # no producer asks broker 1 between its LeaderAndIsr and its UpdateMetadata: the refresh waits retry.backoff.ms;
     # the admin clients, which ask every 5 ms, do
@@ -112,9 +112,9 @@ def test_step_2_who_gets_stale_metadata():
     for text in (
         "**59** stale answers",
         "**31** with it",
-        "**30** of them (28 with",
+        "**30** of them (30 with",
         "between **4.0** and **5.2 ms**",
-        "The other **29** (**3** with",
+        "The other **29** (**1** with",
         "until **32.5 ms**",
     ):
         assert text in SRC, text
@@ -125,17 +125,17 @@ def test_step_2_a_crowd_of_first_metadata_requests():
     runs = _runs(producers=400, until_ms=80)
     off, on = incident_summary(runs[OFF]), incident_summary(runs[ON])
     assert (f"{off['lai_wait_ms'][1]:.1f}", f"{off['stale_ms'][1]:.1f}") == ("22.0", "55.6")
-    assert (off["stale_answers"][1], on["stale_answers"][1]) == (259, 63)
-    assert (off["not_leader_answers"], on["not_leader_answers"]) == (468, 319)
+    assert (off["stale_answers"][1], on["stale_answers"][1]) == (259, 62)
+    assert (off["not_leader_answers"], on["not_leader_answers"]) == (468, 311)
     assert (off["truncated_records"], on["truncated_records"]) == (1700, 0)
     for text in (
         "waits **22.0 ms**",
         "stale for **55.6 ms**",
         "**259** `Metadata`",
-        "(**63** with",
+        "(**62** with",
         "**468**",
         "**1700** records",
-        "with it **319**",
+        "with it **311**",
     ):
         assert text in SRC, text
     fig = ui.wrong_leader_figure(runs)
@@ -147,9 +147,13 @@ def test_step_3_the_control_plane_per_broker():
     s = {k: incident_summary(r) for k, r in moves.items()}
     none, one, two, every = (s[k] for k in moves)
     assert f"{none['lai_wait_ms'][1]:.1f}" == "11.0" and f"{none['lai_wait_ms'][2]:.1f}" == "14.1"
-    assert [f"{x['unavailable_ms']:.1f}" for x in (none, one, two, every)] == ["3.1", "14.1", "0.0", "0.0"]
-    assert [f"{x['two_leaders_ms']:.1f}" for x in (none, one, two, every)] == ["0.0", "0.0", "11.0", "0.0"]
-    assert [x["truncated_records"] for x in (none, one, two, every)] == [1770, 0, 1780, 0]
+    assert [f"{x['unavailable_ms']:.1f}" for x in (none, one, two, every)] == ["3.1", "14.0", "3.1", "0.0"]
+    assert [f"{x['two_leaders_ms']:.1f}" for x in (none, one, two, every)] == ["0.0", "0.0", "0.0", "0.0"]
+    assert [x["truncated_records"] for x in (none, one, two, every)] == [1770, 0, 1770, 0]
+    # the two sides: broker 2's setting alone is never used (the controller's broker 1 lacks it), to the record
+    assert two == none and moves["control plane on broker 2"].ledger.equals(moves["no control plane"].ledger)
+    assert two["lai_route"] == dict.fromkeys((1, 2, 3), ("INTERNAL", "data"))
+    assert one["lai_route"] == {1: ("CONTROLLER", "control"), 2: ("CONTROLLER", "data"), 3: ("CONTROLLER", "data")}
     # the gap is from the old leader resigning to the new one taking over
     for label, x in (("no control plane", none), ("control plane on broker 1", one)):
         lead = leadership(moves[label])
@@ -161,10 +165,9 @@ def test_step_3_the_control_plane_per_broker():
     } == {"19.1"}
     for text in (
         "**no leader for 3.1 ms**",
-        "no leader for **14.1 ms**",
-        "**two** for **11.0 ms**",
+        "No leader for **14.0 ms**",
+        "exactly as with none, to the record (no leader for 3.1 ms, **1770** truncated)",
         "**1770**",
-        "**1780**",
         "waits 11.0 ms and broker 2's 14.1 ms",
         "resigns at 16.0 ms",
         "takes over at\n  19.1 ms",
@@ -195,3 +198,32 @@ def test_primary_control_and_the_busy_broker_toggle():
     toggle = next(w for w in panel.children if getattr(w, "description", "") == "the busy broker is")
     toggle.value = lab06.BUSY_BROKER["2, the new leader"]
     assert output.value != crowd and "no leader for" in output.value
+
+
+def test_step_3_where_the_controller_runs():
+    """The lab's extra run: the controller on broker 3, the control plane on brokers 2 and 3. The new leader
+    serves its LeaderAndIsr on its control plane, the old leader (not naming CONTROLLER) on its data plane:
+    two leaders, the case 'broker 2 only' cannot make while the controller is on broker 1."""
+    assert (
+        "elsewhere = unavailability_incident(control_plane={2: True, 3: True}, controller=3, producers=200, burst=1,\n"
+        "                                    rate_per_s=20, partitions=20, until_ms=60)" in SRC
+    )
+    assert _first("elsewhere = ") > _first('check("06.which_brokers"')
+    r = unavailability_incident(control_plane={2: True, 3: True}, controller=3, **LOAD, until_ms=60)
+    s = incident_summary(r)
+    assert s["controller"] == 3
+    assert s["lai_route"] == {1: ("CONTROLLER", "data"), 2: ("CONTROLLER", "control"), 3: ("CONTROLLER", "control")}
+    assert f"{s['lai_wait_ms'][1]:.1f}" == "11.0" and s["lai_wait_ms"][2] < 0.1
+    assert (f"{s['two_leaders_ms']:.1f}", s["unavailable_ms"], s["truncated_records"]) == ("11.0", 0.0, 1780)
+    assert f"{leadership(r).iloc[0]['end_ms']:.1f}" == "16.0"
+    for text in ("where it waits **11.0 ms**", "**two** leaders for **11.0 ms**", "**1780** records"):
+        assert text in SRC, text
+    t = ui.controller_table({"x": r}).reset_index()
+    assert list(t.columns[:5]) == ["run", "broker", "api", "listener", "plane"]
+
+
+def test_the_which_brokers_feedback_teaches_both_sides():
+    assert "whose config picks the listener" in check("06.which_brokers", "b").hint
+    assert "exactly as with no control plane" in check("06.which_brokers", "b").message
+    assert "broker 3 is not needed" in check("06.which_brokers", "d").message
+    assert "on its data plane" in check("06.half_migrated", "b").message

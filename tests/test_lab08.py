@@ -54,7 +54,14 @@ def test_the_prose_numbers_are_the_ground_truth():
     for key in ("lines_read", "records", "continuations", "rejected"):
         assert f"**{t['lines'][key]:,}**" in PROSE, key
     p99 = ex.lai_p99_truth()
-    assert p99[2] == 0 and f"**{p99[1]:.2f} ms** on broker 1" in PROSE and f"**{p99[3]:.2f} ms** on broker 3" in PROSE
+    for b in (1, 2, 3):
+        assert f"**{p99[b]:.2f} ms** on broker {b}" in PROSE, b
+    waits = {(r["broker"], r["api"]): r for r in t["controller_requests"]}
+    # broker 2 has a control plane, yet waited: while broker 1 (no control.plane.listener.name) was the controller
+    assert t["control_plane"]["2"] and p99[2] > 1 and t["controller"] == 1 and not t["control_plane"]["1"]
+    assert f"waited **{waits[(2, 'LEADER_AND_ISR')]['requestQueueTimeMs_max']:.2f} ms** in its spike" in PROSE
+    um_max = max(waits[(b, "UPDATE_METADATA")]["requestQueueTimeMs_max"] for b in (1, 2, 3))
+    assert f"(at most **{um_max:.2f} ms**)" in PROSE
     tr = ex.truncated_truth()
     assert f"**{tr['total']:,}** records" in PROSE
     per_broker = {}
@@ -62,7 +69,14 @@ def test_the_prose_numbers_are_the_ground_truth():
         per_broker[r["broker"]] = per_broker.get(r["broker"], 0) + r["records"]
     assert f"{per_broker[1]:,} on broker 1" in PROSE and f"{per_broker[3]:,} on broker 3" in PROSE
     assert f"{per_broker[2]:,} on broker 2" in PROSE
-    assert ex.no_control_plane_truth() == [1, 3] and "Brokers 1 and 3 receive theirs on `PLAINTEXT`" in PROSE
+    assert ex.no_control_plane_truth() == [1, 3] and "broker 2's control plane served nothing" in PROSE
+    # the request log shows the controller's choice: INTERNAL until broker 1 resigned, CONTROLLER after
+    resigned = next(c["time_ms"] for c in t["controllers"] if c["event"] == "resigned")
+    assert f"Until **{resigned / 1000:.1f} s** every broker" in PROSE
+    lai = {(r["broker"], r["listener"]) for r in t["requests"] if r["api"] == "LEADER_AND_ISR"}
+    assert lai == {(b, lst) for b in (1, 2, 3) for lst in ("INTERNAL", "CONTROLLER")}
+    assert {r["listener"] for r in t["requests"] if r["api"] == "PRODUCE"} == {"EXTERNAL"}
+    assert "artifact" not in PROSE  # the clients have a listener of their own (issue 31, item 6)
     # the rolling restart: every broker once, the controller's last; its restart moves the controller
     assert [r["broker"] for r in t["restarts"]] == [2, 3, 1] and t["controller"] == 1
     resigned, elected = [c for c in t["controllers"] if c["time_ms"] > 0]
@@ -77,7 +91,7 @@ def test_the_lab_makes_these_calls():
         "analyses.controller_changes(tables.controller_events)",
         "parse(spark, str(sample_dir()))",
         'lines_table(tables.counts(), ground_truth()["lines"])',
-        "analyses.control_plane(tables.requests)",
+        "analyses.control_plane(tables.records)",
         "analyses.controller_request_waits(tables.requests)",
         'analyses.latency_over_time(tables.requests, every="1 second", phase="requestQueueTimeMs")',
         "analyses.truncated_records(tables.truncations)",
@@ -118,17 +132,29 @@ class TestOnSpark:
         }
 
     def test_exercise_answers_from_spark(self, tables):
+        from pyspark.sql import functions as F
+
         from kafka_lab.spark import analyses
 
-        cp = analyses.control_plane(tables.requests)
+        cp = analyses.control_plane(tables.records)
         assert check("08.no_control_plane", cp[~cp["control_plane"]]["broker"].tolist()).status == "correct"
-        w = analyses.controller_request_waits(tables.requests)
-        lai = w[w["api"] == "LEADER_AND_ISR"].sort_values("broker")["requestQueueTimeMs_p99"].tolist()
+        lai = (
+            tables.requests.where("api = 'LEADER_AND_ISR'")
+            .groupBy("broker")
+            .agg(F.percentile("requestQueueTimeMs", 0.99).alias("p99"))
+            .orderBy("broker")
+            .toPandas()["p99"]
+            .tolist()
+        )
         assert check("08.lai_p99", lai).status == "correct"
+        # per listener (the lab's table): broker 2's CONTROLLER, its control plane, never waits; its INTERNAL did
+        w = analyses.controller_request_waits(tables.requests).set_index(["api", "broker", "listener"])
+        assert w.loc[("LEADER_AND_ISR", 2, "CONTROLLER"), "requestQueueTimeMs_max"] == 0
+        assert w.loc[("LEADER_AND_ISR", 2, "INTERNAL"), "requestQueueTimeMs_max"] > 1
         tr = analyses.truncated_records(tables.truncations)
         assert check("08.truncated", int(tr["acknowledged"].sum())).status == "correct"
         # the sample's follower copy (broker 1's orders-1, 70 records) is removed but was never acknowledged
-        assert (int(tr["records"].sum()), int(tr["acknowledged"].sum())) == (4270, 4200)
+        assert (int(tr["records"].sum()), int(tr["acknowledged"].sum())) == (5200, 5130)
         assert check("08.truncated", int(tr["records"].sum())).status == "incorrect"
 
     def test_the_panel_redraws_for_another_broker(self, tables):
@@ -148,8 +174,13 @@ class TestOnSpark:
         per_second = analyses_latency(tables.requests)
         again = latency_panel(tables.requests, broker=1, per_second=per_second)
         assert again.children[1].children[0].value == before
-        # broker 2 has the control plane: its LeaderAndIsr never waits
-        assert re.search(r"LeaderAndIsr requests' worst p99 is <b>0\.00 ms</b>", after)
+        # broker 2 has a control plane, but its LeaderAndIsr waited once, before the controller used it
+        worst = next(
+            r["requestQueueTimeMs_max"]
+            for r in ground_truth()["controller_requests"]
+            if (r["broker"], r["api"]) == (2, "LEADER_AND_ISR")
+        )
+        assert re.search(rf"LeaderAndIsr requests' worst p99 is <b>{worst:.2f} ms</b>", after)
 
 
 def analyses_latency(requests):

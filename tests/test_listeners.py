@@ -1011,10 +1011,11 @@ def test_hints_follow_the_cause_kafka_names(config, message, says, never):
 
 
 def test_the_kip291_configs_have_one_home():
-    """listeners/examples.py builds the KIP's broker and the control-plane broker; the simulation's
-    shorthands (sim.scenario.kip291_properties, sim.experiments.lab_properties, sim.cluster_properties)
-    give exactly its properties (docs/kafka-reference.md §2: control.plane.listener.name turns the plane on)."""
-    from kafka_lab.listeners import control_plane_broker, kip291_broker
+    """listeners/examples.py builds the KIP's broker, lab 03's control-plane broker and the clusters' broker; the
+    simulation's shorthands (sim.scenario.kip291_properties, sim.experiments.lab_properties,
+    sim.cluster_properties) give exactly its properties (docs/kafka-reference.md §2: control.plane.listener.name
+    turns the plane on)."""
+    from kafka_lab.listeners import CLIENT_LISTENER, cluster_broker, control_plane_broker, kip291_broker
     from kafka_lab.sim import cluster_properties
     from kafka_lab.sim.experiments import lab_properties
     from kafka_lab.sim.scenario import kip291_properties
@@ -1026,7 +1027,12 @@ def test_the_kip291_configs_have_one_home():
         )
         threads = {"num.io.threads": 8, "num.network.threads": 3, "queued.max.requests": 500}
         assert lab_properties(cp) == control_plane_broker(cp, **threads)
-        assert cluster_properties(3, control_plane=cp) == control_plane_broker(cp, broker_id=3, **threads)
+        assert cluster_properties(3, control_plane=cp) == cluster_broker(cp, broker_id=3, **threads)
+        # the KIP's listener names and roles: INTERNAL between brokers, EXTERNAL for clients, CONTROLLER bound
+        res = resolve(cluster_broker(cp))
+        assert res.inter_broker_listener_name == "INTERNAL" and res.listener(CLIENT_LISTENER) is not None
+        assert res.controller_to_broker_listener_name == ("CONTROLLER" if cp else "INTERNAL")
+        assert {e.listener_name for e in res.advertised_listeners} == {"CONTROLLER", "INTERNAL", "EXTERNAL"}
     on, off = resolve(control_plane_broker(True)), resolve(control_plane_broker(False))
     assert on.control_plane_listener.connection_string == "CONTROLLER://:9091" and off.control_plane_listener is None
     assert off.controller_to_broker_listener_name == "PLAINTEXT"

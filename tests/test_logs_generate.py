@@ -229,11 +229,64 @@ def test_request_truth_agrees_with_the_request_log(small_logs):
 
 
 def test_half_way_through_kip291(small_logs):
-    """Even brokers have control.plane.listener.name: their LeaderAndIsr and UpdateMetadata come on CONTROLLER."""
+    """Even brokers have control.plane.listener.name; the controller, broker 1, does not. The control plane's two
+    sides (docs/kafka-reference.md §2): while broker 1 is the controller every broker's LeaderAndIsr comes on the
+    inter-broker listener INTERNAL, broker 2's too; after broker 1's restart moves the controller, the new
+    controller's config decides (CONTROLLER, on every broker, if it names it). Each broker's server.log says which
+    plane serves CONTROLLER."""
     truth = json.loads((small_logs / "ground-truth.json").read_text())
     assert truth["control_plane"] == {"1": False, "2": True, "3": False}
+    elected = [c for c in truth["controllers"] if c["event"] == "elected"]
+    assert elected[0]["controller"] == 1 and len(elected) == 2
+    after = "CONTROLLER" if truth["control_plane"][str(elected[-1]["controller"])] else "INTERNAL"
     ctl = {(r["broker"], r["listener"]) for r in truth["requests"] if r["api"] in ("LEADER_AND_ISR", "UPDATE_METADATA")}
-    assert ctl == {(1, "PLAINTEXT"), (2, "CONTROLLER"), (3, "PLAINTEXT")}
+    assert ctl == {(b, lst) for b in (1, 2, 3) for lst in ("INTERNAL", after)}
+    clients = {r["listener"] for r in truth["requests"] if r["api"] == "PRODUCE"}
+    assert clients == {"EXTERNAL"}  # never CONTROLLER: the clients have a listener of their own
+    resigned = next(c["time_ms"] for c in truth["controllers"] if c["event"] == "resigned")
+    moved = elected[-1]["time_ms"]
+    start = parse_timestamp(truth["start"] + ",000")
+    seen = Counter()
+    for f in small_logs.glob("broker-*/kafka-request.log*"):
+        for line in f.read_text().splitlines():
+            d = json.loads(line[line.index("{") : line.rindex("}") + 1])
+            if d["requestHeader"]["requestApiKeyName"] != "LEADER_AND_ISR":
+                continue
+            at = (parse_timestamp(line[1:24]) - start).total_seconds() * 1000
+            if at < resigned or at >= moved:  # who sent one answered during the election is not a rule
+                assert d["listener"] == ("INTERNAL" if at < resigned else after), line[:40]
+                seen[at < resigned] += 1
+    assert seen[True] > 3 and seen[False] > 3
+    for b, has in truth["control_plane"].items():
+        server = (small_logs / f"broker-{b}" / "server.log").read_text()
+        planes = set(
+            re.findall(
+                r"Created (control|data)-plane acceptor and processors? for endpoint : "
+                r"ListenerName\(CONTROLLER\)",
+                server,
+            )
+        )
+        assert planes == {"control" if has else "data"}, b
+
+
+def test_the_controllers_requests_per_broker_agree_with_the_request_log(small_logs):
+    """ground truth's controller_requests: per broker and API, whatever the listener, the exact queue-time
+    percentiles and maximum of what the request log holds."""
+    truth = json.loads((small_logs / "ground-truth.json").read_text())
+    waits = defaultdict(list)
+    for f in small_logs.glob("broker-*/kafka-request.log*"):
+        b = int(f.parent.name.split("-")[1])
+        for line in f.read_text().splitlines():
+            d = json.loads(line[line.index("{") : line.rindex("}") + 1])
+            api = d["requestHeader"]["requestApiKeyName"]
+            if api in ("LEADER_AND_ISR", "UPDATE_METADATA"):
+                waits[(b, api)].append(d["requestQueueTimeMs"])
+    assert {(r["broker"], r["api"]) for r in truth["controller_requests"]} == set(waits)
+    for r in truth["controller_requests"]:
+        v = waits[(r["broker"], r["api"])]
+        assert r["count"] == len(v) and r["requestQueueTimeMs_max"] == max(v)
+        for q in (50, 99):
+            assert np.quantile(v, q / 100) == pytest.approx(r[f"requestQueueTimeMs_p{q}"], abs=1e-9)
 
 
 def test_truncation_truth_agrees_with_the_logs(small_logs):
@@ -434,11 +487,22 @@ def test_the_request_log_offsets_go_on_from_one_window_copy_to_the_next(small_lo
         assert values == sorted(values) and values[0] == 1 and values[-1] == restarted[b], b
 
 
-def test_the_broker_without_control_plane_waits_longest(small_logs):
-    """What the scenario is built to show: a spike holds the LeaderAndIsr of a broker without the control plane."""
+def test_a_spike_holds_a_leader_and_isr_that_comes_through_the_data_plane(small_logs):
+    """What the scenario is built to show: a spike holds a broker's LeaderAndIsr when it comes through the broker's
+    data plane, which is every broker's while the controller (broker 1) does not name CONTROLLER, broker 2's
+    control plane notwithstanding; a LeaderAndIsr on a control plane (the listener the broker itself names) never
+    waits. (In this run the new controller, broker 3, does not name it either: see the committed sample for one
+    that does.)"""
     truth = json.loads((small_logs / "ground-truth.json").read_text())
-    q = {r["broker"]: r["requestQueueTimeMs_p99"] for r in truth["requests"] if r["api"] == "LEADER_AND_ISR"}
-    assert q[2] < 1.0 < min(q[1], q[3])
+    cp_listener = {int(b): "CONTROLLER" if has else None for b, has in truth["control_plane"].items()}
+    rows = [r for r in truth["requests"] if r["api"] == "LEADER_AND_ISR"]
+    data = {}
+    for r in rows:
+        if r["listener"] == cp_listener[r["broker"]]:
+            assert r["requestQueueTimeMs_p99"] < 1.0, r
+        else:
+            data[r["broker"]] = max(data.get(r["broker"], 0.0), r["requestQueueTimeMs_p99"])
+    assert sorted(data) == [1, 2, 3] and min(data.values()) > 1.0
 
 
 def test_weighted_quantile_is_numpys_on_the_expanded_multiset():

@@ -64,7 +64,7 @@ def test_the_control_plane_comes_from_listener_resolution():
         "ControlPlaneNetworkProcessorAvgIdlePercent",
         "ControlPlaneRequestHandlerAvgIdlePercent",
     } <= set(b.metrics.gauges)
-    conn = b.controller_connection(1)
+    conn = b.controller_connection(b.config.controller_to_broker_listener_name, 1)
     assert (conn.listener, conn.plane) == ("CONTROLLER", "control")
     assert conn.connection_id.startswith("192.1.1.8:9091-")
 
@@ -73,7 +73,7 @@ def test_without_control_plane_the_controller_uses_the_inter_broker_listener():
     # the KIP's migration, round one: CONTROLLER is bound but control.plane.listener.name is not set
     b = broker(kip291_properties(control_plane=False))
     assert set(b.planes) == {"data"} and len(b.planes["data"].processors) == 9
-    conn = b.controller_connection(1)
+    conn = b.controller_connection(b.config.controller_to_broker_listener_name, 1)
     assert (conn.listener, conn.plane) == ("INTERNAL", "data")
 
 

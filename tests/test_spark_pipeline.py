@@ -46,10 +46,16 @@ def test_request_percentiles_agree_with_the_truth(spark_tables, small_logs):
                 assert row[f"{p}_p{q}"] == pytest.approx(w[f"{p}_p{q}"], abs=1e-6), (row["broker"], row["api"], p, q)
 
 
-def test_control_plane_is_found_from_the_request_log(spark_tables, small_logs):
-    got = analyses.control_plane(spark_tables.requests)
+def test_control_plane_is_found_from_each_brokers_start_up_lines(spark_tables, small_logs):
+    """server.log's SocketServer lines name the plane of each listener; the request log cannot (the listener a
+    LeaderAndIsr arrives on is the controller's choice: every broker got it on INTERNAL in this run)."""
+    got = analyses.control_plane(spark_tables.records)
     truth = _truth(small_logs)["control_plane"]
     assert {str(b): cp for b, cp in zip(got["broker"], got["control_plane"])} == truth
+    for row in got.to_dict("records"):
+        assert row["control_plane_listener"] == ("CONTROLLER" if row["control_plane"] else None)
+        others = ["EXTERNAL", "INTERNAL"] + ([] if row["control_plane"] else ["CONTROLLER"])
+        assert row["data_plane_listeners"] == sorted(others)
 
 
 def test_controller_request_waits(spark_tables, small_logs):

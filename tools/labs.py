@@ -161,9 +161,9 @@ CATALOGUE: list[Lab] = [
         "truncations in the logs; the same code on a Spark cluster, and the model's replications as Spark tasks",
         "labs 03 to 06 (the request path, truncation, staleness); no Spark experience needed",
         25,
-        "a broker's logs answer KIP-291's questions (the listener a `LeaderAndIsr` arrives on, its "
-        "`requestQueueTimeMs`, the truncations after it), and Spark reads them the same way on a laptop "
-        "or a cluster.",
+        "a broker's logs answer KIP-291's questions (`server.log` says which plane serves each listener, the "
+        "request log which listener the controller chose and the `requestQueueTimeMs` it cost, `server.log` "
+        "again the truncations after it), and Spark reads them the same way on a laptop or a cluster.",
     ),
 ]
 

@@ -1789,6 +1789,57 @@ MUTATIONS = [
         "KafkaApis.handleFetchRequest (RequestChannel metrics per request, the request log)",
     ),
     M(
+        "controller-listener-from-the-target",
+        "controller.py",
+        "        self.route = controller_route(controller.brokers[controller.id], broker)\n",
+        "        self.route = controller_route(broker, broker)\n",
+        "the controller picks the listener for every broker from its own config; the broker's config picks the plane",
+        "ControllerChannelManager.addNewBroker: config.controlPlaneListenerName.getOrElse(config.interBrokerListenerName)",
+    ),
+    M(
+        "controller-route-unchecked",
+        "cluster.py",
+        "        self._check_controller_routes()\n",
+        "",
+        "a broker that did not register the controller's listener is refused (BrokerEndPointNotAvailableException)",
+        "Broker.node: End point with listener name X not found for broker N",
+    ),
+    M(
+        "clients-on-the-first-other-listener",
+        "cluster.py",
+        "        if cfg.listener(self.client_listener_name) is not None:\n            return self.client_listener_name\n",
+        "        others = [x.name for x in cfg.data_plane_listeners if x.name != cfg.inter_broker_listener_name]\n"
+        "        if others:\n            return others[0]\n",
+        "clients use their own listener (KIP-291's EXTERNAL), never CONTROLLER because it is the first other one",
+        "KIP-291's example broker: clients on EXTERNAL, brokers on INTERNAL, the controller on CONTROLLER",
+    ),
+    M(
+        "alter-isr-through-the-controllers-inter-broker-listener",
+        "fetcher.py",
+        "                self.broker.config.controller_to_broker_listener_name,\n",
+        "                controller.config.inter_broker_listener_name,\n",
+        "a broker's AlterIsr goes to the controller's endpoint of the listener its own config names for the controller",
+        "MetadataCacheControllerNodeProvider: config.controlPlaneListenerName.getOrElse(config.interBrokerListenerName)",
+    ),
+    Mutation(
+        "server-log-control-plane-acceptor-last",
+        (
+            (
+                "kafka_lab/logs/render.py",
+                "    if cfg.control_plane_listener:\n"
+                "        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))\n"
+                "    for lst in cfg.data_plane_listeners:\n"
+                "        out.append(m.socket_server_created(b, lst.name, False))\n",
+                "    for lst in cfg.data_plane_listeners:\n"
+                "        out.append(m.socket_server_created(b, lst.name, False))\n"
+                "    if cfg.control_plane_listener:\n"
+                "        out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))\n",
+            ),
+        ),
+        "server.log names the control plane's acceptor first, then one data-plane acceptor per other listener",
+        "SocketServer.startup: createControlPlaneAcceptorAndProcessor, then createDataPlaneAcceptorsAndProcessors",
+    ),
+    M(
         "metrics-frame-no-broker-id",
         "cluster.py",
         ".assign(broker_id=bid)",

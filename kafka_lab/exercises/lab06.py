@@ -173,19 +173,23 @@ HALF_CHOICES = Choices(
     "06.half_migrated",
     solution="c",
     wrong=["a", "b", "d"],
-    prompt="KIP-291 case 1.2: busy broker 2 is the new leader of orders-0; broker 1 (the old leader) is busy too, "
-    "a little less. Without any control plane orders-0 has no leader for 3.1 ms. With "
-    "control.plane.listener.name set on broker 1 only (half-way through the migration), is orders-0 "
+    prompt="KIP-291 case 1.2: busy broker 2 is the new leader of orders-0; broker 1 (the old leader, and the "
+    "controller's broker) is busy too, a little less. Without any control plane orders-0 has no leader for 3.1 ms. "
+    "With control.plane.listener.name set on broker 1 only (half-way through the migration), is orders-0 "
     "without a leader for longer or shorter? " + "; ".join(f"({k}) {v}" for k, v in HALF_CHOICES.items()),
-    explanation="No leader = from the old leader resigning to the new one taking over. Speeding up only the "
-    "resignation widens the gap.",
+    explanation="No leader = from the old leader resigning to the new one taking over. The controller's broker "
+    "names CONTROLLER, so the controller sends on it everywhere; broker 1 serves it on its control plane and "
+    "resigns at once, broker 2 (which does not name it) on its data plane, behind its backlog. Speeding up only "
+    "the resignation widens the gap.",
 )
 def _(answer):
     got = choice(answer, HALF_CHOICES)
     if got is None:
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
     none = incident_summary(unavailable_run(False))["unavailable_ms"]
-    half = incident_summary(unavailable_run({1: True}))["unavailable_ms"]
+    half_run = unavailable_run({1: True})
+    half = incident_summary(half_run)["unavailable_ms"]
+    route_2 = incident_summary(half_run)["lai_route"][2]
     if got == "c":
         return correct(
             f"{half:.1f} ms instead of {none:.1f} ms: broker 1 gives up leadership at 5.1 ms, broker 2 takes "
@@ -197,18 +201,27 @@ def _(answer):
             "broker 1 does resign sooner, but that is when the gap starts, not when it ends.",
             hint="the gap runs from the old leader resigning to the new leader taking over.",
         )
+    if got == "b":
+        return incorrect(
+            f"for broker 2 it changes the listener, not the wait: the controller, whose broker now names "
+            f"CONTROLLER, sends broker 2's LeaderAndIsr on {route_2[0]}, which broker 2 serves on its "
+            f"{route_2[1]} plane, behind the same backlog. It changes broker 1: {half:.1f} ms without a leader, "
+            f"not {none:.1f}.",
+            hint="which of the two moments does broker 1's setting move: the resignation or the take-over?",
+        )
     return incorrect(
-        f"the model measures {half:.1f} ms with the control plane on broker 1, {none:.1f} ms without.",
+        f"broker 2 does not name CONTROLLER, so it serves the controller's requests on its data plane: the model "
+        f"measures {half:.1f} ms with the control plane on broker 1, {none:.1f} ms without.",
         hint="the gap runs from the old leader resigning to the new leader taking over.",
     )
 
 
 WHICH_CHOICES = Choices(
     {
-        "a": "broker 1, the old leader",
+        "a": "broker 1, the old leader (and the controller's broker)",
         "b": "broker 2, the new leader",
         "c": "brokers 1 and 2, both",
-        "d": "the controller's broker only",
+        "d": "all three: a control plane works only once every broker has it",
     }
 )
 
@@ -217,10 +230,13 @@ WHICH_CHOICES = Choices(
     "06.which_brokers",
     solution="c",
     wrong=["a", "b", "d"],
-    prompt="Same incident. Which brokers need control.plane.listener.name for orders-0 to be neither without a "
-    "leader nor with two leaders at any moment? " + "; ".join(f"({k}) {v}" for k, v in WHICH_CHOICES.items()),
+    prompt="Same incident, the controller on broker 1. Which brokers need control.plane.listener.name for orders-0 "
+    "to be neither without a leader nor with two leaders at any moment? "
+    + "; ".join(f"({k}) {v}" for k, v in WHICH_CHOICES.items()),
     explanation="The new leader's LeaderAndIsr ends the leaderless gap; the old leader's ends the time with two "
-    "leaders (and the acks=1 writes it would truncate). Both must go through at once.",
+    "leaders (and the acks=1 writes it would truncate). Both must skip their queues, and a broker's does only if "
+    "the controller's broker names the control plane too: here that is broker 1, the old leader. Broker 3, idle, "
+    "handles its LeaderAndIsr at once on either plane.",
 )
 def _(answer):
     got = choice(answer, WHICH_CHOICES)
@@ -228,27 +244,34 @@ def _(answer):
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
     s = {
         k: incident_summary(unavailable_run(cp))
-        for k, cp in (("1", {1: True}), ("2", {2: True}), ("both", {1: True, 2: True}))
+        for k, cp in (("1", {1: True}), ("2", {2: True}), ("both", {1: True, 2: True}), ("all", True))
     }
     if got == "c":
         return correct(
             f"only with both is it {s['both']['unavailable_ms']:.1f} ms without a leader and "
             f"{s['both']['two_leaders_ms']:.1f} ms with two. Broker 1 alone: {s['1']['unavailable_ms']:.1f} ms "
-            f"without a leader; broker 2 alone: {s['2']['two_leaders_ms']:.1f} ms with two leaders and "
-            f"{s['2']['truncated_records']} records truncated."
+            "without a leader; broker 2 alone: exactly as with no control plane "
+            f"({s['2']['unavailable_ms']:.1f} ms without a leader, {s['2']['truncated_records']} records truncated), "
+            "because the controller's broker 1 does not name CONTROLLER and so never uses it."
         )
     if got == "a":
         return incorrect(
-            f"then broker 2 still takes over late: {s['1']['unavailable_ms']:.1f} ms without a leader.",
+            f"then broker 2 still takes over late: {s['1']['unavailable_ms']:.1f} ms without a leader. The "
+            "controller sends on CONTROLLER, but broker 2 serves it on its data plane.",
             hint="which broker's LeaderAndIsr ends the gap, and which one ends the time with two leaders?",
         )
     if got == "b":
         return incorrect(
-            f"then broker 1 resigns late: two leaders for {s['2']['two_leaders_ms']:.1f} ms, and "
-            f"{s['2']['truncated_records']} acks=1 records truncated.",
-            hint="which broker's LeaderAndIsr ends the time with two leaders?",
+            "with the controller on broker 1, broker 2's setting alone is never used: the controller picks the "
+            "listener from its own broker's config, INTERNAL, which broker 2 serves on its data plane. "
+            f"{s['2']['unavailable_ms']:.1f} ms without a leader and {s['2']['truncated_records']} records "
+            "truncated, exactly as with no control plane.",
+            hint="whose config picks the listener the controller connects to?",
         )
     return incorrect(
-        "the controller's own broker is not the one that queues these LeaderAndIsr requests.",
-        hint="which brokers apply a LeaderAndIsr for orders-0 that matters here?",
+        f"broker 3 is not needed: with brokers 1 and 2 it is already {s['both']['unavailable_ms']:.1f} ms without a "
+        f"leader and {s['both']['two_leaders_ms']:.1f} ms with two. Broker 3 takes the controller's requests on its "
+        "data plane, and, idle, handles them at once. A half-migrated cluster works for every pair of the "
+        "controller's broker and a broker that both have the setting.",
+        hint="which brokers apply a LeaderAndIsr for orders-0 that matters here, and whose config picks the listener?",
     )

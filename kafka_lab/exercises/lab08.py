@@ -90,10 +90,12 @@ def no_control_plane_truth() -> list[int]:
     "08.no_control_plane",
     solution=[1, 3],
     wrong=[[2], [1, 2, 3], [1]],
-    prompt="From the request log alone, which brokers run without the control plane "
-    "(no control.plane.listener.name)? Answer with a list of broker ids.",
-    explanation="A control plane listener carries the controller's requests and nothing else; without one, "
-    "LeaderAndIsr arrives on the inter-broker listener (PLAINTEXT), among the clients' requests.",
+    prompt="From the brokers' logs, which brokers run without the control plane (no control.plane.listener.name)? "
+    "Answer with a list of broker ids.",
+    explanation="A broker says at start-up which plane serves each of its listeners: server.log's SocketServer "
+    "lines, 'Created control-plane acceptor and processor for endpoint : ListenerName(CONTROLLER)' on a broker "
+    "that names it, 'Created data-plane acceptor and processors ...' for every other listener. The request log "
+    "cannot tell: the listener a LeaderAndIsr arrives on is the controller's choice, the same for every broker.",
 )
 def _(answer):
     got = whole_numbers(answer) if not isinstance(answer, int) else [answer]
@@ -103,25 +105,35 @@ def _(answer):
     with_cp = sorted(int(b) for b, cp in ground_truth()["control_plane"].items() if cp)
     if sorted(set(got)) == truth:
         return correct(
-            f"brokers {truth} receive LeaderAndIsr on PLAINTEXT, the listener the clients' Produce and Fetch "
-            f"requests use; broker {with_cp[0]} receives it on CONTROLLER, which carries nothing else. The "
-            "cluster is half-way through KIP-291's migration."
+            f"brokers {truth} logged only data-plane acceptors, CONTROLLER among them (bound in the migration's first "
+            f"round); broker {with_cp[0]} logged a control-plane acceptor for CONTROLLER. The cluster is half-way "
+            "through KIP-291's migration, and the controller's broker decides whether a broker's control plane is "
+            "used at all."
         )
     if sorted(set(got)) == with_cp:
         return incorrect(
             f"broker {with_cp[0]} is the one *with* the control plane.",
             hint="the question asks for the brokers without it.",
         )
+    if sorted(set(got)) in ([1, 2, 3], []):
+        first, last = ground_truth()["controller"], new_controller_truth()[0]
+        return incorrect(
+            "that is what the request log suggests, but it shows the controller's choice of listener: every broker got "
+            f"LeaderAndIsr on INTERNAL while broker {first} was the controller and on CONTROLLER after broker {last} "
+            "took over. Which plane serves a listener is each broker's own config.",
+            hint="tables.records.where(\"message like 'Created %acceptor%'\") (server.log, at each start-up)",
+        )
     return incorrect(
-        "not quite: which listener does each broker's LeaderAndIsr arrive on, and what else arrives there?",
-        hint="requests.where(\"api = 'LEADER_AND_ISR'\").groupBy('broker', 'listener').count()",
+        "not quite: which of each broker's start-up lines names a control-plane acceptor?",
+        hint="tables.records.where(\"message like 'Created %acceptor%'\")",
     )
 
 
 def lai_p99_truth() -> dict[int, float]:
-    """p99 of requestQueueTimeMs of LeaderAndIsr per broker (the simulation's exact percentile)."""
+    """p99 of requestQueueTimeMs of LeaderAndIsr per broker, on whatever listener it came (the simulation's exact
+    percentile: the ground truth's ``controller_requests``)."""
     out = {}
-    for r in ground_truth()["requests"]:
+    for r in ground_truth()["controller_requests"]:
         if r["api"] == "LEADER_AND_ISR":
             out[r["broker"]] = r["requestQueueTimeMs_p99"]
     return dict(sorted(out.items()))
@@ -141,12 +153,13 @@ def _ms_list(answer):
 
 @exercise(
     "08.lai_p99",
-    solution=[9.27, 0.0, 4.72],
-    wrong=[[0, 0, 0], [0.00908, 0, 0.00551], [1.05, 1.05, 1.05], [9.27, 0.0, 5.62]],
-    prompt="The p99 of LeaderAndIsr's requestQueueTimeMs on each broker, in ms: a list in broker order "
-    "[broker 1, broker 2, broker 3] (two decimals are enough).",
-    explanation="percentile('requestQueueTimeMs', 0.99) grouped by broker, on LEADER_AND_ISR rows: the "
-    "brokers without the control plane queue it behind the spike's requests.",
+    solution=[9.27, 5.52, 4.72],
+    wrong=[[0, 0, 0], [0.00927, 0.00552, 0.00472], [1.05, 1.05, 1.05], [9.27, 6.57, 5.62], [9.27, 0.0, 4.72]],
+    prompt="The p99 of LeaderAndIsr's requestQueueTimeMs on each broker, in ms, whatever the listener: a list in "
+    "broker order [broker 1, broker 2, broker 3] (two decimals are enough).",
+    explanation="percentile('requestQueueTimeMs', 0.99) grouped by broker, on LEADER_AND_ISR rows: a LeaderAndIsr "
+    "that goes through a broker's data plane queues behind the spike's requests, and while broker 1 (no "
+    "control.plane.listener.name) was the controller, every broker's did, broker 2's too.",
 )
 def _(answer):
     got = _ms_list(answer)
@@ -160,19 +173,26 @@ def _(answer):
     def close(a, b):
         return abs(a - b) <= max(0.02, 0.01 * b)
 
+    first, last = ground_truth()["controller"], new_controller_truth()[0]
+    with_cp = sorted(int(b) for b, cp in ground_truth()["control_plane"].items() if cp)
     if all(close(g, w) for g, w in zip(got, want)):
-        slow = max(truth, key=truth.get)
         return correct(
             "the log says "
             + ", ".join(f"broker {b}: {v:.2f} ms" for b, v in truth.items())
-            + f". Broker {slow} queues its LeaderAndIsr longest: it has no control plane and its request queue "
-            "holds the spike's produce requests; the broker with the control plane takes it at once."
+            + f". Every broker queued a LeaderAndIsr behind its spike: while broker {first} was the controller it "
+            f"sent on INTERNAL, so broker {with_cp[0]}'s control plane served nothing; after broker {last} took over "
+            f"it sent on CONTROLLER, which brokers {no_control_plane_truth()} serve on their data plane."
         )
     if all(close(g * 1000, w) for g, w in zip(got, want)):
         return incorrect("those are seconds; the request log's times are in ms.", hint="multiply by 1000.")
     if all(g == 0 for g in got):
+        return incorrect("the LeaderAndIsr waits on every broker.", hint="look at the spikes' seconds.")
+    if all(close(g, w) or (b in with_cp and g == 0) for (b, w), g in zip(truth.items(), got)):
         return incorrect(
-            "the LeaderAndIsr waits on two of the brokers.", hint="look at the brokers without the control plane."
+            f"broker {with_cp[0]} has a control plane, but its LeaderAndIsr still waited: while broker {first} was the "
+            f"controller it sent on INTERNAL, which broker {with_cp[0]} serves on its data plane. Compute it from the "
+            "log, not from the config.",
+            hint="requests.where(\"api = 'LEADER_AND_ISR'\").groupBy('broker').agg(F.percentile('requestQueueTimeMs', 0.99))",
         )
     if any(not close(g, w) for g, w in zip(got, want)) and all(g >= w - 0.02 for g, w in zip(got, want)):
         return incorrect(
@@ -181,7 +201,7 @@ def _(answer):
             hint="percentile(col, 0.99), not max(col).",
         )
     return incorrect(
-        "not these numbers. Take LEADER_AND_ISR rows, group by broker, and the 99th percentile of "
+        "not these numbers. Take LEADER_AND_ISR rows, group by broker (not by listener), and the 99th percentile of "
         "requestQueueTimeMs (not localTimeMs or totalTimeMs).",
         hint="requests.where(\"api = 'LEADER_AND_ISR'\").groupBy('broker').agg(F.percentile('requestQueueTimeMs', 0.99))",
     )
@@ -200,8 +220,8 @@ def truncated_truth() -> dict:
 
 @exercise(
     "08.truncated",
-    solution=4200,
-    wrong=[4, 1480, 0, 3, 4270],
+    solution=5130,
+    wrong=[4, 1480, 0, 3, 5200],
     prompt="How many records, in the whole sample, did an old leader acknowledge (acks=1) and then truncate "
     "when it became a follower? Answer with one whole number.",
     explanation="Each truncation line in server.log says where a replica truncates to; the records between that "
@@ -217,9 +237,9 @@ def _(answer):
     per = ", ".join(f"broker {r['broker']} {r['topic']}-{r['partition']}: {r['acknowledged']}" for r in t["rows"])
     if got == t["total"]:
         return correct(
-            f"{t['total']} records were acknowledged and thrown away ({per}). The broker with the control plane "
-            "loses only what its followers had not yet fetched; those without it keep appending until their "
-            "late LeaderAndIsr is handled."
+            f"{t['total']} records were acknowledged and thrown away ({per}). An old leader keeps appending until "
+            "its late LeaderAndIsr is handled; broker 2 has a control plane, but its spike came while broker 1, "
+            "which does not name CONTROLLER, was the controller: its LeaderAndIsr queued like the others'."
         )
     if got == t["removed"]:
         return incorrect(

@@ -31,10 +31,12 @@ from .endpoint import (
 )
 from .errors import ConfigException, UnknownConfigWarning
 from .examples import (
+    CLIENT_LISTENER,
     KIP291_AS_PRINTED,
     KIP291_REGISTRATION_AS_PRINTED,
     PRESETS,
     STAGES,
+    cluster_broker,
     control_plane_broker,
     kip291_broker,
     kip291_properties_text,
@@ -56,6 +58,7 @@ from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_pro
 from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [
+    "CLIENT_LISTENER",
     "BrokerEndPointNotAvailableException",
     "BrokerListeners",
     "HOST_NAME",
@@ -75,6 +78,7 @@ __all__ = [
     "STAGES",
     "bind_description",
     "broker_registration",
+    "cluster_broker",
     "control_plane_broker",
     "controller_endpoint",
     "controller_routes",

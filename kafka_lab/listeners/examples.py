@@ -21,15 +21,18 @@ Brokers 2 and 3 of the lab's cluster follow broker1's pattern (``broker2.example
 ``192.1.1.9``, ...): the KIP shows broker1 only.
 
 This module is the one home of these configs: the simulation's scenarios and experiments build
-their brokers from :func:`kip291_broker` and :func:`control_plane_broker`, with overrides.
+their brokers from :func:`kip291_broker`, :func:`control_plane_broker` (lab 03's one broker) and
+:func:`cluster_broker` (the clusters of labs 04-08), with overrides.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CLIENT_LISTENER",
     "KIP291_AS_PRINTED",
     "KIP291_REGISTRATION_AS_PRINTED",
     "STAGES",
+    "cluster_broker",
     "control_plane_broker",
     "kip291_broker",
     "kip291_properties_text",
@@ -101,6 +104,32 @@ def control_plane_broker(control_plane: bool = False, *, broker_id: int = 1, **o
         "broker.id": str(broker_id),
         "listeners": "PLAINTEXT://:9092,CONTROLLER://:9091",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
+    if control_plane:
+        props["control.plane.listener.name"] = "CONTROLLER"
+    return _with(props, overrides)
+
+
+#: the listener clients use in the lab's clusters: KIP-291's example broker takes clients on EXTERNAL, other
+#: brokers on INTERNAL and (with control.plane.listener.name) the controller on CONTROLLER
+CLIENT_LISTENER = "EXTERNAL"
+
+
+def cluster_broker(control_plane: bool = False, *, broker_id: int = 1, **overrides) -> dict:
+    """A broker of the lab's clusters (labs 04-08), with KIP-291's three listeners and their roles: ``INTERNAL``
+    for other brokers (``inter.broker.listener.name``; without KIP-291 also for the controller), ``EXTERNAL``
+    for clients (:data:`CLIENT_LISTENER`), and ``CONTROLLER``, bound and advertised on every broker as after
+    round 1 of the KIP's migration, which ``control_plane=True`` names (round 2). Unlike the KIP's broker all
+    three speak PLAINTEXT (the model has no TLS cost to show) and bind every interface (empty host), on the
+    KIP's ports. ``num.network.threads`` processors serve each data-plane listener: 9 without the control
+    plane (CONTROLLER's 3 idle unless a controller that names it connects), 6 and the control plane's one
+    with it. ``overrides`` as in :func:`kip291_broker`.
+    """
+    props = {
+        "broker.id": str(broker_id),
+        "listeners": "CONTROLLER://:9091,INTERNAL://:9092,EXTERNAL://:9093",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
     }
     if control_plane:
         props["control.plane.listener.name"] = "CONTROLLER"

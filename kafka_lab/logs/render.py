@@ -151,25 +151,28 @@ def lifecycle_messages(cluster) -> list:
 
 
 def server_startup(cluster, b: int) -> list:
-    """server.log as a broker starts: its configuration, its socket servers (control plane last), started."""
+    """server.log as a broker starts: its configuration, its socket servers, started. ``SocketServer.startup``
+    (2.8) creates the control plane's acceptor and processor first, if this broker's own
+    ``control.plane.listener.name`` names one, then one data-plane acceptor per other listener: the lines that
+    tell an operator which plane serves which listener on this broker."""
     broker = cluster.brokers[b]
     cfg = broker.config
     out = [m.kafka_config(b, dict(cfg.props))]
-    for lst in cfg.data_plane_listeners:
-        out.append(m.socket_server_created(b, lst.name, False))
     if cfg.control_plane_listener:
         out.append(m.socket_server_created(b, cfg.control_plane_listener.name, True))
+    for lst in cfg.data_plane_listeners:
+        out.append(m.socket_server_created(b, lst.name, False))
     out.append(m.kafka_server_started(b))
     return out
 
 
 def controller_channel(cluster, c: int, b: int, view):
-    """``RequestSendThread``'s line as controller ``c`` connects to broker ``b`` (its controller listener)."""
-    cfg = cluster.brokers[b].config
-    name = cfg.control_plane_listener.name if cfg.control_plane_listener else cfg.inter_broker_listener_name
-    port = next(
-        lst.port for lst in (list(cfg.data_plane_listeners) + [cfg.control_plane_listener]) if lst and lst.name == name
-    )
+    """``RequestSendThread``'s line as controller ``c`` connects to broker ``b``: on the listener controller
+    ``c``'s own config names (:func:`~kafka_lab.sim.controller.controller_route`), at broker ``b``'s port for it."""
+    from kafka_lab.sim.controller import controller_route
+
+    route = controller_route(cluster.brokers[c], cluster.brokers[b])
+    port = cluster.brokers[b].config.listener(route.listener_name).port
     return m.controller_connected(c, b, view.hosts[b], port)
 
 

@@ -19,11 +19,17 @@ of those windows, one after another on the clock:
   (names ending in :data:`NEW_CONTROLLER`).
 
 The cluster is **half-way through KIP-291's migration**: brokers with an even id have
-``control.plane.listener.name`` (the controller reaches them on ``CONTROLLER``), the others do not (it
-uses the inter-broker ``PLAINTEXT`` listener, behind the clients' requests). That is what the logs let
-a learner find: the spike on a broker without the control plane holds its LeaderAndIsr (a long
-``requestQueueTimeMs``), its acks=1 writes to the moved partition are acknowledged and later truncated,
-and its metadata stays stale longer.
+``control.plane.listener.name=CONTROLLER``, the others do not, and the controller starts on broker 1. The
+control plane has two sides (docs/kafka-reference.md §2): the controller picks the listener for every broker
+from its own config, and a broker serves it on its control plane only if it names it too. So while broker 1
+is the controller every LeaderAndIsr goes out on the inter-broker ``INTERNAL`` listener, broker 2's
+included, and waits behind a spike on any broker; once the rolling restart has moved the controller to a
+broker with the name, every broker gets them on ``CONTROLLER``, which only the even brokers serve on a
+control plane (the odd ones on their data plane). Clients use ``EXTERNAL``. That is what the logs let a
+learner find: each broker's ``server.log`` says at start-up which listener is its control plane
+(``Created control-plane acceptor ...``); a spike on a broker whose LeaderAndIsr goes through its data plane
+holds it (a long ``requestQueueTimeMs``), its acks=1 writes to the moved partition are acknowledged and
+later truncated, and its metadata stays stale longer.
 
 Every window copy continues each client's correlation ids (:class:`.render.Line`), so request ids do
 not repeat, and where the copies before it left each partition's offsets, leader epoch and zkVersion
@@ -47,7 +53,8 @@ each copy's dates, correlation ids, offsets and epochs put in), byte for byte wh
 line gives; a copy with a damaged line, or whose lines straddle a second, is written line by line. The ground
 truth (:func:`generate`'s return value, also written as ``ground-truth.json``) is computed from the
 simulation's own records of what was written: lines per file, per broker/API/listener request counts
-and exact percentiles of each phase, truncated records per partition, metadata staleness windows.
+and exact percentiles of each phase, the controller's requests per broker whatever their listener (their
+queue times' percentiles and maximum), truncated records per partition, metadata staleness windows.
 """
 
 from __future__ import annotations
@@ -902,6 +909,25 @@ def _truth(
             for q in QUANTILES:
                 row[f"{ph}_p{round(q * 100)}"] = weighted_quantile(vw, q)
         requests.append(row)
+    # the controller's requests per broker, whatever the listener: the controller's config chose it, and it changes
+    # when the controller moves (a broker's LeaderAndIsr come on INTERNAL, then on CONTROLLER)
+    by_broker: dict = {}
+    for (b, api, _lst), parts in req.items():
+        if api in ("LEADER_AND_ISR", "UPDATE_METADATA"):
+            by_broker.setdefault((b, api), []).extend(parts)
+    controller_requests = []
+    for (b, api), parts in sorted(by_broker.items()):
+        waits = [(p["requestQueueTimeMs"], k) for p, k in parts]
+        row = {
+            "broker": b,
+            "api": api,
+            "listeners": sorted({lst for (bb, a, lst) in req if (bb, a) == (b, api)}),
+            "count": int(sum(len(x) * k for x, k in waits)),
+        }
+        for q in QUANTILES:
+            row[f"requestQueueTimeMs_p{round(q * 100)}"] = weighted_quantile(waits, q)
+        row["requestQueueTimeMs_max"] = float(max(float(np.max(x)) for x, _k in waits))
+        controller_requests.append(row)
     trunc: dict = {}
     for name, k in used.items():
         for key, (rec, ev, acked) in windows[name].truncations.items():
@@ -941,6 +967,7 @@ def _truth(
         "files": files,
         "bytes": w.bytes,
         "requests": requests,
+        "controller_requests": controller_requests,
         "truncations": [
             {"broker": b, "topic": t, "partition": p, "records": rec, "events": ev, "acknowledged": acked}
             for (b, t, p), (rec, ev, acked) in sorted(trunc.items())

@@ -167,8 +167,8 @@ class Broker:
             ) from None
         return acceptor.accept(client_id, client_host)
 
-    def controller_connection(self, controller_id: int):
-        """The connection the controller opens: to the control-plane listener, else the inter-broker one."""
-        return self.connect(
-            self.config.controller_listener.name, f"controller-{controller_id}", client_host="10.0.0.100"
-        )
+    def controller_connection(self, listener: str, controller_id: int):
+        """The connection controller ``controller_id`` opens to ``listener``, the name *its* config picks
+        (:func:`~kafka_lab.sim.controller.controller_route`); this broker's acceptor for that listener puts it on
+        the control plane if this broker's ``control.plane.listener.name`` names it, else on the data plane."""
+        return self.connect(listener, f"controller-{controller_id}", client_host="10.0.0.100")

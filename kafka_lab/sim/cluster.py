@@ -13,7 +13,10 @@ properties: its listeners, ``broker.rack``, and ``control.plane.listener.name`` 
 half-way through KIP-291's migration is a valid cluster. Topics are placed by Kafka's own assignment
 (:func:`kafka_lab.assignment.assign_replicas_to_brokers`, rack-aware when brokers have racks). Followers
 are brokers: they replicate through the leader's request path (:mod:`.fetcher`). One broker is the
-controller (:mod:`.controller`); it connects to each broker's control-plane listener when there is one.
+controller (:mod:`.controller`); it connects to every broker on the listener its own config names
+(``control.plane.listener.name``, else the inter-broker listener), which each broker serves on its control
+plane only if it names it too. Clients connect to their own listener (``client_listener``, KIP-291's
+``EXTERNAL``), brokers fetch from each other on ``INTERNAL``.
 
 **One random stream per component.** Every component draws from its own generator, seeded from the
 run's seed and the component's name (:meth:`Cluster.rng`): broker ``n``'s service times, each
@@ -37,6 +40,8 @@ from itertools import count
 import numpy as np
 import pandas as pd
 import simpy
+
+from kafka_lab.listeners.examples import CLIENT_LISTENER
 
 from .broker import Broker
 from .config import ModelSettings, boolean_setting
@@ -62,11 +67,11 @@ def cluster_properties(
     queued_max_requests: int = 500,
     **overrides,
 ) -> dict:
-    """One broker's properties: PLAINTEXT for clients and brokers, CONTROLLER for the controller (KIP-291),
-    from :func:`kafka_lab.listeners.control_plane_broker`; ``broker.rack`` when given."""
-    from kafka_lab.listeners import control_plane_broker
+    """One broker's properties: KIP-291's INTERNAL (other brokers), EXTERNAL (clients) and CONTROLLER (the
+    controller, once named), from :func:`kafka_lab.listeners.cluster_broker`; ``broker.rack`` when given."""
+    from kafka_lab.listeners import cluster_broker
 
-    props = control_plane_broker(
+    props = cluster_broker(
         control_plane,
         broker_id=broker_id,
         **{
@@ -178,6 +183,7 @@ class Cluster:
         racks=None,
         broker_overrides: dict | None = None,
         external_brokers=(),
+        client_listener: str = CLIENT_LISTENER,
     ):
         if isinstance(brokers, bool) or not isinstance(brokers, (int, dict, list, tuple)):
             raise TypeError("brokers is a number of brokers, a list of broker ids, or {broker id: properties}")
@@ -199,6 +205,9 @@ class Cluster:
                 i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i), **(broker_overrides or {}))
                 for i in ids
             }
+        if not isinstance(client_listener, str):
+            raise TypeError(f"client_listener is a listener name such as {CLIENT_LISTENER!r}, not {client_listener!r}")
+        self.client_listener_name = client_listener.upper()  # listener names are upper-cased, as Kafka does
         self.seed = seed
         self.env = simpy.Environment()
         self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (records.py)
@@ -216,6 +225,15 @@ class Cluster:
             raise ValueError(f"controller {cid} is not a broker of this cluster: {sorted(self.brokers)}")
         if isinstance(controller_epoch, bool) or not isinstance(controller_epoch, int) or controller_epoch < 1:
             raise ValueError(f"controller_epoch is a whole number, at least 1, got {controller_epoch!r}")
+        self._check_controller_routes()
+        for bid, b in self.brokers.items():
+            cp = b.config.control_plane_listener
+            if cp is not None and cp.name == self.client_listener_name:
+                raise ValueError(
+                    f"the clients' listener {self.client_listener_name} is broker {bid}'s control plane "
+                    "(control.plane.listener.name): clients use a listener of their own, such as "
+                    f"{CLIENT_LISTENER}, never the control plane's"
+                )
         self.controller = Controller(
             self.env, self.brokers, self.log, controller_id=cid, epoch=controller_epoch, zk_latency_ms=zk_latency_ms
         )
@@ -243,13 +261,42 @@ class Cluster:
     def controller_broker(self) -> Broker | None:
         return self.brokers.get(self.controller.id)
 
-    @staticmethod
-    def client_listener(broker: Broker) -> str:
-        """Clients connect to the first data-plane listener that is not the inter-broker one (else to it)."""
+    def _check_controller_routes(self) -> None:
+        """Every broker may become the controller (a move picks the first to reach ZooKeeper), and a controller
+        reaches every broker on the listener *its* config names (``addNewBroker``): a broker that did not register
+        that listener is refused here with Kafka's ``BrokerEndPointNotAvailableException`` and message, rather
+        than deep inside a run (Kafka fails when that broker becomes the controller: "Error while electing or
+        becoming controller on broker N. Trigger controller movement immediately")."""
+        from .controller import controller_route
+
+        registered = {
+            bid: {e.listener_name for e in b.config.listeners.advertised_listeners} for bid, b in self.brokers.items()
+        }
+        for cid, c in self.brokers.items():
+            name = c.config.controller_to_broker_listener_name
+            for bid, b in self.brokers.items():
+                if name not in registered[bid]:
+                    try:
+                        controller_route(c, b)  # the one home of the rule, for Kafka's exception and message
+                    except LookupError as exc:
+                        exc.add_note(
+                            f"broker {cid}'s config names {name} for the controller's connections "
+                            f"(control.plane.listener.name, else inter.broker.listener.name), so as the controller "
+                            f"it could not reach broker {bid}; KIP-291's migration publishes the endpoint on every "
+                            "broker first (round 1), then names it (round 2)"
+                        )
+                        raise
+
+    def client_listener(self, broker: Broker) -> str:
+        """The listener clients connect to on ``broker``: the cluster's ``client_listener`` (EXTERNAL, as KIP-291's
+        example broker) where the broker binds it, else the broker's inter-broker listener (a broker with one
+        listener for clients and brokers, like lab 03's PLAINTEXT). Never a control-plane listener (refused at
+        construction), and never CONTROLLER merely because it is bound: in Kafka a client uses the listener of
+        the address it bootstrapped from, the same name on every broker."""
         cfg = broker.config
-        names = [lst.name for lst in cfg.data_plane_listeners]
-        others = [n for n in names if n != cfg.inter_broker_listener_name]
-        return (others or names)[0]
+        if cfg.listener(self.client_listener_name) is not None:
+            return self.client_listener_name
+        return cfg.inter_broker_listener_name
 
     def partitions_of(self, topic: str) -> list:
         try:

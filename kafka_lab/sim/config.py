@@ -10,8 +10,12 @@ A broker is described by its properties, as in ``server.properties``::
 
 Whether the broker has a dedicated control plane is not a switch of the model: it is what listener
 resolution (:func:`kafka_lab.listeners.resolve`, Kafka 2.8's rules and messages) says about
-``control.plane.listener.name``. The controller then connects to that listener; without it, to the
-inter-broker listener, whose connections share the data plane's processors and request queue.
+``control.plane.listener.name``. The control plane has two sides (docs/kafka-reference.md §2): the
+*controller* picks the listener it connects to on every broker from its own config (that name when set,
+else its inter-broker listener: :attr:`BrokerConfig.controller_to_broker_listener_name`), and the
+*receiving* broker serves that listener on its control plane only if it names it too; any other
+listener, CONTROLLER included, is one of its data-plane listeners, whose connections share the data
+plane's request queue.
 
 The model's own knobs, which are not Kafka settings (network read/send time, the service-time
 models, the rejected priority-queue alternative), live in :class:`ModelSettings`.
@@ -106,8 +110,9 @@ class Listener:
     plane: str  # "data" or "control"
 
 
-def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, str]:
-    """(data-plane listeners, control-plane listener or None, inter-broker listener name), by Kafka's rules.
+def resolve_listeners(props: Mapping):
+    """(data-plane listeners, control-plane listener or None, the resolved
+    :class:`~kafka_lab.listeners.BrokerListeners`), by Kafka's rules.
 
     The one place the model calls listener resolution; it raises its ConfigException unchanged.
     """
@@ -127,7 +132,7 @@ def resolve_listeners(props: Mapping) -> tuple[list[Listener], Listener | None, 
         for e in res.data_plane_listeners
         if control is None or e.listener_name != control.name
     ]
-    return data, control, res.inter_broker_listener_name
+    return data, control, res
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,9 @@ class BrokerConfig:
     control_plane_listener: Listener | None
     inter_broker_listener_name: str
     props: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the resolved listeners (:func:`kafka_lab.listeners.resolve`): what the broker registers, and which
+    #: listener it uses when it is the controller
+    listeners: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
@@ -165,7 +173,7 @@ class BrokerConfig:
             )
         props = dict(props or {})
         ints = {name: _int_setting(props, name) for name in _INT_SETTINGS}
-        data, control, ibl = resolve_listeners(props)
+        data, control, resolved = resolve_listeners(props)
         return cls(
             broker_id=ints["broker.id"],
             num_network_threads=ints["num.network.threads"],
@@ -177,8 +185,9 @@ class BrokerConfig:
             min_insync_replicas=ints["min.insync.replicas"],
             data_plane_listeners=tuple(data),
             control_plane_listener=control,
-            inter_broker_listener_name=ibl,
+            inter_broker_listener_name=resolved.inter_broker_listener_name,
             props=props,
+            listeners=resolved,
         )
 
     @property
@@ -186,14 +195,18 @@ class BrokerConfig:
         return self.control_plane_listener is not None
 
     @property
-    def controller_listener(self) -> Listener:
-        """The listener the controller connects to: the control plane's, else the inter-broker listener."""
-        if self.control_plane_listener is not None:
-            return self.control_plane_listener
-        for lst in self.data_plane_listeners:
-            if lst.name == self.inter_broker_listener_name:
+    def controller_to_broker_listener_name(self) -> str:
+        """When this broker is the controller, the listener it connects to on *every* broker
+        (``ControllerChannelManager.addNewBroker``): ``control.plane.listener.name``, else the inter-broker
+        listener. Which plane serves it is the receiving broker's own config, not this one's."""
+        return self.listeners.controller_to_broker_listener_name
+
+    def listener(self, name: str) -> Listener | None:
+        """The bound listener ``name`` (its plane by this broker's config), or None."""
+        for lst in (*self.data_plane_listeners, self.control_plane_listener):
+            if lst is not None and lst.name == name:
                 return lst
-        raise ValueError(f"no data-plane listener named {self.inter_broker_listener_name}")
+        return None
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,14 @@ tells the brokers:
 Each of these is kept in :attr:`Controller.events` (time, controller id, event, broker or epoch), the
 record the controller's log is written from.
 
-The channel (``ControllerChannelManager``): one queue per broker and one request in flight; it connects
-to the broker's ``control.plane.listener.name`` listener when the broker has one, else to its
-inter-broker listener (KIP-291). Every request carries the controller's id and epoch, which brokers
-use to fence an older controller.
+The channel (``ControllerChannelManager``): one queue per broker and one request in flight. The control
+plane has two sides (KIP-291, docs/kafka-reference.md §2): the controller picks the listener it connects
+to on every broker from *its own* config (``addNewBroker``: ``control.plane.listener.name``, else its
+inter-broker listener; :func:`controller_route`), and the broker serves that listener on its dedicated
+control plane only if *it* names it too, else on its data plane, behind its clients' requests. A new
+controller builds its channels again (``onControllerFailover``), so after a controller move the new
+controller's config decides. Every request carries the controller's id and epoch, which brokers use to
+fence an older controller.
 
 Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, the ISR and
 znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata
@@ -66,16 +70,31 @@ from .records import Request
 OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"
 SHUTDOWN_STRATEGY = "ControlledShutdownPartitionLeaderElectionStrategy"
 
-__all__ = ["Controller", "ControllerChannel", "OFFLINE_STRATEGY", "SHUTDOWN_STRATEGY"]
+__all__ = ["Controller", "ControllerChannel", "controller_route", "OFFLINE_STRATEGY", "SHUTDOWN_STRATEGY"]
+
+
+def controller_route(controller_broker, broker):
+    """How the controller running on ``controller_broker`` reaches ``broker`` (``addNewBroker``): a
+    :class:`~kafka_lab.listeners.ControllerRoute` whose listener comes from the controller's config and whose
+    endpoint comes from the broker's registration; :class:`~kafka_lab.listeners.BrokerEndPointNotAvailableException`
+    (Kafka's message) when the broker registered no such listener."""
+    from kafka_lab.listeners import broker_registration, controller_endpoint
+
+    registration = broker_registration(broker.config.listeners, timestamp_ms=0)
+    return controller_endpoint(controller_broker.config.listeners, registration, broker.id)
 
 
 class ControllerChannel:
-    """The controller's queue and connection to one broker (``RequestSendThread``: one in flight)."""
+    """The controller's queue and connection to one broker (``RequestSendThread``: one in flight).
+
+    The connection goes to the listener the *controller's* config names (:func:`controller_route`); the
+    broker's own config decides which plane serves it (its acceptor for that listener)."""
 
     def __init__(self, controller, broker):
         self.controller = controller
         self.broker = broker
-        self.connection = broker.controller_connection(controller.id)
+        self.route = controller_route(controller.brokers[controller.id], broker)
+        self.connection = broker.controller_connection(self.route.listener_name, controller.id)
         self.queue: deque = deque()
         self.busy = False
 

@@ -190,7 +190,12 @@ class ReplicaFetcherThread:
 
 
 class AlterIsrManager:
-    """Sends a broker's ISR changes to the controller: one AlterIsr in flight, changes batched."""
+    """Sends a broker's ISR changes to the controller: one AlterIsr in flight, changes batched.
+
+    It connects to the controller's endpoint of the listener *this* broker's config names for the controller
+    (``MetadataCacheControllerNodeProvider``, 2.8: ``control.plane.listener.name``, else the inter-broker
+    listener), which the controller's broker serves on its control plane if it names it too: the control
+    plane's two sides, in the other direction."""
 
     def __init__(self, broker, cluster):
         self.broker = broker
@@ -215,7 +220,7 @@ class AlterIsrManager:
             return
         if self.connection is None or self.connection.broker_id != controller.id:
             self.connection = controller.connect(
-                controller.config.inter_broker_listener_name,
+                self.broker.config.controller_to_broker_listener_name,
                 f"broker-{self.broker.id}-alter-isr",
                 client_host=f"10.0.1.{self.broker.id % 250}",
             )

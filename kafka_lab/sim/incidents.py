@@ -25,7 +25,10 @@ The KIP's motivation, each as one function ``(*, control_plane, seed=0, **overri
   one that has not keeps writing to the old leader.
 
 ``control_plane`` is a bool for every broker or ``{broker_id: bool}`` (a cluster half-way through the
-migration). Overrides: ``producers`` (200, one connection each), ``burst`` (app sends each producer hands over at t=0: 1),
+migration). The control plane has two sides (docs/kafka-reference.md §2): the controller, on broker
+``controller`` (1 unless told), connects to every broker on the listener *its* config names, and a broker
+serves it on its control plane only if it names it too; so "broker 2 only" with the controller on broker 1
+is no control plane at all. Overrides: ``controller`` (the controller's broker: 1), ``producers`` (200, one connection each), ``burst`` (app sends each producer hands over at t=0: 1),
 ``rate_per_s`` (app sends per second per producer afterwards: 20), ``records_per_batch`` (10),
 ``metadata_clients`` (0), ``metadata_rate_per_s`` (200), ``retry_backoff_ms`` (100), ``metadata_max_age_ms`` (300000),
 ``decision_ms`` (when the controller moves ``orders-0``: 2), ``until_ms`` (300), ``request_timeout_ms``
@@ -68,6 +71,7 @@ INCIDENT_DEFAULTS = {
     "metadata_clients": 0,
     "metadata_rate_per_s": 200.0,
     "metadata_max_age_ms": 300000,
+    "controller": 1,
 }
 
 TOPIC = "orders"
@@ -96,6 +100,8 @@ def _options(overrides: dict, **fixed) -> dict:
         raise TypeError(f"unknown incident option(s) {sorted(unknown)}; known: {sorted(INCIDENT_DEFAULTS) + ['acks']}")
     opts = {**INCIDENT_DEFAULTS, **fixed, **overrides}
     check_options({name: opts[name] for name in _RANGES}, _RANGES)
+    if opts["controller"] not in (1, 2, 3) or isinstance(opts["controller"], bool):
+        raise ValueError(f"controller is the broker the controller runs on: 1, 2 or 3, got {opts['controller']!r}")
     if opts["min_insync_replicas"] > 3:
         raise ValueError(f"min_insync_replicas is at most the replication factor, 3, got {opts['min_insync_replicas']}")
     return opts
@@ -124,6 +130,7 @@ def _incident(
         3,
         seed=seed,
         control_plane=control_plane,
+        controller_id=int(opts["controller"]),
         settings=ModelSettings(costs=costs),
         broker_overrides={"min.insync.replicas": int(opts["min_insync_replicas"])},
     )

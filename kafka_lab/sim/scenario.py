@@ -98,8 +98,9 @@ class Scenario:
     A thin façade over :class:`~kafka_lab.sim.cluster.Cluster`: the broker built from ``props`` leads
     every partition of ``topic``; with ``replicas`` > 1 the other replicas are real brokers (same
     properties, the next broker ids) that fetch through its inter-broker listener. The controller is the
-    cluster's; requests a test scripts with ``sc.controller.send`` reach the broker through its
-    control-plane listener when it has one. Results are the studied broker's: its request log and
+    cluster's, on the studied broker itself, so both sides of the control plane are that broker's config:
+    requests a test scripts with ``sc.controller.send`` reach it through its control-plane listener when it
+    has one. Results are the studied broker's: its request log and
     metrics. The broker one id above it is known as alive even when it is not simulated, so that a
     LeaderAndIsr can move leadership to it.
     """

@@ -6,8 +6,9 @@ notebook can show or plot it. Each agrees with the generator's ground truth (tes
 - :func:`request_percentiles`: count and exact percentiles (``percentile``, linear interpolation, as
   numpy's default) of each request-log phase, per broker, API and listener;
 - :func:`latency_over_time`: the same per time bucket;
-- :func:`control_plane`: which brokers have a control plane (KIP-291), from the request log alone: the
-  listener a broker receives LeaderAndIsr on carries nothing else when it is a control plane;
+- :func:`control_plane`: which brokers have a control plane (KIP-291), from ``server.log``'s start-up lines
+  (the request log cannot tell: the listener a LeaderAndIsr arrives on is the controller's choice, and no
+  field names the plane that served it);
 - :func:`controller_request_waits`: LeaderAndIsr and UpdateMetadata queue times per broker;
 - :func:`staleness`: per controller decision and broker, how long the broker's metadata stayed stale
   (the decision's ``Changed partition`` line to the broker's ``UpdateMetadata`` that carried it);
@@ -80,28 +81,45 @@ def latency_over_time(
     )
 
 
-def control_plane(requests):
-    """Per broker: the listener LeaderAndIsr arrives on, the requests of other APIs on it, and ``control_plane``
-    (True when that listener carries controller requests only: ``control.plane.listener.name`` is set)."""
+#: SocketServer.startup's lines (2.8): one per listener, the control plane's first
+_ACCEPTOR = r"Created (control|data)-plane acceptor and processors? for endpoint : ListenerName\((.+)\)"
+
+
+def control_plane(records):
+    """Per broker (pandas, by broker): ``control_plane_listener`` (None without one), ``data_plane_listeners`` and
+    ``control_plane`` (True when it has one), from the ``SocketServer`` lines each broker writes to ``server.log``
+    as it starts: ``Created control-plane acceptor and processor for endpoint : ListenerName(X)`` for the listener
+    its own ``control.plane.listener.name`` names, ``Created data-plane acceptor and processors ...`` for each
+    other one. For each listener, the broker's latest start-up counts.
+
+    The request log cannot answer this (docs/kafka-reference.md §2): the listener a LeaderAndIsr arrives on is
+    the one the *controller's* config names, the same for every broker, and no field says which plane served it.
+    """
     from pyspark.sql import functions as F
 
-    lai = requests.where(F.col("api") == "LEADER_AND_ISR").select("broker", "listener").distinct()
-    other = (
-        requests.where(~F.col("api").isin(list(CONTROLLER_APIS)))
-        .groupBy("broker", "listener")
-        .agg(F.count("*").alias("other_requests"))
+    lines = records.where((F.col("logger") == "kafka.network.SocketServer") & F.col("message").rlike(_ACCEPTOR))
+    planes = lines.select(
+        "broker",
+        "timestamp",
+        F.regexp_extract("message", _ACCEPTOR, 1).alias("plane"),
+        F.regexp_extract("message", _ACCEPTOR, 2).alias("listener"),
     )
-    return (
-        lai.join(other, ["broker", "listener"], "left")
-        .select(
-            "broker",
-            F.col("listener").alias("controller_listener"),
-            F.coalesce("other_requests", F.lit(0)).alias("other_requests"),
-            (F.coalesce("other_requests", F.lit(0)) == 0).alias("control_plane"),
+    # each listener's plane as its broker's latest start-up logged it
+    last = planes.groupBy("broker", "listener").agg(F.max_by("plane", "timestamp").alias("plane"))
+    out = (
+        last.groupBy("broker")
+        .agg(
+            F.max(F.when(F.col("plane") == "control", F.col("listener"))).alias("control_plane_listener"),
+            F.array_sort(F.collect_list(F.when(F.col("plane") == "data", F.col("listener")))).alias(
+                "data_plane_listeners"
+            ),
         )
+        .withColumn("control_plane", F.col("control_plane_listener").isNotNull())
         .orderBy("broker")
         .toPandas()
     )
+    out["data_plane_listeners"] = out["data_plane_listeners"].map(list)
+    return out
 
 
 def controller_request_waits(requests, quantiles=(0.5, 0.99)):

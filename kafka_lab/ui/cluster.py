@@ -18,7 +18,7 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`controller_table`, :func:`events_table`, :func:`stale_answers_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
   the one-paragraph verdict.
 - :class:`IncidentControls` -- the live experiment's controls (load, acks, timeouts, min.insync.replicas,
-  control plane per broker), with a cache so that going back to a setting is instant.
+  control plane per broker, the controller's broker), with a cache so that going back to a setting is instant.
 """
 
 from __future__ import annotations
@@ -535,7 +535,8 @@ def controller_table(runs: dict) -> pd.DataFrame:
             "sent_ms": "sent at (ms)",
         }
     )
-    return t.set_index(["run", "broker", "api"])[["plane", "sent at (ms)", "waited (ms)", "applied at (ms)"]].round(2)
+    cols = ["listener", "plane", "sent at (ms)", "waited (ms)", "applied at (ms)"]
+    return t.set_index(["run", "broker", "api"])[cols].round(2)
 
 
 def stale_answers_table(runs: dict, broker_id: int = 1) -> pd.DataFrame:
@@ -637,6 +638,25 @@ def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def _routes_sentence(s: dict) -> str:
+    """Both sides of the control plane, as the run went: the listener the controller's config chose, and which
+    brokers served it on their control plane (their own config) or their data plane."""
+    routes = s["lai_route"]
+    if not routes:
+        return ""
+    names = sorted({lst for lst, _ in routes.values()})
+    by_plane = {p: [b for b, (_, q) in sorted(routes.items()) if q == p] for p in ("control", "data")}
+    served = "; ".join(
+        f"broker{'s' if len(bs) > 1 else ''} {', '.join(map(str, bs))} on {'its' if len(bs) == 1 else 'their'} {p} "
+        "plane"
+        for p, bs in by_plane.items()
+        if bs
+    )
+    return (
+        f"The controller (broker {s['controller']}) sent the LeaderAndIsr on {' and '.join(names)}, served by {served}."
+    )
+
+
 def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
     """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency."""
     s = incident_summary(res)
@@ -649,7 +669,7 @@ def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
         else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)"
     )
     return (
-        f"<div>{head}LeaderAndIsr waited: {waits}. Peak PurgatorySize on broker {broker_id}: "
+        f"<div>{head}{_routes_sentence(s)} LeaderAndIsr waited: {waits}. Peak PurgatorySize on broker {broker_id}: "
         f"{s['peak_purgatory'][broker_id]:.0f}. orders-0: <b>{s['truncated_records']}</b> records acknowledged "
         f"then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, mean latency "
         f"{s['mean_latency_ms']:.1f} ms{others}. Two leaders "
@@ -722,6 +742,13 @@ class IncidentControls:
         self.min_isr = widgets.Dropdown(
             options=[1, 2, 3], value=min_insync_replicas, description="min.insync.replicas", style=style, layout=lay
         )
+        self.controller = widgets.Dropdown(
+            options=[(f"broker {b}", b) for b in (1, 2, 3)],
+            value=int(fixed.pop("controller", 1)),
+            description="the controller is on",
+            style=style,
+            layout=widgets.Layout(width="360px"),
+        )
         cp = control_plane if isinstance(control_plane, dict) else dict.fromkeys((1, 2, 3), bool(control_plane))
         self.cp = {
             b: widgets.Checkbox(
@@ -745,11 +772,20 @@ class IncidentControls:
             ]
         )
         return [w for w in (self.choice, self.producers, self.acks, self.timeout, self.min_isr) if w is not None] + [
-            cp_row
+            cp_row,
+            self.controller,
         ]
 
     def observe(self, callback: Callable) -> None:
-        for w in [self.choice, self.producers, self.acks, self.timeout, self.min_isr, *self.cp.values()]:
+        for w in [
+            self.choice,
+            self.producers,
+            self.acks,
+            self.timeout,
+            self.min_isr,
+            *self.cp.values(),
+            self.controller,
+        ]:
             if w is not None:
                 w.observe(callback, names="value")
 
@@ -764,6 +800,8 @@ class IncidentControls:
             min_insync_replicas=self.min_isr.value,
             **self.fixed,
         )
+        if self.controller.value != 1:  # the incidents' default: a run the lab's cells made is served from the cache
+            opts["controller"] = self.controller.value
         if self.acks is not None:
             opts["acks"] = self.acks.value
         return opts
@@ -772,7 +810,8 @@ class IncidentControls:
         """The incident under the current setting: ``(label, results)``."""
         cp = self.control_plane
         incident = self.choice.value if self.choice is not None else self.incident
-        return setting_label(cp), cached_run(incident, control_plane=cp, **self.options())
+        label = f"{setting_label(cp)}, the controller on broker {self.controller.value}"
+        return label, cached_run(incident, control_plane=cp, **self.options())
 
 
 def incident_panel(controls: IncidentControls, draw: Callable, *, note: str = "") -> widgets.VBox:

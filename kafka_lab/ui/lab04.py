@@ -3,7 +3,7 @@
 The drawing is :mod:`kafka_lab.ui.cluster`'s; this module picks the incident, the controls and the figures.
 
 - :func:`purgatory_panel` -- the live experiment: load (primary), acks, request.timeout.ms,
-  min.insync.replicas and the control plane per broker; broker 1's purgatory and produce latency,
+  min.insync.replicas, the control plane per broker and the controller's broker; broker 1's purgatory and produce latency,
   who leads orders-0, and the ledger.
 """
 

@@ -3,7 +3,7 @@
 The drawing is :mod:`kafka_lab.ui.cluster`'s; this module picks the incident, the controls and the figures.
 
 - :func:`truncation_panel` -- the live experiment: load (primary), acks, request.timeout.ms,
-  min.insync.replicas and the control plane per broker; where every record ended up per partition,
+  min.insync.replicas, the control plane per broker and the controller's broker; where every record ended up per partition,
   the records acknowledged then truncated over time, and the ledger.
 """
 

@@ -3,7 +3,7 @@
 The drawing is :mod:`kafka_lab.ui.cluster`'s; this module picks the incidents, the controls and the figures.
 
 - :func:`staleness_panel` -- the live experiment: which broker is busy (the old leader or the new one),
-  load (primary), acks, request.timeout.ms, min.insync.replicas and the control plane per broker; each
+  load (primary), acks, request.timeout.ms, min.insync.replicas, the control plane per broker and the controller's broker; each
   broker's stale metadata, who leads orders-0 when, the producers' sends to a wrong leader, and the ledger.
 """
 
