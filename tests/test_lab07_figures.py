@@ -15,8 +15,11 @@ from kafka_lab.logs.messages import (
     election_failed_exception,
     failed_state_change,
     loading_producer_state,
+    log_offset_metadata,
+    non_monotonic_high_watermark,
     truncating_log,
 )
+from kafka_lab.logs.requestlog import segment_bytes
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
@@ -339,12 +342,22 @@ def test_step_6_unclean_election_leads_sooner_and_loses_the_records_only_the_las
     assert (
         f"at offset {unclean.leo_at_stop[3]:,}" in TEXT and f"Every one of those {unclean.truncated_records:,}" in TEXT
     )
+    # the three lines broker 2's server.log has for it (kafka_lab.logs.render, tested in tests/test_lifecycle.py):
+    # the truncation, then Log's WARN as the high watermark goes down, from broker 2's log end to broker 3's
+    d = unclean.truncation
+    assert d["offset"] == unclean.leo_at_stop[3] and d["hw"] == unclean.hw_at_stop[2] == unclean.leo_at_stop[2]
+    old = log_offset_metadata(d["hw"], 0, segment_bytes(d["batches"] + d["removed_batches"], d["hw"]))
+    new = log_offset_metadata(d["offset"], 0, segment_bytes(d["batches"], d["offset"]))
     for level, logger, message in (
         truncating_log("orders-0", unclean.leo_at_stop[3]),
         loading_producer_state("orders-0", unclean.leo_at_stop[3]),
+        non_monotonic_high_watermark("orders-0", old, new),
     ):
         assert f"{level} {message} ({logger})" in TEXT
+    assert "**the line an operator should search for**" in TEXT
+    assert f"from offset {d['hw']:,} down to {d['offset']:,}" in TEXT
+    assert "**`min.insync.replicas=2` with a replication factor of 3 or more**" in TEXT
     assert f"from offset {unclean.leo_at_stop[2]} with high watermark {unclean.hw_at_stop[2]}`" in TEXT
-    assert f"a start at high watermark {unclean.hw_at_stop[2]:,}" in TEXT and "below high watermark 3" not in TEXT
+    assert "below high watermark 3" not in TEXT and "say no more than" not in TEXT
     r = check("07.unclean", "c")
     assert r.ok and f"{unclean.truncated_records:,} records" in r.message
