@@ -539,7 +539,7 @@ def zombie_panel(seed: int = 1) -> widgets.VBox:
         options=[(v, k) for k, v in ZOMBIE_CAUSE_LABELS.items()], value="gc_pause", style={"button_width": "340px"}
     )
     fencing = widgets.ToggleButtons(
-        options=[("fencing on (2.2+)", True), ("fencing off", False)], value=True, style={"button_width": "340px"}
+        options=[("fencing on (2.1+)", True), ("fencing off", False)], value=True, style={"button_width": "340px"}
     )
     pause = widgets.IntSlider(
         value=8000,
