@@ -108,6 +108,26 @@ def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
     assert 9 < hours < 11 and f"{hours:.1f} h" in _text(summary.value)
 
 
+def test_exercise_2s_20000_partitions_are_on_the_shutdown_slider():
+    """Exercise 2 asks to move the slider to 20,000 partitions: the slider offers it, and moving it there shows the
+    1.0 shutdown the check grades against (25 minutes in the model); a count it does not offer is refused at the
+    call, with the counts it offers."""
+    assert "move the slider below to 20,000" in TEXT
+    panel = ui.shutdown_panel(partitions=10_000)
+    slider, summary = panel.children[0], panel.children[1]
+    assert ex.BIGGER == 20_000 and 20_000 in slider.options
+    slider.value = 20_000
+    truth = controlled_shutdown_closed_form(partitions=20_000, version="1.0") / 60
+    text = _text(summary.value)
+    assert f"{truth:.1f}" == "25.0" and "20,000 partitions on the broker" in text and " 1.0 25.0 min 25.0 min " in text
+    assert check("07.quadratic_log", 25).ok
+    assert ui.shutdown_panel(partitions=20_000).children[0].value == 20_000
+    with pytest.raises(ValueError, match=r"partitions is one of the slider's values, 100, 300, .*20_000.*; got 15000"):
+        ui.shutdown_panel(partitions=15_000)
+    with pytest.raises(ValueError, match="got 20000"):
+        ui.failover_panel(partitions=20_000)  # the failover slider keeps the curves' counts
+
+
 def test_the_shutdown_panel_runs_each_version_once_per_setting(monkeypatch):
     """The table and the figure share the runs (at 100,000 partitions each run costs about 0.1 s)."""
     calls = []

@@ -49,6 +49,7 @@ from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output,
 
 __all__ = [
     "PARTITION_COUNTS",
+    "SHUTDOWN_COUNTS",
     "ZOMBIE_CAUSE_LABELS",
     "calibration_html",
     "cluster_shutdown_html",
@@ -65,8 +66,10 @@ __all__ = [
     "zombie_panel",
 ]
 
-#: the partition counts the lab's curves and slider use
+#: the partition counts the lab's curves and the failover slider use
 PARTITION_COUNTS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+#: the shutdown slider's: the curves' counts, and Exercise 2's 20,000 (the talk's broker, doubled)
+SHUTDOWN_COUNTS = tuple(sorted({*PARTITION_COUNTS, 20_000}))
 #: one colour per version, kept across figures
 VERSION_COLOUR = {"1.0": PALETTE[3], "1.1": PALETTE[0], "2.8": PALETTE[2]}
 
@@ -307,11 +310,22 @@ def _shutdown_summary(partitions: int, seed: int = 0) -> str:
     )
 
 
+def _slider_value(partitions, options) -> int:
+    """``partitions`` if the slider offers it; else a ValueError that lists what it offers."""
+    if isinstance(partitions, bool) or partitions not in options:
+        raise ValueError(
+            f"partitions is one of the slider's values, {', '.join(f'{v:_}' for v in options)}; got {partitions!r}"
+        )
+    return partitions
+
+
 def shutdown_panel(partitions: int = 10_000, seed: int = 0) -> widgets.VBox:
-    """The live experiment: move the partitions on the broker; the table and the timelines follow."""
+    """The live experiment: move the partitions on the broker (:data:`SHUTDOWN_COUNTS`); the table and the
+    timelines follow."""
+    partitions = _slider_value(partitions, SHUTDOWN_COUNTS)
     n = primary(
         widgets.SelectionSlider(
-            options=list(PARTITION_COUNTS),
+            options=list(SHUTDOWN_COUNTS),
             value=partitions,
             description="partitions on the broker",
             style={"description_width": "170px"},
@@ -476,6 +490,9 @@ def _failover_table(partitions: int, seed: int = 0) -> str:
 
 
 def failover_panel(partitions: int = 100_000, seed: int = 0) -> widgets.VBox:
+    """Leaderless partitions after the controller's broker dies: move the partitions in the cluster
+    (:data:`PARTITION_COUNTS`)."""
+    partitions = _slider_value(partitions, PARTITION_COUNTS)
     n = widgets.SelectionSlider(
         options=list(PARTITION_COUNTS),
         value=partitions,
