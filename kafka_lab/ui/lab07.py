@@ -111,8 +111,10 @@ def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0, version: st
 def election_panel(brokers: int = 3) -> widgets.VBox:
     """Brokers race for ``/controller``; the button crashes the current controller (its session then times out)."""
     n = widgets.IntSlider(value=brokers, min=2, max=6, description="brokers", continuous_update=False)
-    version = widgets.ToggleButtons(
-        options=[("2.8: one multi", "2.8"), ("1.0: create, then the epoch", "1.0")], value="2.8"
+    version = widgets.ToggleButtons(  # wide enough for the longer label (the default width cut it)
+        options=[("2.8: one multi", "2.8"), ("1.0: create, then the epoch", "1.0")],
+        value="2.8",
+        style={"button_width": "230px"},
     )
     crash = widgets.Button(description="crash the controller", button_style="warning")
     reset = widgets.Button(description="start again")
@@ -217,10 +219,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=[
-            "controlled shutdown (partitions on the broker; the cluster has 2.5 times as many)",
-            "failover: loading the state (partitions)",
-        ],
+        subplot_titles=["controlled shutdown", "failover: loading the state"],
     )
     xs = np.array(counts)
     for v in VERSIONS:
@@ -276,8 +275,11 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
             row=1,
             col=col,
         )
-    fig.update_xaxes(type="log", title_text="partitions")
-    fig.update_yaxes(type="log", title_text="seconds (log scale)")
+    # a label per decade only: plotly's default labels the 2s and 5s between them too, a clutter of digits
+    fig.update_xaxes(type="log", dtick=1)
+    fig.update_xaxes(title_text="partitions on the broker (the cluster: 2.5 × as many)", row=1, col=1)
+    fig.update_xaxes(title_text="partitions in the cluster", row=1, col=2)
+    fig.update_yaxes(type="log", dtick=1, title_text="seconds (log scale)")
     fig.update_layout(
         title="From 100 to 100k partitions: the model against its closed form and the talk",
         template=TEMPLATE,
@@ -451,7 +453,7 @@ def failover_figure(partitions: int = 100_000, seed: int = 0) -> go.Figure:
     fig.update_layout(
         title=f"The controller's broker dies: its {partitions // 5:,} led partitions (of {partitions:,}) wait",
         template=TEMPLATE,
-        xaxis=dict(type="log", title="time since the crash (s, log scale)"),
+        xaxis=dict(type="log", dtick=1, title="time since the crash (s, log scale)"),  # a label per decade
         yaxis_title="partitions without a leader",
         height=400,
         margin=dict(l=60, r=20, t=60, b=50),
