@@ -183,7 +183,7 @@ def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():
         assert list(s.x) == list(ui.PARTITION_COUNTS)
         for a, b in zip(s.y, f.y, strict=True):
             assert a == pytest.approx(b, rel=0.05)
-    stars = [t for t in fig.data if t.name == "the talk's figures"]
+    stars = [t for t in fig.data if t.name == "published figures (the blog's, the talk's)"]
     assert sorted(y for t in stars for y in t.y) == sorted(f[3] for f in TALK_FIGURES)
 
     # 1.1: time proportional to partitions, 1000 × more partitions, ~1000 × longer (slope 1 on the log-log axes);
