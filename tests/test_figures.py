@@ -172,3 +172,46 @@ def test_the_screenshots_findings():
     panel.children[1].value = 1  # num.io.threads
     summary = next(w for w in panel.children if "kl-primary-output" in w._dom_classes).value
     assert "on 1 handler," in summary and "1 handlers" not in summary
+
+
+def _legend_gap_px(fig) -> float:
+    """How far below the plot area a horizontal legend starts, in px (the figure's height less its margins)."""
+    lay = fig.layout
+    plot_px = (lay.height or 450) - lay.margin.t - lay.margin.b
+    return -lay.legend.y * plot_px
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FIGURES if n.startswith("cluster")))
+def test_a_legend_below_the_plot_clears_the_x_axis_title(name):
+    """Issue 31's screenshots: lab 04's live panel put its legend on the x axis's title. Labs 04-06 place the legend
+    a fixed distance below the plot area (tick labels and title take about 45 px), whatever the height."""
+    fig = FIGURES[name]
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.yanchor == "top"
+    assert _legend_gap_px(fig) == pytest.approx(cluster.LEGEND_GAP_PX) and cluster.LEGEND_GAP_PX >= 60
+
+
+def test_the_live_panels_two_leadership_bars_leave_room_for_the_axis_title():
+    """The panel runs one setting: two bars, a figure 290 px high. A legend at a fraction of the plot's height sat
+    45 px below it, on "simulated time (ms)"."""
+    run = cluster.compare(unavailability_incident, settings=(False,), producers=60, burst=1, rate_per_s=20,
+                          partitions=3, until_ms=60)  # fmt: skip
+    fig = cluster.leadership_figure(run)
+    assert fig.layout.height == 290 and _legend_gap_px(fig) == pytest.approx(cluster.LEGEND_GAP_PX)
+
+
+def test_lab_07s_screenshot_findings():
+    """Issue 31's screenshots of lab 07: the election toggle cut "1.0: create, then the epoch" to "1.0: create,
+    then ..."; the scale figure's left title ran off its half; log axes labelled the 2s and 5s of every decade."""
+    panel = lab07.election_panel(brokers=3)
+    toggle = panel.children[1]
+    longest = max(len(label) for label, _v in toggle.options)
+    assert (
+        longest == len("1.0: create, then the epoch")
+        and int(toggle.style.button_width.removesuffix("px")) >= 8 * longest
+    )
+    scale = FIGURES["lab07 scale"]
+    titles = [a.text for a in scale.layout.annotations]
+    assert titles == ["controlled shutdown", "failover: loading the state"]  # short enough for half the width
+    assert "2.5 ×" in scale.layout.xaxis.title.text and scale.layout.xaxis2.title.text == "partitions in the cluster"
+    axes = [scale.layout[k] for k in ("xaxis", "xaxis2", "yaxis", "yaxis2")] + [FIGURES["lab07 failover"].layout.xaxis]
+    assert all(axis.type == "log" and axis.dtick == 1 for axis in axes)  # a label per decade only

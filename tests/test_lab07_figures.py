@@ -15,8 +15,11 @@ from kafka_lab.logs.messages import (
     election_failed_exception,
     failed_state_change,
     loading_producer_state,
+    log_offset_metadata,
+    non_monotonic_high_watermark,
     truncating_log,
 )
+from kafka_lab.logs.requestlog import segment_bytes
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
 from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
@@ -105,6 +108,26 @@ def test_the_shutdown_panel_at_10k_partitions_is_the_talks():
     assert 9 < hours < 11 and f"{hours:.1f} h" in _text(summary.value)
 
 
+def test_exercise_2s_20000_partitions_are_on_the_shutdown_slider():
+    """Exercise 2 asks to move the slider to 20,000 partitions: the slider offers it, and moving it there shows the
+    1.0 shutdown the check grades against (25 minutes in the model); a count it does not offer is refused at the
+    call, with the counts it offers."""
+    assert "move the slider below to 20,000" in TEXT
+    panel = ui.shutdown_panel(partitions=10_000)
+    slider, summary = panel.children[0], panel.children[1]
+    assert ex.BIGGER == 20_000 and 20_000 in slider.options
+    slider.value = 20_000
+    truth = controlled_shutdown_closed_form(partitions=20_000, version="1.0") / 60
+    text = _text(summary.value)
+    assert f"{truth:.1f}" == "25.0" and "20,000 partitions on the broker" in text and " 1.0 25.0 min 25.0 min " in text
+    assert check("07.quadratic_log", 25).ok
+    assert ui.shutdown_panel(partitions=20_000).children[0].value == 20_000
+    with pytest.raises(ValueError, match=r"partitions is one of the slider's values, 100, 300, .*20_000.*; got 15000"):
+        ui.shutdown_panel(partitions=15_000)
+    with pytest.raises(ValueError, match="got 20000"):
+        ui.failover_panel(partitions=20_000)  # the failover slider keeps the curves' counts
+
+
 def test_the_shutdown_panel_runs_each_version_once_per_setting(monkeypatch):
     """The table and the figure share the runs (at 100,000 partitions each run costs about 0.1 s)."""
     calls = []
@@ -160,7 +183,7 @@ def test_the_scale_figure_simulation_on_its_closed_form_and_the_talk():
         assert list(s.x) == list(ui.PARTITION_COUNTS)
         for a, b in zip(s.y, f.y, strict=True):
             assert a == pytest.approx(b, rel=0.05)
-    stars = [t for t in fig.data if t.name == "the talk's figures"]
+    stars = [t for t in fig.data if t.name == "published figures (the blog's, the talk's)"]
     assert sorted(y for t in stars for y in t.y) == sorted(f[3] for f in TALK_FIGURES)
 
     # 1.1: time proportional to partitions, 1000 × more partitions, ~1000 × longer (slope 1 on the log-log axes);
@@ -339,12 +362,22 @@ def test_step_6_unclean_election_leads_sooner_and_loses_the_records_only_the_las
     assert (
         f"at offset {unclean.leo_at_stop[3]:,}" in TEXT and f"Every one of those {unclean.truncated_records:,}" in TEXT
     )
+    # the three lines broker 2's server.log has for it (kafka_lab.logs.render, tested in tests/test_lifecycle.py):
+    # the truncation, then Log's WARN as the high watermark goes down, from broker 2's log end to broker 3's
+    d = unclean.truncation
+    assert d["offset"] == unclean.leo_at_stop[3] and d["hw"] == unclean.hw_at_stop[2] == unclean.leo_at_stop[2]
+    old = log_offset_metadata(d["hw"], 0, segment_bytes(d["batches"] + d["removed_batches"], d["hw"]))
+    new = log_offset_metadata(d["offset"], 0, segment_bytes(d["batches"], d["offset"]))
     for level, logger, message in (
         truncating_log("orders-0", unclean.leo_at_stop[3]),
         loading_producer_state("orders-0", unclean.leo_at_stop[3]),
+        non_monotonic_high_watermark("orders-0", old, new),
     ):
         assert f"{level} {message} ({logger})" in TEXT
+    assert "**the line an operator should search for**" in TEXT
+    assert f"from offset {d['hw']:,} down to {d['offset']:,}" in TEXT
+    assert "**`min.insync.replicas=2` with a replication factor of 3 or more**" in TEXT
     assert f"from offset {unclean.leo_at_stop[2]} with high watermark {unclean.hw_at_stop[2]}`" in TEXT
-    assert f"a start at high watermark {unclean.hw_at_stop[2]:,}" in TEXT and "below high watermark 3" not in TEXT
+    assert "below high watermark 3" not in TEXT and "say no more than" not in TEXT
     r = check("07.unclean", "c")
     assert r.ok and f"{unclean.truncated_records:,} records" in r.message

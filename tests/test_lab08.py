@@ -233,3 +233,47 @@ def test_sweep_table_regroups_the_same_numbers():
         for col in flat.columns.drop(["backlog", "control_plane"]):
             key = ("", col) if col == "replications" else tuple(col.rsplit("_", 1))
             assert t.loc[(row["backlog"], row["control_plane"]), key] == round(row[col], 2)
+
+
+def test_waits_table_regroups_the_same_numbers_under_one_heading():
+    """The waits table was cut at the notebook's right edge: its flat ``requestQueueTimeMs_p99`` names are now one
+    heading over p50, p99 and max, with broker, listener and API as the row labels. The same numbers."""
+    import pandas as pd
+
+    from kafka_lab.ui.lab08 import waits_table
+
+    flat = pd.DataFrame(
+        {
+            "broker": [1, 2],
+            "listener": ["PLAINTEXT", "CONTROLLER"],
+            "api": ["LEADER_AND_ISR", "LEADER_AND_ISR"],
+            "count": [16, 17],
+            "requestQueueTimeMs_p50": [0.0, 0.0],
+            "requestQueueTimeMs_p99": [9.2734, 0.0],
+            "requestQueueTimeMs_max": [9.27, 0.0],
+        }
+    )
+    t = waits_table(flat)
+    assert list(t.index.names) == ["broker", "listener", "api"]
+    assert list(t.columns) == [("", "count"), *(("requestQueueTimeMs", s) for s in ("p50", "p99", "max"))]
+    assert t.loc[(1, "PLAINTEXT", "LEADER_AND_ISR"), ("requestQueueTimeMs", "p99")] == 9.27
+    assert t.loc[(2, "CONTROLLER", "LEADER_AND_ISR"), ("", "count")] == 17
+    assert "waits_table(analyses.controller_request_waits(tables.requests))" in SRC
+
+
+def test_queue_figure_draws_produce_over_fetch_in_a_line_of_its_own():
+    """A follower fetches what was just produced, so FETCH's p99 follows PRODUCE's second by second; drawn after it
+    in the same style it hid it. PRODUCE is drawn last of the lines, wider, and each line has its own dash; the
+    legend keeps the lab's order."""
+    import pandas as pd
+
+    from kafka_lab.ui.lab08 import API_COLOURS, queue_figure
+
+    t = pd.date_range("2024-03-04", periods=3, freq="s")
+    rows = [(t[i], 1, api, v, 5) for api in API_COLOURS for i, v in enumerate((0.0, 6.7, 0.0))]
+    per_second = pd.DataFrame(rows, columns=["window_start", "broker", "api", "requestQueueTimeMs_p99", "count"])
+    fig = queue_figure(per_second, broker=1)
+    lines = [tr for tr in fig.data if tr.mode == "lines"]
+    assert [tr.name for tr in lines][-1] == "PRODUCE" and {tr.name for tr in lines} == {"PRODUCE", "FETCH", "METADATA"}
+    assert len({tr.line.dash for tr in lines}) == 3 and max(lines, key=lambda tr: tr.line.width).name == "PRODUCE"
+    assert [tr.name for tr in sorted(fig.data, key=lambda tr: tr.legendrank)] == list(API_COLOURS)

@@ -589,9 +589,14 @@ def test_after_an_unclean_election_the_last_isr_member_returns_and_truncates_the
 def test_an_unclean_election_shows_in_the_logs_as_kafka_writes_them():
     """state-change.log: the election ``from OfflinePartition`` with ``isr=List(3)``; broker 2, back as a follower,
     ``starts ... with high watermark <its own>``, then its server.log has what every truncation writes
-    (``Log.truncateTo``: ``Truncating to offset <3's end>``, ``Loading producer state till offset ...``) and no
-    more: ``ReplicaFetcherThread``'s WARN ``... below high watermark`` is tested after the high watermark was
-    lowered, so 2.8 never writes it (KAFKA-19474)."""
+    (``Log.truncateTo``: ``Truncating to offset <3's end>``, ``Loading producer state till offset ...``) and then
+    the WARN that tells this truncation apart: ``completeTruncation`` lowers the high watermark below its old
+    value, and ``Log.updateHighWatermarkMetadata`` (2.7.1+, KAFKA-12153) logs ``Non-monotonic update of high
+    watermark from <old> to <new>``, each a ``LogOffsetMetadata`` (offset, segment base, byte position: the old
+    one the log end as broker 2 loaded it at restart, the new one the log end after the truncation; one segment
+    from 0, sizes as the request log's: 61 bytes a batch plus 120 a record). ``ReplicaFetcherThread``'s own WARN
+    ``... below high watermark`` is tested after the high watermark was lowered, so 2.8 never writes it
+    (KAFKA-19474)."""
     from kafka_lab.logs.render import render
 
     c = Cluster(3, seed=0, controller_id=1)
@@ -604,17 +609,31 @@ def test_an_unclean_election_shows_in_the_logs_as_kafka_writes_them():
     c.run(19_000.0)
     leo = {b: c.brokers[b].replica_manager.partitions[tp].log.leo for b in (2, 3)}
     hw2 = c.brokers[2].replica_manager.partitions[tp].hw
-    assert leo[2] > leo[3] and hw2 > leo[3]
+    assert leo[2] > leo[3] and hw2 > leo[3] and hw2 == leo[2]  # broker 2 acknowledged alone: HW = its log end
+    batches2 = list(c.brokers[2].replica_manager.partitions[tp].log.batches)  # (base offset, records, ...)
+    size = {  # the segment's bytes: each v2 batch a 61-byte header and 120 bytes a record
+        "before": sum(61 + 120 * b[1] for b in batches2),
+        "after": sum(61 + 120 * b[1] for b in batches2 if b[0] < leo[3]),
+    }
     c.run(60_000.0)
     heads = [(ln.broker, ln.head) for ln in render(c, 0.0, 60_000.0)]
     changed = [h for b, h in heads if b == 1 and "Changed partition orders-0 from OfflinePartition" in h]
     assert len(changed) == 1 and "LeaderAndIsr(leader=3, " in changed[0] and "isr=List(3)," in changed[0]
-    mine = [h for b, h in heads if b == 2 and "orders-0" in h and ("Truncat" in h or "producer state" in h)]
+    mine = [h for b, h in heads if b == 2 and "orders-0" in h and h.endswith("(kafka.log.Log)")]
     ident = "[Log partition=orders-0, dir=/var/lib/kafka/data]"
     assert mine == [
         f" INFO {ident} Truncating to offset {leo[3]} (kafka.log.Log)",
         f" INFO {ident} Loading producer state till offset {leo[3]} with message format version 2 (kafka.log.Log)",
+        f" WARN {ident} Non-monotonic update of high watermark from (offset={hw2} segment=[0:{size['before']}]) "
+        f"to (offset={leo[3]} segment=[0:{size['after']}]) (kafka.log.Log)",
     ]
+    # rendered for the scenario's copies (lab 08), the offsets and the positions are marks, each of its counter
+    from kafka_lab.logs.slots import OFFSET, POSITION, Slots, fill, split
+
+    slots = Slots()
+    (warn,) = [ln for ln in render(c, 0.0, 60_000.0, slots=slots) if ln.broker == 2 and "Non-monotonic" in ln.head]
+    assert fill(warn.head, None) == mine[-1]
+    assert [slots.keys[k] for k, _v in split(warn.head)[1]] == [(OFFSET, tp), (POSITION, tp)] * 2
     assert any(
         f"Follower orders-0 starts at leader epoch 3 from offset {leo[2]} with high watermark {hw2}." in h
         for b, h in heads

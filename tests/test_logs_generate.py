@@ -167,6 +167,53 @@ def test_a_mark_is_its_value_to_a_template_and_the_copy_shifts_it():
     assert pieces == ["largest offset ", ", epoch ", ", none -1"] and marks == [(0, -1), (1, 3)]
 
 
+def test_a_segment_position_goes_on_from_the_bytes_the_copies_before_wrote():
+    """A byte position in a partition's log segment (``Non-monotonic update of high watermark from (offset=...
+    segment=[0:<bytes>])``) is a counter of its own, shifted per copy by the window's bytes as offsets are by its
+    records: each copy's partition log starts where the copies before left it."""
+    from kafka_lab.logs.scenario import Window, _Counters
+    from kafka_lab.logs.slots import OFFSET, POSITION, Slots, fill
+
+    s, tp = Slots(), ("orders", 0)
+    text = f"from (offset={s.mark(OFFSET, tp, 30)} segment=[0:{s.mark(POSITION, tp, 3661)}])"
+    win = Window("w", [], {}, {}, {}, [], keys=list(s.keys), advance={(OFFSET, tp): 40, (POSITION, tp): 4882})
+    counters = _Counters()
+    firsts = []
+    for _ in range(3):
+        firsts.append(fill(text, counters.shifts(win)))
+        counters.advance(win)
+    assert firsts == [
+        "from (offset=30 segment=[0:3661])",
+        "from (offset=70 segment=[0:8543])",
+        "from (offset=110 segment=[0:13425])",
+    ]
+
+
+def test_a_window_moves_each_partitions_segment_by_the_bytes_its_produce_requests_appended():
+    """What a window moves a partition's segment position by (the next copy starts there) is what its leader
+    appended: the recordsSizeInBytes of every Produce the window's request log shows answered without error."""
+    from kafka_lab.logs import scenario
+    from kafka_lab.logs.slots import POSITION, fill
+
+    w = scenario._simulate_window("steady-low", 3, 0, "json")
+    appended = Counter()
+    for ln in w.lines:
+        text = fill(ln.text(), None)
+        if '"requestApiKeyName":"PRODUCE"' not in text:
+            continue
+        j = json.loads(text.split("Completed request:", 1)[1].rsplit(" (kafka.request.logger)", 1)[0])
+        ok = {
+            (t["name"], p["index"]) for t in j["response"]["responses"] for p in t["partitionResponses"]
+            if p["errorCode"] == 0
+        }  # fmt: skip
+        for t in j["request"]["topicData"]:
+            for p in t["partitionData"]:
+                if (t["name"], p["index"]) in ok:
+                    appended[(t["name"], p["index"])] += p["recordsSizeInBytes"]
+    moved = {tp: v for (kind, tp), v in w.advance.items() if kind == POSITION}
+    assert moved == dict(appended) and len(moved) == 6 and min(moved.values()) > 0
+
+
 def test_windows_simulated_by_worker_processes_give_the_same_files_and_truth(tmp_path, monkeypatch):
     """generate(workers=2): every window from the pool (none simulated here), byte for byte the serial run."""
     from kafka_lab.logs import scenario

@@ -12,13 +12,16 @@ lab's notebook this keeps:
   runs they need. Voila runs them and shows only their outputs (``--strip_sources``, its default).
 
 and leaves out the exercises (their answer cells, checks, choices and solutions: a lecture asks the
-room instead), the generated opening and closing, and everything else in prose. The lab itself is
-not touched; the view is written under ``build/`` (git-ignored) each time, so it follows the lab.
+room instead), the generated opening and closing, and everything else in prose. A heading that would
+have nothing under it (its section was all prose, or only runs whose results a later cell shows) is left
+out too, so that no title stands over an empty space. The lab itself is not touched; the view is written
+under ``build/`` (git-ignored) each time, so it follows the lab.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import re
@@ -40,6 +43,10 @@ KEPT_WHOLE = re.compile(r"^\*\*The question\.\*\*")
 TAKEAWAY = re.compile(r"^## Takeaway\b")
 #: a line of the takeaway that points at the exercises (a lecture has none)
 ABOUT_EXERCISES = re.compile(r"show_solution\(|\bcheck\(|\bexercises?\b", re.I)
+#: a markdown heading, and its level (the number of #)
+HEADING = re.compile(r"^(#{1,6})\s")
+#: calls that put something on the page wherever they stand in a cell
+SHOWING_CALLS = {"print", "display", "show"}
 
 
 def find_lab(which: str) -> Path:
@@ -63,6 +70,64 @@ def _set_source(cell: dict, text: str) -> dict:
     lines = text.split("\n")
     cell["source"] = [line + "\n" for line in lines[:-1]] + [lines[-1]]
     return cell
+
+
+def shows(code: str) -> bool:
+    """Whether a code cell puts something on the page: its last statement is an expression (Jupyter displays
+    its value; not after a ``;``), or it calls ``print``, ``display`` or a ``.show()``."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return True  # not ours to judge: Voila will show its error
+    if body and isinstance(body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+        return True
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # a definition shows nothing until called
+    for node in ast.walk(ast.Module(body=[b for b in body if not isinstance(b, defs)], type_ignores=[])):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id in SHOWING_CALLS) or (
+                isinstance(f, ast.Attribute) and f.attr in SHOWING_CALLS
+            ):
+                return True
+    return False
+
+
+def _without_empty_headings(cells: list) -> list:
+    """``cells`` less every heading with nothing shown under it before the next heading of its level or above
+    (a deeper heading's content counts for it); the title (``# ``) stays. A cell left empty goes."""
+    items = []  # (cell index, line index or None, heading level or None, shows something)
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            items.append((i, None, None, shows(_source(cell))))
+            continue
+        for j, line in enumerate(_source(cell).split("\n")):
+            m = HEADING.match(line)
+            if m:
+                items.append((i, j, len(m.group(1)), False))
+            elif line.strip():
+                items.append((i, j, None, True))
+    drop = set()
+    for k, (i, j, level, _) in enumerate(items):
+        if level is None or level == 1:
+            continue
+        for _i, _j, lv, showing in items[k + 1 :]:
+            if showing:
+                break
+            if lv is not None and lv <= level:
+                drop.add((i, j))
+                break
+        else:
+            drop.add((i, j))
+    out = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and any(d[0] == i for d in drop):
+            lines = [x for j, x in enumerate(_source(cell).split("\n")) if (i, j) not in drop]
+            text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
+            if not text:
+                continue
+            cell = _set_source(cell, text)
+        out.append(cell)
+    return out
 
 
 def presentation(nb: dict) -> dict:
@@ -89,7 +154,7 @@ def presentation(nb: dict) -> dict:
                 kept.append("\n".join(line for line in lines[end:] if not ABOUT_EXERCISES.search(line)))
             if kept:
                 cells.append(_set_source(cell, "\n\n".join(kept)))
-    out["cells"] = cells
+    out["cells"] = _without_empty_headings(cells)
     return out
 
 

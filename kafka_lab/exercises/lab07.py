@@ -1,5 +1,6 @@
-"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, what doubling the cluster did to
-1.0's shutdown (its election log line), why pipelining only halves the failover, who rejects the zombie's
+"""Lab 07's guided exercises: the shutdown time from ZooKeeper's latency, what doubling the cluster does to
+1.0's shutdown in the model (its election log line: the lab's hypothesis for 1.0's minutes), why pipelining
+only halves the failover (what the two figures allow; the model's choice is fitted), who rejects the zombie's
 requests, which fence is left when /controller is deleted by hand, what the broker epoch protects
 against, which replica an offline partition waits for, and what an unclean election costs.
 
@@ -95,13 +96,15 @@ def _minutes(answer) -> float | None:
     "07.quadratic_log",
     solution=25,
     wrong=[13, 6.5, 52, 1500, 104],
-    prompt=f"Kafka 1.0 (as the talk measured it) shuts down a broker with {PARTITIONS:,} partitions in a cluster of 25,000 in 6.5 minutes, "
-    "6 of them writing the election log line (each election logs every partition of the cluster), the other "
-    f"half minute ZooKeeper and requests. The cluster doubles: {BIGGER:,} partitions on the broker, 50,000 in "
-    "the cluster. About how many minutes does the controlled shutdown take now?",
+    prompt=f"Kafka 1.0 (as the talk measured it) shuts down a broker with {PARTITIONS:,} partitions in a cluster "
+    "of 25,000 (the blog's setup) in 6.5 minutes: in the model (the lab's explanation, a hypothesis), 6 of them "
+    "writing the election log line (each election logs every partition of the cluster), the other half minute "
+    f"ZooKeeper and requests. The cluster doubles: {BIGGER:,} partitions on the broker, 50,000 in the cluster. "
+    "About how many minutes does the controlled shutdown take now, in the model?",
     explanation="The ZooKeeper work and the requests are per partition: twice as many, 1 minute. The log line is "
     "per election and as long as the cluster: twice as many elections, each line twice as long, 4 x 6 = 24 "
-    "minutes. 25 minutes in all: doubling the cluster made the shutdown almost four times longer.",
+    "minutes. 25 minutes in all, in the model: if the log line is what made 1.0 slow (the lab's hypothesis), "
+    "doubling the cluster made the shutdown almost four times longer.",
 )
 def _(answer):
     truth = controlled_shutdown_closed_form(partitions=BIGGER, version="1.0") / 60
@@ -113,7 +116,8 @@ def _(answer):
         return correct(
             f"the model says {truth:.1f} minutes. Twice the elections, each logging a cluster twice as big: the log "
             "line's share grows four times, the rest twice. A line that grows with the cluster makes the "
-            "shutdown quadratic: at 100,000 partitions on the broker the model gives about 10 hours."
+            "shutdown quadratic: at 100,000 partitions on the broker the model gives about 10 hours. (A prediction "
+            "of the lab's hypothesis about the log line: no source measured 1.0 at these sizes.)"
         )
     if abs(got / 60 - truth) <= 0.15 * truth:
         return incorrect(
@@ -144,7 +148,7 @@ def _(answer):
 WHY_HALF_CHOICES = Choices(
     {
         "a": "ZooKeeper allows a client only 2 requests in flight, whatever Kafka asks",
-        "b": "each reply still needs its turn on one thread, and that cannot overlap",
+        "b": "some of each read's work is still done one read at a time, and that cannot overlap",
         "c": "the new controller must first write every partition's state back",
         "d": "the pipelined client has to read each partition twice",
     }
@@ -156,10 +160,13 @@ WHY_HALF_CHOICES = Choices(
     solution="b",
     wrong=["a", "c", "d", "e"],
     prompt="The failover's load went from 28 s (1.0, one read at a time) to 14 s (1.1, 10 in flight): why only "
-    "half, and not a tenth? Answer with a letter: " + "; ".join(f"({k}) {v}" for k, v in WHY_HALF_CHOICES.items()),
-    explanation="A serial read costs a round trip plus the reply's handling; pipelining overlaps the round trips "
-    "but one thread still handles every reply in turn. (The model's hypothesis: its reply cost is fitted from "
-    "these same two figures.)",
+    "half, and not a tenth? Which explanation fits both figures? Answer with a letter: "
+    + "; ".join(f"({k}) {v}" for k, v in WHY_HALF_CHOICES.items()),
+    explanation="A serial read costs a round trip plus some work that pipelining cannot overlap; with 10 in "
+    "flight only the round trips overlap. The two figures say only that this serial work is about half a serial "
+    "read; which work it is they cannot tell. The model's choice, fitted from these same two figures, is the "
+    "replies' handling in turn on one thread (ZooKeeper's client delivers each reply, the controller decodes "
+    "each state); ZooKeeper serving one session's requests in order would fit them as well.",
 )
 def _(answer):
     got = choice(answer, WHY_HALF_CHOICES)
@@ -173,14 +180,16 @@ def _(answer):
     truth = "b" if bound_by_replies else "a"
     if got == truth:
         return correct(
-            f"the model loads in {serial:.1f} s serially and {piped:.1f} s pipelined: {reads:,} replies × {REPLY} ms "
-            "on one thread. A serial read is a round trip plus that handling, and only the round trips overlap. "
-            "(In the model the handling is half of each serial read because it is fitted from these same two "
-            "figures: a hypothesis that explains them, not a measurement.)"
+            "that is what the two figures allow: about half of each serial read is work done one request at a "
+            f"time. In the model it is the replies' handling, {REPLY} ms each on one thread: it loads in "
+            f"{serial:.1f} s serially and {piped:.1f} s pipelined, {reads:,} replies × {REPLY} ms. That cost is "
+            "fitted from these same two figures, a hypothesis that explains them, not a measurement: ZooKeeper "
+            "serving one session's requests in order would explain them as well."
         )
     if got == "a":
         return incorrect(
-            "ZooKeeper does not limit a client's outstanding requests; Kafka's semaphore does, at 10.",
+            "2 in flight would give exactly half, but ZooKeeper does not limit a client's outstanding requests: "
+            "Kafka's own semaphore does, at zookeeper.max.in.flight.requests = 10.",
             hint="what does a serial read spend its time on, and which part of that can overlap?",
         )
     if got == "c":
@@ -215,7 +224,7 @@ def zombie_outcome() -> dict:
     "07.who_rejects",
     solution="b",
     wrong=["a", "c", "d", "A)x"],
-    prompt="Kafka 2.2+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
+    prompt="Kafka 2.1+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
     "broker 2 is now the controller with epoch 2. The zombie sends the UpdateMetadata it had queued to every "
     "broker, and writes orders-1's new state. Who rejects what? Answer with a letter: "
     + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
@@ -278,7 +287,7 @@ def deleted_znode_outcome() -> dict:
     "07.fence_left",
     solution="c",
     wrong=["a", "b", "d"],
-    prompt="Kafka 2.2+, fencing on. An administrator deletes /controller; the other brokers elect controller 2 "
+    prompt="Kafka 2.1+, fencing on. An administrator deletes /controller; the other brokers elect controller 2 "
     "(epoch 2) at once. Controller 1's session is alive, and it is in an event that writes orders-1's new state a "
     "few ms later. Which fence stops that write? Answer with a letter: "
     + "; ".join(f"({k}) {v}" for k, v in FENCE_LEFT_CHOICES.items()),

@@ -33,6 +33,8 @@ __all__ = [
     "truncating_log",
     "truncating_no_effect",
     "loading_producer_state",
+    "log_offset_metadata",
+    "non_monotonic_high_watermark",
     "isr_updated",
     "controller_elected",
     "controller_failover",
@@ -267,8 +269,24 @@ def truncating_log(tp, offset):
     """Log.truncateTo, when it removes records. ``ReplicaFetcherThread.truncate`` means to add a WARN
     (``Truncating <tp> to offset <o> below high watermark <hw>``) when a follower truncates below its high
     watermark, but since 2.1 it tests for it after ``truncateTo`` has lowered the high watermark to the new log
-    end, so 2.8 never writes it (KAFKA-19474, fixed in 2025): these two INFO lines are the whole trace."""
+    end, so 2.8 never writes it (KAFKA-19474, fixed in 2025). What 2.8 does write for a truncation below the
+    high watermark is :func:`non_monotonic_high_watermark`, from ``Log`` itself."""
     return ("INFO", "kafka.log.Log", f"{_log_ident(tp)}Truncating to offset {offset}")
+
+
+def log_offset_metadata(offset, segment_base_offset=-1, position=-1) -> str:
+    """``LogOffsetMetadata.toString``: ``(offset=1880 segment=[0:225661])``; an offset known by its number only
+    (``messageOffsetOnly``) has -1 for both (``Log.UnknownOffset``, ``LogOffsetMetadata.UnknownFilePosition``)."""
+    return f"(offset={offset} segment=[{segment_base_offset}:{position}])"
+
+
+def non_monotonic_high_watermark(tp, old: str, new: str):
+    """Log.updateHighWatermarkMetadata, when the new high watermark is below the old one (2.7.1 and 2.8.0 on,
+    KAFKA-12153). A truncation below the high watermark reaches it at the end of ``Log.truncateTo``
+    (``completeTruncation`` → ``updateHighWatermark(min(highWatermark, endOffset))``), after
+    :func:`truncating_log` and :func:`loading_producer_state`: on a follower that lost acknowledged records
+    (an unclean election), the one WARN of the truncation. ``old`` and ``new``: :func:`log_offset_metadata`."""
+    return ("WARN", "kafka.log.Log", f"{_log_ident(tp)}Non-monotonic update of high watermark from {old} to {new}")
 
 
 def loading_producer_state(tp, offset):

@@ -11,8 +11,9 @@ window of simulated time, the lines each broker's log4j would have written (docs
                    each UpdateMetadata applied to its metadata cache and each StopReplica; on the
                    controller's broker, each decision (``Changed partition ...``) and what it sends
                    (the controller's decisions and its requests)
-``server``         truncation (``Truncating to offset ...``, and the fetcher's warning below the high
-                   watermark), the fetcher changes of a become-follower (the replica managers' events);
+``server``         truncation (``Truncating to offset ...``, ``Loading producer state ...``, and below the
+                   high watermark ``Non-monotonic update of high watermark ...``), the fetcher changes of a
+                   become-follower (the replica managers' events);
                    a restart's steps: shutting down, the controlled shutdown, shut down, the start-up
                    (``Broker.lifecycle``, :func:`lifecycle_messages`)
 ``controller``     the controller's events (``Controller.events``): a broker shutting down, leaving and
@@ -26,6 +27,14 @@ writer can place a window anywhere on the clock. Request lines keep their correl
 client's correlation ids instead of repeating them. Rendered with a :class:`.slots.Slots`, every
 offset, leader epoch, zkVersion and broker epoch in a line is a mark (``marked``), which each copy
 fills with the value continued from the copies before it.
+
+A position in a log segment (``Non-monotonic update of high watermark from (offset=33870 segment=[0:4066541])
+...``) is the bytes of the batches before it (:func:`.requestlog.segment_bytes`: the request log's sizes),
+in one segment from offset 0: the model's logs never roll (``segment.bytes`` is 1 GiB) and start at 0. The
+old high watermark's position is known when it was the log end (as after a restart's log load, or on a
+follower that had caught up: ``Log.updateHighWatermark`` keeps the log end's metadata); otherwise it is an
+offset alone, ``segment=[-1:-1]``, as a follower's high watermark from a fetch response is in Kafka (a
+former leader keeps its position there too, which the model does not track).
 """
 
 from __future__ import annotations
@@ -34,8 +43,8 @@ import math
 from dataclasses import dataclass
 
 from . import messages as m
-from .requestlog import BrokerView, json_message, text_message
-from .slots import LEADER_EPOCH, MARK, OFFSET, ZK_VERSION, fill
+from .requestlog import BrokerView, json_message, segment_bytes, text_message
+from .slots import LEADER_EPOCH, MARK, OFFSET, POSITION, ZK_VERSION, fill
 
 __all__ = ["FILES", "Line", "render", "render_request", "MARKER", "lifecycle_messages", "server_startup"]
 
@@ -176,6 +185,18 @@ def controller_channel(cluster, c: int, b: int, view):
     return m.controller_connected(c, b, view.hosts[b], port)
 
 
+def _non_monotonic_hw(name: str, tp, d: dict, leo_before: int, off, pos):
+    """``Log.updateHighWatermarkMetadata``'s WARN for a truncation (event ``d``) below the high watermark: from
+    the old high watermark (its position when it was the log end, else the offset alone) to the new log end."""
+    hw, offset = d["hw"], d["offset"]
+    if hw == leo_before:
+        old = m.log_offset_metadata(off(tp, hw), 0, pos(tp, segment_bytes(d["batches"] + d["removed_batches"], hw)))
+    else:
+        old = m.log_offset_metadata(off(tp, hw))
+    new = m.log_offset_metadata(off(tp, offset), 0, pos(tp, segment_bytes(d["batches"], offset)))
+    return m.non_monotonic_high_watermark(name, old, new)
+
+
 def render(
     cluster, t0: float, t1: float, *, request_format: str = "json", views: dict | None = None, slots=None
 ) -> list[Line]:
@@ -188,7 +209,7 @@ def render(
     :mod:`.scenario` does): a request line needs more of a request than the request log's columns."""
     views = views or {bid: BrokerView(cluster, bid, slots=slots) for bid in cluster.brokers}
     if slots is None:
-        off = lep = zkv = _plain
+        off = lep = zkv = pos = _plain
     else:
 
         def off(tp, v):
@@ -199,6 +220,9 @@ def render(
 
         def zkv(tp, v):
             return slots.mark(ZK_VERSION, tp, v)
+
+        def pos(tp, v):
+            return slots.mark(POSITION, tp, v)
 
     lines: list[Line] = []
     seq = 0
@@ -311,6 +335,8 @@ def render(
             else:  # (no WARN "... below high watermark": 2.8 tests for it after the HW has been lowered)
                 add(t, bid, SERVER, m.truncating_log(name, off(tp, d["offset"])))
                 add(t, bid, SERVER, m.loading_producer_state(name, off(tp, d["offset"])))
+                if d["hw"] > d["offset"]:  # completeTruncation lowers the high watermark to the new log end
+                    add(t, bid, SERVER, _non_monotonic_hw(name, tp, d, leo_before, off, pos))
 
     # -- controller requests handled on each broker (other than LeaderAndIsr, done above)
     for r in requests:

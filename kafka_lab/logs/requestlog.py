@@ -48,6 +48,7 @@ __all__ = [
     "BrokerView",
     "topic_id",
     "batch_bytes",
+    "segment_bytes",
     "phase_ms",
     "request_body",
     "response_body",
@@ -112,6 +113,12 @@ def topic_id(topic: str) -> str:
 
 def batch_bytes(records: int) -> int:
     return BATCH_OVERHEAD_BYTES + RECORD_BYTES * int(records) if records else 0
+
+
+def segment_bytes(batches: int, records: int) -> int:
+    """The size of a log segment holding ``batches`` batches of ``records`` records in all (:func:`batch_bytes`
+    each): a position in it, as ``LogOffsetMetadata.relativePositionInSegment`` gives it."""
+    return BATCH_OVERHEAD_BYTES * int(batches) + RECORD_BYTES * int(records)
 
 
 def phase_ms(t0: float, t1: float) -> float:

@@ -33,8 +33,9 @@ later truncated, and its metadata stays stale longer.
 
 Every window copy continues each client's correlation ids (:class:`.render.Line`), so request ids do
 not repeat, and where the copies before it left each partition's offsets, leader epoch and zkVersion
-and each broker's epoch (:class:`_Counters`, :mod:`.slots`): a partition's offsets go on from the most
-records any replica had at the end of the copy before, so they only fall where a follower truncates;
+and each broker's epoch (:class:`_Counters`, :mod:`.slots`): a partition's offsets (and a position in its log segment) go on
+from the most records (bytes) any replica had at the end of the copy before, so they only fall where a
+follower truncates;
 a restart gives the broker an epoch above every other. Known simplifications, each a consequence of
 the replay: every copy of a window repeats its pattern (the same requests, records per request, and
 leader moves; only the numbers go on); a copy starts with every partition's preferred leader, so after
@@ -74,8 +75,8 @@ from . import messages as m
 from .damage import Damage
 from .pool import window_pool
 from .render import CONTROLLER, REQUEST, SERVER, Line, controller_channel, render, server_startup
-from .requestlog import API_KEY_NAMES, BrokerView, phase_ms
-from .slots import BROKER_EPOCH, LEADER_EPOCH, MARK, OFFSET, ZK_VERSION, Slots, decode
+from .requestlog import API_KEY_NAMES, BrokerView, phase_ms, segment_bytes
+from .slots import BROKER_EPOCH, LEADER_EPOCH, MARK, OFFSET, POSITION, ZK_VERSION, Slots, decode
 from .writer import LogWriter
 
 __all__ = [
@@ -148,8 +149,9 @@ class Window:
     controller: tuple = (1, 1)  # (controller id, epoch) at the window's end
     #: the counters the lines' marks name (:attr:`.slots.Slots.keys`): (kind, subject)
     keys: list = field(default_factory=list)
-    #: (kind, (topic, partition)) -> how far the window moves the partition's counter: its log end (the
-    #: most any replica has at the end; the logs start empty), leader epoch and zkVersion changes
+    #: (kind, (topic, partition)) -> how far the window moves the partition's counter: its log end and its
+    #: segment's size in bytes (the most any replica has at the end; the logs start empty), leader epoch and
+    #: zkVersion changes
     advance: dict = field(default_factory=dict)
     #: broker -> (its broker epoch at the window's start, at its end)
     broker_epochs: dict = field(default_factory=dict)
@@ -217,6 +219,7 @@ def _window(
             b.replica_manager.partitions[tp].log for b in cluster.brokers.values() if tp in b.replica_manager.partitions
         ]
         advance[(OFFSET, tp)] = max((log.leo for log in logs), default=0)
+        advance[(POSITION, tp)] = max((segment_bytes(len(log.batches), log.leo) for log in logs), default=0)
         advance[(LEADER_EPOCH, tp)] = st["leader_epoch"] - first[tp][0]
         advance[(ZK_VERSION, tp)] = st["zk_version"] - first[tp][1]
     broker_epochs = {bid: (first_epochs[bid], b.broker_epoch) for bid, b in cluster.brokers.items()}

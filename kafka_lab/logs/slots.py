@@ -10,7 +10,8 @@ the counter's shift for that copy (:func:`fill`). A mark stays a number, so a me
 and the 2.7 text format write it as they would the value, and a template's arithmetic on it (``leo - 1``)
 is arithmetic on the value.
 
-Kinds: :data:`OFFSET`, :data:`LEADER_EPOCH` and :data:`ZK_VERSION` of a partition ``(topic, partition)``;
+Kinds: :data:`OFFSET`, :data:`LEADER_EPOCH`, :data:`ZK_VERSION` and :data:`POSITION` (a byte position in the
+partition's log segment) of a partition ``(topic, partition)``;
 :data:`BROKER_EPOCH` of a broker, per value: ``(broker, epoch in the window)`` (a restart gives the
 broker a new epoch, one above every other: the copy's shift depends on the value, not only the broker).
 """
@@ -19,9 +20,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["OFFSET", "LEADER_EPOCH", "ZK_VERSION", "BROKER_EPOCH", "Slots", "split", "fill", "MARK"]
+__all__ = ["OFFSET", "LEADER_EPOCH", "ZK_VERSION", "POSITION", "BROKER_EPOCH", "Slots", "split", "fill", "MARK"]
 
 OFFSET, LEADER_EPOCH, ZK_VERSION, BROKER_EPOCH = "offset", "leader_epoch", "zk_version", "broker_epoch"
+POSITION = "position"
 
 _BASE = 7 * 10**18  # 19 digits, the first a 7: no other number a line holds is that long
 _KEY = 10**12  # a mark is _BASE + key * _KEY + _BIAS + value

@@ -10,12 +10,12 @@ A small cluster on a simpy clock, every step a ZooKeeper operation (:mod:`.zooke
   election (epoch 2) and moves leadership off the paused broker, and the zombie wakes, sends what it had
   queued and tries to write its decision; or someone deletes ``/controller`` while the controller, its
   session alive, is in an event that writes a moment later.
-  With ``fencing`` (2.2): brokers reject a lower controller epoch than they have seen
+  With ``fencing`` (2.1+; the talk says 2.2): brokers reject a lower controller epoch than they have seen
   (``STALE_CONTROLLER_EPOCH``); a write on the expired session fails ``SESSIONEXPIRED`` (1.1+ opens a
   new session only once the ``Expire`` event has run); a write with the session alive is
   ``multi(check(/controller_epoch), write)`` (KAFKA-6082) and fails ``BADVERSION``. Without: the
   brokers apply what comes, the client retries on a new session as 1.0's ZkClient did, and only the
-  state znode's ``zkVersion`` condition remains ("fencing off" is every 2.2 fence off at once, not one
+  state znode's ``zkVersion`` condition remains ("fencing off" is every 2.1+ fence off at once, not one
   Kafka version). Kafka's controller has one event thread; the model keeps only what that means here:
   the old controller's own ``Reelect`` waits until the event in progress ends (``busy_until``).
 - **the bounce** (:func:`broker_restart_race`, KIP-380): a broker's controlled shutdown leaves a
@@ -557,7 +557,7 @@ def zombie_controller(
     event_lag_ms: float | None = None,
     session_timeout_ms: float = ZOMBIE_SESSION_TIMEOUT_MS,
 ):
-    """A deposed controller that still acts, for one of two causes, with fencing on (2.2) or off.
+    """A deposed controller that still acts, for one of two causes, with fencing on (2.1+) or off.
 
     - ``cause="gc_pause"``: the controller stops (a GC) mid-event for ``pause_ms`` (default 1.05 to 2
       session timeouts, drawn from ``seed``); past the session timeout ZooKeeper ends its session and

@@ -150,6 +150,9 @@ class LastIsrMember:
     isr_elected: list = field(default_factory=list)  # the ISR the controller wrote with the election that ended it
     unclean_elections: int = 0  # of them, unclean: a leader from outside the ISR
     truncated_records: int = 0  # records acknowledged, then lost (the ledger's truncated batches, in records)
+    #: broker 2's truncation of orders-0 as its replica manager recorded it (offset, hw before, batches left,
+    #: removed_batches, ...): what its server.log writes for it (kafka_lab.logs.render); empty if it had none
+    truncation: dict = field(default_factory=dict)
 
     @property
     def only_on_last(self) -> int:
@@ -224,4 +227,12 @@ def last_isr_member(
         isr_elected=list(after[0][5]) if after else [],
         unclean_elections=sum(1 for _t, topic, part, _b in ctl.unclean_elections if (topic, part) == tp),
         truncated_records=int(res.outcomes()["truncated"].sum()),
+        truncation=next(
+            (
+                dict(d)
+                for _t, kind, topic, part, d in c.brokers[2].replica_manager.events
+                if kind == "truncated" and (topic, part) == tp and d["removed_records"]
+            ),
+            {},
+        ),
     )

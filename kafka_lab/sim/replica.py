@@ -505,8 +505,14 @@ class ReplicaManager:
 
     # -- follower side ------------------------------------------------------------------------------
     def truncate(self, tp, offset: int, reason: str) -> list:
-        """Truncate a follower's log (by diverging epoch); the batches removed."""
+        """Truncate a follower's log (by diverging epoch); the batches removed.
+
+        The event keeps the high watermark before the truncation (``hw``) and the batches left (``batches``):
+        ``Log.completeTruncation`` lowers a high watermark above the new log end, and 2.8 logs that as
+        ``Non-monotonic update of high watermark`` with both offsets' positions in the segment
+        (:mod:`kafka_lab.logs.render`)."""
         p = self.partitions[tp]
+        hw_before = p.hw
         removed = p.log.truncate_to(offset)
         if p.hw > p.log.leo:
             p.hw = p.log.leo
@@ -519,6 +525,8 @@ class ReplicaManager:
             reason=reason,
             leo=p.log.leo,
             batch_ids=[b[BATCH_ID] for b in removed],
+            hw=hw_before,
+            batches=len(p.log.batches),
         )
         return removed
 

@@ -100,16 +100,25 @@ def _style(i: int) -> dict:
     return dict(color=RUN_COLOURS[i % len(RUN_COLOURS)], dash=_DASHES[i % len(_DASHES)])
 
 
+#: how far below the plot area a figure's legend starts: clear of the x axis's tick labels and title (about 45 px)
+LEGEND_GAP_PX = 66
+
+
 def _figure(data: list, layout: dict) -> go.Figure:
     """A figure from plain specs, with the margins and legend of labs 04-06 (:func:`~kafka_lab.ui.plain_figure`).
 
-    Every figure has a title, axis titles with units and a legend; the tests read them back.
+    Every figure has a title, axis titles with units and a legend; the tests read them back. The legend is a row
+    :data:`LEGEND_GAP_PX` below the plot area whatever the figure's height (a fraction of the plot's height put
+    a short figure's legend on its axis title: the live panel's leadership bars, two rows high).
     """
     base = {
         "margin": {"l": 70, "r": 30, "t": 80, "b": 60},
-        "legend": {"orientation": "h", "y": -0.22, "yanchor": "top"},
+        "legend": {"orientation": "h"},
     }
-    return plain_figure(data, {**base, **layout})
+    merged = {**base, **layout}
+    plot_px = merged.get("height", 450) - merged["margin"]["t"] - merged["margin"]["b"]
+    merged["legend"] = {**merged["legend"], "y": -LEGEND_GAP_PX / plot_px, "yanchor": "top"}
+    return plain_figure(data, merged)
 
 
 def _title(text: str) -> dict:
@@ -292,7 +301,6 @@ def purgatory_figure(runs: dict, broker_id: int = 1, *, x_max: float | None = 60
             "title": _title(f"Broker {broker_id}: purgatory and produce latency"),
             "height": 680,
             "shapes": shapes + shapes2,
-            "legend": {"orientation": "h", "y": -0.12, "yanchor": "top"},
             "annotations": [
                 _subplot_title(f"broker {broker_id}: PurgatorySize (delayedOperation=Produce), in watch entries", 1.0),
                 _subplot_title(
@@ -345,7 +353,6 @@ def leadership_figure(
             "height": 200 + 45 * len(rows),
             "shapes": shapes,
             "margin": {"l": 330, "r": 30, "t": 80, "b": 60},
-            "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
             "xaxis": {**_axis_title("simulated time (ms)"), "range": _x_range(runs, x_max)},
             "yaxis": {
                 "categoryorder": "array",
@@ -402,7 +409,7 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
             "barmode": "stack",
             "height": 440,
             "annotations": notes,
-            "legend": {"orientation": "h", "y": -0.25, "yanchor": "top", "title": {"text": "outcome: "}},
+            "legend": {"orientation": "h", "title": {"text": "outcome: "}},
             **layout,
         },
     )

@@ -9,7 +9,7 @@ Every number comes from :mod:`kafka_lab.sim` (:mod:`~kafka_lab.sim.controller_sc
 - :func:`scale_figure` -- shutdown and failover time against partitions, simulation and closed form.
 - :func:`shutdown_panel` -- the live experiment: partitions on the broker (the lab's primary control).
 - :func:`cluster_shutdown_html` -- the same shutdown in the cluster model, a busy broker, KIP-291 on and off.
-- :func:`calibration_html` -- every parameter and its source, and the talk's figures beside the model's.
+- :func:`calibration_html` -- every parameter and its source, and the published figures beside the model's.
 - :func:`failover_figure` / :func:`failover_panel` -- leaderless partitions over time after the controller dies.
 - :func:`zombie_panel` -- the zombie controller with fencing on and off, and what everyone believes.
 - :func:`restart_race_table` -- KIP-380's bounced broker, with and without the broker epoch.
@@ -49,6 +49,7 @@ from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output,
 
 __all__ = [
     "PARTITION_COUNTS",
+    "SHUTDOWN_COUNTS",
     "ZOMBIE_CAUSE_LABELS",
     "calibration_html",
     "cluster_shutdown_html",
@@ -65,8 +66,10 @@ __all__ = [
     "zombie_panel",
 ]
 
-#: the partition counts the lab's curves and slider use
+#: the partition counts the lab's curves and the failover slider use
 PARTITION_COUNTS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+#: the shutdown slider's: the curves' counts, and Exercise 2's 20,000 (the talk's broker, doubled)
+SHUTDOWN_COUNTS = tuple(sorted({*PARTITION_COUNTS, 20_000}))
 #: one colour per version, kept across figures
 VERSION_COLOUR = {"1.0": PALETTE[3], "1.1": PALETTE[0], "2.8": PALETTE[2]}
 
@@ -108,8 +111,10 @@ def election_html(brokers: int = 3, crashes: int = 0, seed: int = 0, version: st
 def election_panel(brokers: int = 3) -> widgets.VBox:
     """Brokers race for ``/controller``; the button crashes the current controller (its session then times out)."""
     n = widgets.IntSlider(value=brokers, min=2, max=6, description="brokers", continuous_update=False)
-    version = widgets.ToggleButtons(
-        options=[("2.8: one multi", "2.8"), ("1.0: create, then the epoch", "1.0")], value="2.8"
+    version = widgets.ToggleButtons(  # wide enough for the longer label (the default width cut it)
+        options=[("2.8: one multi", "2.8"), ("1.0: create, then the epoch", "1.0")],
+        value="2.8",
+        style={"button_width": "230px"},
     )
     crash = widgets.Button(description="crash the controller", button_style="warning")
     reset = widgets.Button(description="start again")
@@ -214,10 +219,7 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
     fig = make_subplots(
         rows=1,
         cols=2,
-        subplot_titles=[
-            "controlled shutdown (partitions on the broker; the cluster has 2.5 times as many)",
-            "failover: loading the state (partitions)",
-        ],
+        subplot_titles=["controlled shutdown", "failover: loading the state"],
     )
     xs = np.array(counts)
     for v in VERSIONS:
@@ -264,19 +266,22 @@ def scale_figure(counts=PARTITION_COUNTS, seed: int = 0) -> go.Figure:
                 x=t["partitions"],
                 y=t["talk_s"],
                 mode="markers",
-                name="the talk's figures",
+                name="published figures (the blog's, the talk's)",
                 marker=dict(color=INK, symbol="star-open", size=16, line=dict(width=2)),
                 showlegend=col == 1,
                 text=[f"{v}: {s:g} s" for v, s in zip(t["version"], t["talk_s"], strict=True)],
-                hovertemplate="%{text}<extra>the talk</extra>",
+                hovertemplate="%{text}<extra>published</extra>",
             ),
             row=1,
             col=col,
         )
-    fig.update_xaxes(type="log", title_text="partitions")
-    fig.update_yaxes(type="log", title_text="seconds (log scale)")
+    # a label per decade only: plotly's default labels the 2s and 5s between them too, a clutter of digits
+    fig.update_xaxes(type="log", dtick=1)
+    fig.update_xaxes(title_text="partitions on the broker (the cluster: 2.5 × as many)", row=1, col=1)
+    fig.update_xaxes(title_text="partitions in the cluster", row=1, col=2)
+    fig.update_yaxes(type="log", dtick=1, title_text="seconds (log scale)")
     fig.update_layout(
-        title="From 100 to 100k partitions: the model against its closed form and the talk",
+        title="From 100 to 100k partitions: the model against its closed form and the published figures",
         template=TEMPLATE,
         height=440,
         margin=dict(l=60, r=20, t=80, b=50),
@@ -307,11 +312,22 @@ def _shutdown_summary(partitions: int, seed: int = 0) -> str:
     )
 
 
+def _slider_value(partitions, options) -> int:
+    """``partitions`` if the slider offers it; else a ValueError that lists what it offers."""
+    if isinstance(partitions, bool) or partitions not in options:
+        raise ValueError(
+            f"partitions is one of the slider's values, {', '.join(f'{v:_}' for v in options)}; got {partitions!r}"
+        )
+    return partitions
+
+
 def shutdown_panel(partitions: int = 10_000, seed: int = 0) -> widgets.VBox:
-    """The live experiment: move the partitions on the broker; the table and the timelines follow."""
+    """The live experiment: move the partitions on the broker (:data:`SHUTDOWN_COUNTS`); the table and the
+    timelines follow."""
+    partitions = _slider_value(partitions, SHUTDOWN_COUNTS)
     n = primary(
         widgets.SelectionSlider(
-            options=list(PARTITION_COUNTS),
+            options=list(SHUTDOWN_COUNTS),
             value=partitions,
             description="partitions on the broker",
             style={"description_width": "170px"},
@@ -401,9 +417,10 @@ def calibration_html(seed: int = 0) -> str:
         for r in t.itertuples(index=False)
     ]
     return (
-        "<b>The talk's figures and the model's</b>"
+        "<b>The published figures and the model's</b> (the Confluent blog's; the talk gives the same but for 1.0's "
+        '6.5 minutes, which it calls "more than six minutes")'
         + html_table(
-            ["figure", "version", "partitions", "talk", "model", "error", "parameters this row fixed"],
+            ["figure", "version", "partitions", "published", "model", "error", "parameters this row fixed"],
             rows,
             numeric=(2, 3, 4, 5),
         )
@@ -437,7 +454,7 @@ def failover_figure(partitions: int = 100_000, seed: int = 0) -> go.Figure:
     fig.update_layout(
         title=f"The controller's broker dies: its {partitions // 5:,} led partitions (of {partitions:,}) wait",
         template=TEMPLATE,
-        xaxis=dict(type="log", title="time since the crash (s, log scale)"),
+        xaxis=dict(type="log", dtick=1, title="time since the crash (s, log scale)"),  # a label per decade
         yaxis_title="partitions without a leader",
         height=400,
         margin=dict(l=60, r=20, t=60, b=50),
@@ -476,6 +493,9 @@ def _failover_table(partitions: int, seed: int = 0) -> str:
 
 
 def failover_panel(partitions: int = 100_000, seed: int = 0) -> widgets.VBox:
+    """Leaderless partitions after the controller's broker dies: move the partitions in the cluster
+    (:data:`PARTITION_COUNTS`)."""
+    partitions = _slider_value(partitions, PARTITION_COUNTS)
     n = widgets.SelectionSlider(
         options=list(PARTITION_COUNTS),
         value=partitions,
@@ -539,7 +559,7 @@ def zombie_panel(seed: int = 1) -> widgets.VBox:
         options=[(v, k) for k, v in ZOMBIE_CAUSE_LABELS.items()], value="gc_pause", style={"button_width": "340px"}
     )
     fencing = widgets.ToggleButtons(
-        options=[("fencing on (2.2+)", True), ("fencing off", False)], value=True, style={"button_width": "340px"}
+        options=[("fencing on (2.1+)", True), ("fencing off", False)], value=True, style={"button_width": "340px"}
     )
     pause = widgets.IntSlider(
         value=8000,

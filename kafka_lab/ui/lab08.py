@@ -8,6 +8,7 @@ The numbers come from :mod:`kafka_lab.spark.analyses` (Spark); this module only 
   LeaderAndIsr that waits in them);
 - :func:`blank_missing`: a table with its missing values shown blank (pandas writes ``<NA>``);
 - :func:`sweep_table`: a sweep's summary with one column group per result (mean, min, max), to fit the page;
+- :func:`waits_table`: the controller requests' queue waits, the percentiles under one heading, to fit the page;
 - :func:`latency_panel`: the live experiment: pick a broker (primary) and a phase; the figure and a
   one-line summary redraw from Spark.
 """
@@ -24,7 +25,16 @@ from kafka_lab.spark import analyses
 
 from . import PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
-__all__ = ["lines_table", "blank_missing", "sweep_table", "queue_figure", "latency_panel", "API_COLOURS"]
+__all__ = [
+    "lines_table",
+    "blank_missing",
+    "sweep_table",
+    "waits_table",
+    "queue_figure",
+    "latency_panel",
+    "API_COLOURS",
+    "API_LINES",
+]
 
 #: one colour per API, in every figure of the lab
 API_COLOURS = {
@@ -33,6 +43,13 @@ API_COLOURS = {
     "METADATA": PALETTE[2],
     "UPDATE_METADATA": PALETTE[5],
     "LEADER_AND_ISR": PALETTE[3],  # drawn last: on top of an UpdateMetadata at the same point
+}
+#: the clients' APIs as lines, each its own dash and width, drawn in this order: PRODUCE last and widest, so that
+#: a FETCH spike that follows it second by second (a follower fetches what was just produced) no longer hides it
+API_LINES = {
+    "METADATA": dict(dash="dot", width=2),
+    "FETCH": dict(dash="dash", width=2),
+    "PRODUCE": dict(dash="solid", width=3),
 }
 
 
@@ -67,6 +84,19 @@ def sweep_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     return out.round(digits)
 
 
+def waits_table(waits: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """:func:`kafka_lab.spark.analyses.controller_request_waits`'s table for reading: broker, listener and API as
+    the row labels and the ``requestQueueTimeMs`` statistics under one heading (``p50``, ``p99``, ``max``: the flat
+    ``requestQueueTimeMs_p99`` names ran past the right edge of a notebook), rounded to ``digits``. The same
+    numbers."""
+    phase = "requestQueueTimeMs"
+    out = waits.set_index(["broker", "listener", "api"])
+    out.columns = pd.MultiIndex.from_tuples(
+        [(phase, c.removeprefix(f"{phase}_")) if c.startswith(f"{phase}_") else ("", c) for c in out.columns]
+    )
+    return out.round(digits)
+
+
 def _millis(t) -> str:
     return "" if pd.isna(t) else t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
@@ -76,19 +106,22 @@ def queue_figure(per_second: pd.DataFrame, broker: int, phase: str = "requestQue
     col = f"{phase}_p99"
     df = per_second[per_second["broker"] == broker]
     fig = go.Figure()
-    for api, colour in API_COLOURS.items():
+    order = [*API_LINES, *(a for a in API_COLOURS if a not in API_LINES)]  # lines first, PRODUCE last of them
+    for api in order:
+        colour = API_COLOURS[api]
         d = df[df["api"] == api]
         if d.empty:
             continue
-        controller = api in ("LEADER_AND_ISR", "UPDATE_METADATA")
+        controller = api not in API_LINES
         fig.add_trace(
             go.Scatter(
                 x=d["window_start"],
                 y=d[col],
                 name=api,
+                legendrank=list(API_COLOURS).index(api),  # the legend keeps the lab's order
                 mode="markers" if controller else "lines",
                 marker=dict(color=colour, size=11 if controller else 4, symbol="diamond" if controller else "circle"),
-                line=dict(color=colour, width=1.5),
+                line=dict(color=colour, **API_LINES.get(api, {"width": 1.5})),
                 hovertemplate=f"{api}<br>%{{x|%H:%M:%S}}<br>p99 {phase} %{{y:.2f}} ms<br>%{{customdata}} requests"
                 "<extra></extra>",
                 customdata=d["count"],

@@ -47,6 +47,19 @@ _STATE_JS = """
 """
 
 
+#: the height of the view's content: Voila's notebook panel (``#rendered_cells``) scrolls inside the page. Not the
+#: tallest element of the page: plotly's hidden text-measuring svg (``#js-plotly-tester``) is 9,000 px tall, and
+#: sizing the screenshot by it left every view with figures mostly blank at the bottom
+_VIEW_HEIGHT_JS = """
+() => {
+  const cells = document.querySelector('#rendered_cells');
+  if (cells) return cells.getBoundingClientRect().top + cells.scrollHeight;
+  return Math.max(...[...document.querySelectorAll('*')].filter(e => !e.closest('#js-plotly-tester'))
+                                                         .map(e => e.scrollHeight));
+}
+"""
+
+
 @pytest.fixture(scope="session")
 def voila(tmp_path_factory):
     """Voila serving the presentation view of every lab, as ``run.sh present`` starts it."""
@@ -147,7 +160,7 @@ def test_presentation_view_in_voila(lab: Path, voila, browser):
             _wait(lambda: _primary_text(page, "body") != before, 60, f"the primary output to change ({how})")
     finally:
         with contextlib.suppress(Exception):  # the whole view: Voila scrolls inside its notebook panel
-            height = page.evaluate("() => Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
+            height = page.evaluate(_VIEW_HEIGHT_JS)
             page.set_viewport_size({"width": 1400, "height": int(min(max(height + 40, 1000), 30000))})
             page.wait_for_timeout(1000)
             page.screenshot(path=str(ARTIFACTS / f"present-{number}.png"), full_page=True)
