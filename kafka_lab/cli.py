@@ -53,7 +53,10 @@ def _check_generate(args) -> None:
     if args.brokers < 1:
         raise ValueError(f"--brokers is a whole number of at least 1, got {args.brokers}")
     if not 1 <= args.workers <= _cores():
-        raise ValueError(f"--workers is between 1 and the {_cores()} cores of this machine, got {args.workers}")
+        raise ValueError(
+            f"--workers is a whole number of processes, between 1 and the {_cores()} cores of this machine, "
+            f"got {args.workers}"
+        )
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{args.out!r} is a file: give a directory to write the logs in")

@@ -58,13 +58,13 @@ def test_overwrite_replaces_only_the_tables(spark, tmp_path, capsys):
     out = tmp_path / "out"
     (out / "records").mkdir(parents=True)
     (out / "records" / "old.parquet").write_text("an earlier run's table")
-    (out / "notes.md").write_text("a user's notes")
+    (out / "notes.txt").write_text("a user's notes")
     assert main(["analyze", str(sample_dir()), "--out", str(out), "--overwrite"]) == 0
     capsys.readouterr()
-    assert (out / "notes.md").read_text() == "a user's notes"
+    assert (out / "notes.txt").read_text() == "a user's notes"
     assert not (out / "records" / "old.parquet").exists()
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
-        [*pipeline.TABLES, "summary.json", "notes.md"]
+        [*pipeline.TABLES, "summary.json", "notes.txt"]
     )
 
 

@@ -18,6 +18,8 @@ notebook can show or plot it. Each agrees with the generator's ground truth (tes
 
 from __future__ import annotations
 
+from .pipeline import CONTROLLER_APIS  # the controller's requests: one home, the pipeline
+
 __all__ = [
     "PHASES",
     "CONTROLLER_APIS",
@@ -33,7 +35,6 @@ __all__ = [
 ]
 
 PHASES = ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "responseQueueTimeMs", "sendTimeMs")
-CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
 
 
 def _check_quantiles(quantiles) -> tuple:
