@@ -82,6 +82,9 @@ def test_a_failed_run_leaves_out_as_it_was(spark, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="truncations"):
         pipeline.analyze(spark, str(sample_dir()), str(out), overwrite=True)
     assert _tree(out) == before and sorted(os.listdir(out)) == ["records"]  # no half table, no staging left
+    with pytest.raises(RuntimeError, match="truncations"):
+        pipeline.analyze(spark, str(sample_dir()), str(tmp_path / "new"))
+    assert not (tmp_path / "new").exists()  # an --out the run made is gone with it
 
 
 def test_binary_input_is_reported_and_fails_above_the_threshold(spark, tmp_path, capsys):

@@ -138,6 +138,7 @@ class Staging:
         self.root = f"{self.out}/.kafka-lab-{uuid.uuid4().hex[:12]}"
         conf = spark._jsc.hadoopConfiguration()
         self._fs = jvm.org.apache.hadoop.fs.Path(self.out).getFileSystem(conf)
+        self._made_out = not self._fs.exists(self._path(self.out))  # removed again if the run fails
         self._fs.mkdirs(self._path(self.root))
 
     def _path(self, p):
@@ -192,4 +193,8 @@ class Staging:
         self.abort()
 
     def abort(self) -> None:
+        """Remove the staging directory, and ``out`` itself when this run made it and it is empty."""
         self._fs.delete(self._path(self.root), True)
+        out = self._path(self.out)
+        if self._made_out and self._fs.exists(out) and len(self._fs.listStatus(out)) == 0:
+            self._fs.delete(out, False)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -604,7 +605,9 @@ def _observed(df, name: str, **metrics):
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    obs = Observation(name)
+    # a name of its own: two parses of the same files (changed in between) are then two plans, so the second
+    # never reads the first one's cached result
+    obs = Observation(f"{name}-{uuid.uuid4().hex}")
     cols = df.columns
     df = df.withColumn("_p", F.spark_partition_id())
     return df.observe(obs, *[c.alias(k) for k, c in metrics.items()]).select(*cols), obs
