@@ -193,6 +193,10 @@ weighs most on the steps run last there, DuckDB and Python). Seconds; "x raw" in
 
 (generator: 118k and 179k lines/s, peak RSS 193-194 MB at both sizes; floor = the one-pass floor of the
 records alone, json = the one with the request JSON; full/duck and full/py with the faster full parse.)
+Again at 1M an hour later, the load falling from 5.4 to 2 (``--millions 1 --pairs 2``): raw 1.45 s, floor
+20.5 s, json 16.5 and 22.9 s, full 28.6 and 51.0 s (1.73 and 2.22 of the json pair beside it), DuckDB 14.5 s
+(full/duck 1.98), Python 21.8 s (full/py 1.31), 35k lines/s; the generator 279k lines/s. Two runs of the
+same step differ by up to 1.8x on this machine: read each ratio as ±30 %.
 Against the goals: the full parse is 1.27-1.54x the JSON floor in paired runs (1.3x met in one of four
 pairs), 3.4x DuckDB at 1M and 1.4x at 4M (2.5x met at 4M), and slower than plain Python (1.2-3.2x): not
 met. Linear in N: its lines/s rise from 9.6k to 14.9k (fixed costs amortised).
