@@ -94,6 +94,7 @@ def test_real_lines(case):
         ("container_times", "container_time"),
         ("timestamps", "timestamp"),
         ("source_lines", "source_line"),
+        ("prefixes", "prefix"),
     ):
         if key in e:
             assert [getattr(r, attr) for r in p.records] == e[key]
@@ -234,6 +235,10 @@ def test_tricky_lines(case, tmp_path):
         assert p.lines_read == sum(got)
         if "timestamps" in e:
             assert [r.timestamp for r in p.records] == e["timestamps"], how
+        if "prefixes" in e:
+            assert [r.prefix for r in p.records] == e["prefixes"], how
+        if "containers" in e:
+            assert [r.container for r in p.records] == e["containers"], how
 
 
 def test_an_impossible_date_is_a_record_with_no_time():

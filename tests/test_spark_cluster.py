@@ -35,6 +35,14 @@ def _wait_for(log: Path, text: str, proc, timeout_s: float = 120):
     raise AssertionError(f"{text!r} never appeared in {log}:\n{log.read_text(errors='replace')[-3000:]}")
 
 
+#: master URL -> the directory holding its workers' work directories (work-1, work-2)
+_WORK: dict = {}
+
+
+def standalone_work_dirs(url: str) -> Path:
+    return _WORK[url]
+
+
 def _env():
     return {
         **os.environ,
@@ -46,7 +54,8 @@ def _env():
 
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
-    """A Spark standalone master and one worker (2 cores, 1 GiB) on 127.0.0.1; yields the master URL."""
+    """A Spark standalone master and two workers (1 core, 1 GiB each) on 127.0.0.1: a job's tasks run in two
+    executor processes, as on a cluster of machines. Yields the master URL."""
     pyspark = pytest.importorskip("pyspark")
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
     tmp = tmp_path_factory.mktemp("standalone")
@@ -74,31 +83,33 @@ def standalone(tmp_path_factory):
             )
         )
         _wait_for(mlog, "I have been elected leader", procs[0])
-        wlog = tmp / "worker.log"
-        procs.append(
-            subprocess.Popen(
-                [
-                    str(spark_class),
-                    "org.apache.spark.deploy.worker.Worker",
-                    url,
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "2",
-                    "--memory",
-                    "1g",
-                    "--webui-port",
-                    str(_free_port()),
-                    "--work-dir",
-                    str(tmp / "work"),
-                ],
-                stdout=wlog.open("w"),
-                stderr=subprocess.STDOUT,
-                env=_env(),
-                start_new_session=True,
+        for w in (1, 2):
+            wlog = tmp / f"worker-{w}.log"
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(spark_class),
+                        "org.apache.spark.deploy.worker.Worker",
+                        url,
+                        "--host",
+                        "127.0.0.1",
+                        "--cores",
+                        "1",
+                        "--memory",
+                        "1g",
+                        "--webui-port",
+                        str(_free_port()),
+                        "--work-dir",
+                        str(tmp / f"work-{w}"),
+                    ],
+                    stdout=wlog.open("w"),
+                    stderr=subprocess.STDOUT,
+                    env=_env(),
+                    start_new_session=True,
+                )
             )
-        )
-        _wait_for(wlog, "Successfully registered with master", procs[1])
+            _wait_for(wlog, "Successfully registered with master", procs[-1])
+        _WORK[url] = tmp
         yield url
     finally:
         for p in reversed(procs):
@@ -122,8 +133,12 @@ def _cli(*args, timeout=600):
 
 
 def test_analyze_on_a_standalone_cluster_equals_local_mode(standalone, spark, spark_tables, small_logs, tmp_path):
+    """The full parse (every table, summary.json) with its tasks in two workers' executors: the same tables."""
     r = _cli("analyze", str(small_logs), "--out", str(tmp_path / "cluster"), "--master", standalone)
     assert r.returncode == 0, r.stderr[-3000:]
+    # both workers ran the application's executors (each writes its stderr under its work directory)
+    work = list(Path(standalone_work_dirs(standalone)).glob("work-*/app-*/*/stderr"))
+    assert len({p.parents[2].name for p in work}) == 2, work
     on_cluster = json.loads((tmp_path / "cluster" / "summary.json").read_text())
     # local mode: the same pipeline on the test session (spark_tables); its counts are checked against the
     # ground truth in test_spark_pipeline.py, so both must equal the generator's own counts

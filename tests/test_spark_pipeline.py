@@ -182,8 +182,12 @@ def test_real_lines_read_as_the_reference_parser_reads_them(spark, tmp_path):
     for i, case in enumerate(cases):
         ref = parse_lines(case["lines"])
         got = recs.get(f"case-{i}/server.log", [])
-        assert [(r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in got] == [
-            (r.line, r.level, r.logger, r.message, r.container, r.thread, r.continuations) for r in ref.records
+        assert [
+            (r.line, r.level, r.logger, r.message, r.container, r.container_time, r.thread, r.continuations, r.prefix)
+            for r in got
+        ] == [
+            (r.line, r.level, r.logger, r.message, r.container, r.container_time, r.thread, r.continuations, r.prefix)
+            for r in ref.records
         ], case["source"]
     assert t.counts()["lines_read"] == sum(len(c["lines"]) for c in cases)
 
@@ -339,7 +343,7 @@ def test_request_json_fields_whatever_the_bodies_hold_and_in_any_key_order(spark
     """``requests`` reads the header and times from the short parts of Kafka's JSON (before the first
     ``,"request":``, after the last ``,"connection":``): a body holding a ``"connection"`` key of its own,
     or a ``,"request":`` inside a string, must not move them; another key order is parsed whole."""
-    head = '{"isForwarded":false,"requestHeader":{"requestApiKey":0,"requestApiVersion":8,"correlationId":7,"clientId":"p","requestApiKeyName":"PRODUCE"}'
+    head = '{"isForwarded":false,"requestHeader":{"requestApiKey":6,"requestApiVersion":7,"correlationId":7,"clientId":"p","requestApiKeyName":"UPDATE_METADATA"}'
     tail = (
         '"127.0.0.1:9092-10.0.0.9:5-1","totalTimeMs":12.5,"requestQueueTimeMs":3.25,"localTimeMs":1.0,'
         '"remoteTimeMs":8.0,"throttleTimeMs":0,"responseQueueTimeMs":0.125,"sendTimeMs":0.125,'
@@ -356,7 +360,15 @@ def test_request_json_fields_whatever_the_bodies_hold_and_in_any_key_order(spark
     got = parse(spark, str(tmp_path)).requests.orderBy("line").collect()
     assert len(got) == 2
     for r in got:
-        assert (r.api, r.api_version, r.correlation_id, r.client_id) == ("PRODUCE", 8, 7, "p")
+        assert (r.api, r.api_version, r.correlation_id, r.client_id) == ("UPDATE_METADATA", 7, 7, "p")
         assert r.connection == "127.0.0.1:9092-10.0.0.9:5-1" and r.listener == "PLAINTEXT"
         assert (r.totalTimeMs, r.requestQueueTimeMs, r.sendTimeMs) == (12.5, 3.25, 0.125)
     assert got[0].request == '{"connection":"not this","note":",\\"request\\":"}'
+    # a client request's body is not cut out: it stays in the records' message
+    produce = [
+        ln.replace('"requestApiKey":6', '"requestApiKey":0').replace("UPDATE_METADATA", "PRODUCE") for ln in lines
+    ]
+    (tmp_path / "kafka-request.log").write_text("\n".join(produce) + "\n")
+    got = parse(spark, str(tmp_path)).requests.orderBy("line").collect()
+    assert [(r.api, r.request) for r in got] == [("PRODUCE", None), ("PRODUCE", None)]
+    assert got[0].totalTimeMs == 12.5

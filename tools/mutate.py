@@ -60,6 +60,7 @@ TEST_PATTERNS = [
     "tests/test_shutdown_cluster.py",
     "tests/test_lifecycle.py",
     "tests/test_logs_generate.py",
+    "tests/test_cli_safety.py",
 ]
 
 SIM = "kafka_lab/sim/"
@@ -2164,6 +2165,47 @@ MUTATIONS = [
         "    for key in ():\n",
         "host.name, port, advertised.host.name, advertised.port are named as ignored by 4.0",
         "docs/kafka-reference.md §8.3",
+    ),
+    # -- a user's files (issue 34): kafka-lab analyze, generate-logs and sweep (tests/test_cli_safety.py) ------
+    M(
+        "analyze-out-may-hold-the-logs",
+        "../spark/files.py",
+        "        if o in p.parents:\n",
+        "        if False:\n",
+        "analyze refuses an --out that holds the log directory (writing its tables there deleted the logs)",
+        "issue 34 (a user's files); Spark's overwrite mode deletes the output path first",
+    ),
+    M(
+        "analyze-out-non-empty-accepted",
+        "../spark/files.py",
+        "    if o.is_dir() and any(o.iterdir()) and not overwrite:\n",
+        "    if False:\n",
+        "analyze refuses a non-empty --out unless --overwrite is given",
+        "issue 34 (a user's files)",
+    ),
+    M(
+        "log-files-follow-link-loops",
+        "../spark/files.py",
+        "        if (st.st_dev, st.st_ino) in seen_dirs:\n            return\n",
+        "",
+        "a directory is entered once, however many links lead to it (a link loop made Spark read each file 41 times)",
+        "issue 34 (a user's files); Hadoop's listing follows links to directories",
+    ),
+    M(
+        "generate-mixes-with-old-files",
+        "../logs/writer.py",
+        "    if not replace:\n        raise ValueError(",
+        "    if False:\n        raise ValueError(",
+        "generate-logs refuses a directory holding an earlier run's logs unless told to replace them",
+        "issue 34 (a user's files): the ground truth knows only the new files",
+    ),
+    M(
+        "sweep-repeated-grid-values",
+        "../spark/sweep.py",
+        "        if len(set(out[name])) < len(out[name]):",
+        "        if False:",
+        "a sweep refuses a grid value given twice (the same seeds would run twice, counted as replications)",
+        "issue 34 (sweep --backlog 1,1,1)",
     ),
 ]
 

@@ -15,9 +15,13 @@ Real logs come in more shapes than ours; the patterns below read all of these:
 - the default layout above;
 - Kafka's test layout (``core/src/test/resources/log4j.properties``): ``[%d] %p %m (%c:%L)%n``;
 - Strimzi and other operators' ``%d{ISO8601} %p %m (%c) [%t]%n`` (no brackets, the thread after);
-- a prefix added by the container runtime before the record: ``docker logs --timestamps`` /
-  ``kubectl logs --timestamps`` (an RFC 3339 time and a space), docker-compose's ``name  | ``, or
-  both (compose's name first).
+- any prefix before the record: a record is recognised wherever the layout starts on the line (its
+  date, level, message and `` (logger)`` at the end), whatever a container runtime, a log shipper, a pod
+  multiplexer or a test harness put before it (:data:`RECORD_START`'s first group, kept as the record's
+  ``prefix``). The prefixes of ``docker logs --timestamps`` / ``kubectl logs --timestamps`` (an RFC 3339
+  time and a space), docker-compose's ``name  | `` or both (compose's name first) are also read apart
+  (:data:`CONTAINER_PREFIX`: ``container``, ``container_time``), and are the only ones a continuation line
+  (a stack trace) may carry: any prefix there would make every line a continuation.
 
 The patterns are plain strings in the common subset of Python's ``re`` and Java's
 ``java.util.regex``: the Spark pipeline (:mod:`kafka_lab.spark`) and the reference parser
@@ -47,6 +51,7 @@ __all__ = [
     "PYTHON_FLAGS",
     "TIMESTAMP",
     "PREFIX",
+    "CONTAINER_PREFIX",
     "RECORD_START",
     "RECORD_END",
     "RECORD",
@@ -72,24 +77,28 @@ TIMESTAMP = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
 _LEVEL = "(" + "|".join(LEVELS) + ")"
 _LOGGER = r"([A-Za-z_$][\w$.\-]*)"
 
-#: what a container runtime may put before a record: docker-compose's ``name  | `` (group 1) and/or an
+#: what a container runtime may put before a line: docker-compose's ``name  | `` (group 1) and/or an
 #: RFC 3339 time (group 2, ``docker logs -t``, ``kubectl logs --timestamps``)
 PREFIX = r"(?:([\w.\-]+) +\| )?(?:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+\-]\d{2}:\d{2})) )?"
+#: a record's prefix read as a container runtime's (groups 1 compose name, 2 container time); a prefix this
+#: does not match whole is kept as it is, with no container fields
+CONTAINER_PREFIX = "^" + PREFIX + "$"
 
-#: what a record's first line holds before its message: groups 1 compose name, 2 container time,
-#: 3 bracketed date (Kafka's layouts), 4 bare date (Strimzi's), 5 level
-RECORD_START = "^" + PREFIX + r"(?:\[(" + TIMESTAMP + r")\]|(" + TIMESTAMP + r")) " + _LEVEL + r" +"
+#: what a record's first line holds before its message: groups 1 the prefix (whatever comes before the
+#: layout: the shortest that lets the line match), 2 bracketed date (Kafka's layouts), 3 bare date
+#: (Strimzi's), 4 level
+RECORD_START = r"^(.*?)(?:\[(" + TIMESTAMP + r")\]|(" + TIMESTAMP + r")) " + _LEVEL + r" +"
 
 #: what a record's line holds after its message: `` (logger)``, `` (logger:line)``, then maybe `` [thread]``.
 #: Groups: 1 logger, 2 source line (``%L``), 3 thread (``%t``)
 RECORD_END = r" \(" + _LOGGER + r"(?::(\d+|\?))?\)(?: \[([^\]]*)\])?$"
 
-#: one whole record on one line. Groups: 1 compose name, 2 container time, 3 bracketed date (Kafka's
-#: layouts), 4 bare date (Strimzi's), 5 level, 6 message, 7 logger, 8 source line (``%L``), 9 thread (``%t``)
+#: one whole record on one line. Groups: 1 prefix, 2 bracketed date (Kafka's layouts), 3 bare date
+#: (Strimzi's), 4 level, 5 message, 6 logger, 7 source line (``%L``), 8 thread (``%t``)
 RECORD = RECORD_START + "(.*)" + RECORD_END
 
 #: the start of a record whose logger is not on this line: the first line of a message with a newline,
-#: or a line cut short. Same groups 1-6 as :data:`RECORD` (6: the rest of the line)
+#: or a line cut short. Same groups 1-5 as :data:`RECORD` (5: the rest of the line)
 HEAD = RECORD_START + r"(.*)$"
 
 #: a line that continues the record before it: a stack trace (``\tat ...``, ``Caused by: ...``,

@@ -3,7 +3,7 @@
 Each line of a file is one of three things (:mod:`.layout` has the patterns):
 
 - the **start of a record**: a whole record (:data:`~.layout.RECORD`: date, level, message and logger on
-  one line) or a record's first line whose logger comes later (:data:`~.layout.HEAD`: a message with
+  one line, after any prefix, kept in ``prefix``) or a record's first line whose logger comes later (:data:`~.layout.HEAD`: a message with
   a newline, whose last line ends with `` (logger)``);
 - a **continuation** (:data:`~.layout.CONTINUATION`: a stack trace's lines, the indented lines of a
   message with a newline): it belongs to the last record started before it in the same file;
@@ -39,7 +39,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from .layout import CONTINUATION, HEAD, LOGGER_TAIL, PYTHON_FLAGS, RECORD
+from .layout import CONTAINER_PREFIX, CONTINUATION, HEAD, LOGGER_TAIL, PYTHON_FLAGS, RECORD
 
 __all__ = ["Record", "Parsed", "parse_lines", "parse_timestamp"]
 
@@ -47,6 +47,7 @@ _RECORD = re.compile(RECORD, PYTHON_FLAGS)
 _HEAD = re.compile(HEAD, PYTHON_FLAGS)
 _CONT = re.compile(CONTINUATION, PYTHON_FLAGS)
 _TAIL = re.compile(LOGGER_TAIL, PYTHON_FLAGS)
+_CONTAINER = re.compile(CONTAINER_PREFIX, PYTHON_FLAGS)
 #: where Spark's text reader (Hadoop's LineReader) and Python's universal newlines end a line
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -118,6 +119,7 @@ class Record:
     container_time: str | None = None
     source_line: str | None = None
     thread: str | None = None
+    prefix: str | None = None  # what came before the layout on the line (None: the line starts with it)
 
 
 @dataclass
@@ -151,8 +153,14 @@ def parse_lines(lines, file: str = "", out: Parsed | None = None) -> Parsed:
         pending = None
 
     def date(g):
-        d = g[2] or g[3]
+        d = g[1] or g[2]
         return d if dates.real(d) else None
+
+    def container(prefix):
+        if not prefix:
+            return None, None
+        c = _CONTAINER.match(prefix)
+        return (c.group(1), c.group(2)) if c else (None, None)
 
     for n, text in enumerate(_split(lines), 1):
         out.lines_read += 1
@@ -160,14 +168,15 @@ def parse_lines(lines, file: str = "", out: Parsed | None = None) -> Parsed:
         if m:
             close()
             g = m.groups()
-            rec = Record(date(g), g[4], g[6], g[5], file, n, 0, g[0], g[1], g[7], g[8])
+            rec = Record(date(g), g[3], g[5], g[4], file, n, 0, *container(g[0]), g[6], g[7], g[0] or None)
             pending = (rec, [], True, text)
             continue
         m = _HEAD.match(text)
         if m:
             close()
             g = m.groups()
-            pending = (Record(date(g), g[4], None, g[5], file, n, 0, g[0], g[1]), [], False, text)
+            rec = Record(date(g), g[3], None, g[4], file, n, 0, *container(g[0]), prefix=g[0] or None)
+            pending = (rec, [], False, text)
             continue
         if pending is not None and _CONT.match(text):
             rec, conts, complete, first = pending

@@ -2,7 +2,7 @@
 
 :data:`SAMPLE_OPTIONS` are the :func:`kafka_lab.logs.scenario.generate` arguments that wrote it (the same
 as ``kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 10 --seed 8
---damage 0.002 --gzip``): one simulated minute of three brokers half-way through KIP-291 (broker 2 has
+--damage 0.002 --gzip --replace``): one simulated minute of three brokers half-way through KIP-291 (broker 2 has
 the control plane, brokers 1 and 3 do not; the controller, broker 1, does not name it, so broker 2's control
 plane serves nothing until the controller moves to broker 2), a leader move with a load spike on each broker
 in turn, a rolling restart from the 30th second (brokers 2, 3, then 1, whose restart moves the controller to
@@ -29,7 +29,7 @@ def sample_dir() -> Path:
         raise FileNotFoundError(
             f"no log sample at {SAMPLE_DIR}: it comes with the repository (data/sample-logs); to write it again, "
             "run kafka-lab generate-logs data/sample-logs --hours 0.016666666667 --event-every 10 --seed 8 "
-            "--damage 0.002 --gzip"
+            "--damage 0.002 --gzip --replace"
         )
     return SAMPLE_DIR
 

@@ -77,7 +77,7 @@ from .pool import window_pool
 from .render import CONTROLLER, REQUEST, SERVER, Line, controller_channel, render, server_startup
 from .requestlog import API_KEY_NAMES, BrokerView, phase_ms, segment_bytes
 from .slots import BROKER_EPOCH, LEADER_EPOCH, MARK, OFFSET, POSITION, ZK_VERSION, Slots, decode
-from .writer import LogWriter
+from .writer import LogWriter, prepare_out_dir
 
 __all__ = [
     "WINDOW_MS",
@@ -553,8 +553,13 @@ def generate(
     gzip: bool = False,
     rolling_restart: bool = True,
     workers: int | Executor = 1,
+    replace: bool = False,
 ) -> dict:
     """Write the cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth.
+
+    ``out_dir`` must be empty or new; ``replace``: a directory holding only what an earlier run wrote is
+    emptied of it first (:func:`.writer.prepare_out_dir`: mixed with the old files, the new ones would be
+    counted twice against a ground truth that knows only them).
 
     ``event_every_s``: seconds between leader moves (each with a load spike on the broker that loses
     leadership). ``rolling_restart``: restart every broker once, from half-way through the run
@@ -578,6 +583,7 @@ def generate(
     if not isinstance(workers, Executor) and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"--workers is a whole number of processes, at least 1, got {workers!r}")
     t0 = _parse_start(start)
+    prepare_out_dir(out_dir, replace=replace)
     windows = Windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)
     sample = _cluster(brokers, seed)  # the cluster's brokers and configs, for the start-up lines
     controller_id = sample.controller.id

@@ -26,7 +26,9 @@ from pathlib import Path
 from .layout import TimestampFormatter
 from .render import FILES
 
-__all__ = ["LogWriter", "broker_dir", "log_file_name"]
+__all__ = ["LogWriter", "broker_dir", "log_file_name", "prepare_out_dir", "TRUTH_FILE"]
+
+TRUTH_FILE = "ground-truth.json"
 
 _HOUR_MS = 3_600_000
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
@@ -38,6 +40,52 @@ def broker_dir(broker: int) -> str:
 
 def log_file_name(file: int) -> str:
     return f"{FILES[file]}.log"
+
+
+def _own_files(out: Path) -> tuple[list[Path], list[Path]]:
+    """What ``out`` holds: (the files this module writes: ``broker-<id>/<log>.log*`` and the ground truth;
+    everything else)."""
+    import re
+
+    own_log = re.compile(
+        r"^(?:" + "|".join(re.escape(f) for f in FILES) + r")\.log(?:\.\d{4}-\d{2}-\d{2}-\d{2})?(?:\.gz)?$"
+    )
+    own, other = [], []
+    for p in sorted(out.iterdir()):
+        if p.name == TRUTH_FILE and p.is_file() and not p.is_symlink():
+            own.append(p)
+        elif re.fullmatch(r"broker-\d+", p.name) and p.is_dir() and not p.is_symlink():
+            for q in sorted(p.iterdir()):
+                (own if own_log.match(q.name) and q.is_file() and not q.is_symlink() else other).append(q)
+        else:
+            other.append(p)
+    return own, other
+
+
+def prepare_out_dir(out_dir, *, replace: bool = False) -> None:
+    """Refuse to write into a directory that holds anything, unless ``replace``: then the files a previous run
+    wrote (``broker-<id>/`` logs and ``ground-truth.json``) are removed first, and anything else there is
+    refused too (mixed with the new logs it would be read as theirs). ``ValueError`` of one line."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{str(out_dir)!r} is a file: give a directory to write the logs in")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    own, other = _own_files(out)
+    if other:
+        names = ", ".join(str(p.relative_to(out)) for p in other[:3]) + (" ..." if len(other) > 3 else "")
+        raise ValueError(
+            f"{str(out_dir)!r} holds files generate-logs did not write ({names}): choose an empty or new directory"
+        )
+    if not replace:
+        raise ValueError(
+            f"{str(out_dir)!r} already holds generated logs: pass --replace to replace them, or choose an empty directory"
+        )
+    for p in own:
+        p.unlink()
+    for d in out.iterdir():
+        if d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
 
 
 class _Out:

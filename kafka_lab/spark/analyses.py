@@ -19,6 +19,8 @@ notebook can show or plot it. Each agrees with the generator's ground truth (tes
 
 from __future__ import annotations
 
+from .pipeline import CONTROLLER_APIS  # the controller's requests: one home, the pipeline
+
 __all__ = [
     "PHASES",
     "CONTROLLER_APIS",
@@ -34,7 +36,6 @@ __all__ = [
 ]
 
 PHASES = ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs", "responseQueueTimeMs", "sendTimeMs")
-CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
 
 
 def _check_quantiles(quantiles) -> tuple:
@@ -262,3 +263,119 @@ def controller_timeline(controller_events, state_changes, limit: int | None = 20
     ).select("timestamp", "broker", "event", "message")
     df = ev.unionByName(dec).orderBy("timestamp", "event")
     return (df.limit(limit) if limit else df).toPandas()
+
+
+#: loggers only a KRaft node writes (3.x/4.x: the Raft client, the quorum controller, the metadata image and
+#: loader, the broker's lifecycle manager, the KRaft servers), and loggers only a ZooKeeper-mode broker writes
+#: (its ZooKeeper client, the ZooKeeper controller, ``KafkaServer``); a broker in KIP-866's migration writes both
+KRAFT_LOGGERS = (
+    "org.apache.kafka.raft",
+    "kafka.raft",
+    "org.apache.kafka.controller",
+    "org.apache.kafka.image",
+    "org.apache.kafka.metadata",
+    "kafka.server.BrokerLifecycleManager",
+    "kafka.server.BrokerServer",
+    "kafka.server.ControllerServer",
+    "kafka.server.KafkaRaftServer",
+    "kafka.server.SharedServer",
+    "kafka.server.metadata",
+)
+ZOOKEEPER_LOGGERS = (
+    "kafka.zookeeper",
+    "kafka.zk",
+    "org.apache.zookeeper",
+    "kafka.controller",
+    "kafka.server.KafkaServer",
+)
+
+
+def _starts_with_any(col, prefixes):
+    c = None
+    for p in prefixes:
+        e = (col == p) | col.startswith(p + ".") | col.startswith(p + "$")
+        c = e if c is None else c | e
+    return c
+
+
+def log_modes(records):
+    """Per broker (pandas): ``mode``, from the loggers of its records: ``kraft``, ``zookeeper``,
+    ``zookeeper+kraft`` (KIP-866's migration: both) or ``unknown`` (neither kind of logger seen)."""
+    from pyspark.sql import functions as F
+
+    logger = F.col("logger")
+    kraft, zk = _starts_with_any(logger, KRAFT_LOGGERS), _starts_with_any(logger, ZOOKEEPER_LOGGERS)
+    df = (
+        records.where(kraft | zk)
+        .groupBy("broker")
+        .agg(F.max(kraft.cast("int")).alias("kraft"), F.max(zk.cast("int")).alias("zookeeper"))
+        .toPandas()
+    )
+    modes = {}
+    for r in df.itertuples():
+        modes[r.broker] = {(1, 1): "zookeeper+kraft", (1, 0): "kraft", (0, 1): "zookeeper"}[(r.kraft, r.zookeeper)]
+    brokers = [r.broker for r in records.select("broker").distinct().collect()]
+    return {b: modes.get(b, "unknown") for b in sorted(brokers, key=lambda b: (b is None, b))}
+
+
+def summary_answers(tables) -> dict:
+    """Lab 08's answers from the tables (``{name: DataFrame}``), for ``summary.json``: each broker's log mode,
+    whether it has the control plane and its LeaderAndIsr p99 queue time; the records truncated per partition
+    and of them acknowledged (``acks=1``, lost); the controller's moves (elections and resignations, ZooKeeper
+    mode or KRaft)."""
+    import math
+
+    import pandas as pd
+
+    def num(v, digits=3):
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), digits)
+
+    req = tables["requests"]
+    brokers = {}
+    for b, mode in log_modes(tables["records"]).items():
+        brokers[str(b)] = {"mode": mode, "control_plane": None, "leader_and_isr_queue_p99_ms": None}
+    cp = control_plane(tables["records"])  # from server.log: the request log cannot say (docs/kafka-reference.md §2)
+    for r in cp.itertuples():
+        brokers.setdefault(str(r.broker), {"mode": "unknown", "leader_and_isr_queue_p99_ms": None})
+        brokers[str(r.broker)]["control_plane"] = bool(r.control_plane)
+    # per broker, whatever the listener: the controller's config chose it, and it changes when the controller moves
+    from pyspark.sql import functions as F
+
+    p99 = (
+        req.where(F.col("api") == "LEADER_AND_ISR")
+        .groupBy("broker")
+        .agg(F.percentile("requestQueueTimeMs", F.lit(0.99)).alias("p99"))
+        .toPandas()
+    )
+    for r in p99.itertuples():
+        brokers.setdefault(str(r.broker), {"mode": "unknown", "control_plane": None})
+        brokers[str(r.broker)]["leader_and_isr_queue_p99_ms"] = num(r.p99)
+    tr = truncated_records(tables["truncations"])
+    per_partition = (
+        tr.groupby(["topic", "partition"])[["events", "records", "acknowledged"]].sum().reset_index() if len(tr) else tr
+    )
+    moves = controller_changes(tables["controller_events"])
+    moves = moves[moves["event"].isin(["elected", "resigned"])]
+    return {
+        "brokers": brokers,
+        "brokers_without_control_plane": sorted(int(b) for b, v in brokers.items() if v["control_plane"] is False),
+        "truncated": [
+            {
+                "topic": r.topic,
+                "partition": int(r.partition),
+                "records": int(r.records),
+                "acknowledged": int(r.acknowledged),
+            }
+            for r in per_partition.itertuples()
+        ],
+        "acknowledged_then_truncated": int(tr["acknowledged"].sum()) if len(tr) else 0,
+        "controller_moves": [
+            {
+                "time": None if pd.isna(r.timestamp) else r.timestamp.isoformat(),
+                "event": r.event,
+                "broker": None if pd.isna(r.broker) else int(r.broker),
+                "epoch": None if pd.isna(r.epoch) else int(r.epoch),
+            }
+            for r in moves.itertuples()
+        ],
+    }

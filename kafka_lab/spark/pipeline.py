@@ -1,13 +1,14 @@
 """Kafka's logs into tables, with Spark's native functions only (no Python UDFs on the hot path).
 
-:func:`parse` reads every ``*.log*`` file under a directory (any URI Spark reads, sub-directories
-included: the generator's ``broker-<id>/``, a real ``/var/log/kafka``) with ``spark.read.text``, and
-classifies each line with the patterns of :mod:`kafka_lab.logs.layout` (``regexp_replace``/``rlike``:
-the same text the reference parser :mod:`kafka_lab.logs.parse` compiles with Python's ``re``):
+:func:`parse` reads every ``*.log*`` file under a directory (the files :func:`.files.find_log_files` finds,
+each once; any URI Spark reads, sub-directories included) with ``spark.read.text``, and **classifies each
+line once**, with the patterns of :mod:`kafka_lab.logs.layout` (the same text the reference parser
+:mod:`kafka_lab.logs.parse` compiles with Python's ``re``):
 
-- a line that starts a record (``RECORD``: a whole record; ``HEAD``: a record whose logger comes on a
-  later line) opens a group; a ``CONTINUATION`` line belongs to the last group opened before it in the
-  same file; anything else is rejected;
+- a line that starts a record (``RECORD``: a whole record, after any prefix; ``HEAD``: a record whose
+  logger comes on a later line) opens a group; a ``CONTINUATION`` line belongs to the last group opened
+  before it in the same file; anything else is rejected, and so is a line longer than
+  :data:`MAX_LINE_BYTES` (with its file and line number; its text cut to :data:`KEPT_BYTES`);
 - a ``HEAD`` group without a `` (logger)`` tail among its continuations is rejected, lines and all.
 
 So ``lines read = records + continuations + rejected``, always (``Tables.counts``). Every pattern is given
@@ -19,39 +20,57 @@ Lines are split by Spark's text reader (Hadoop's ``LineReader``): at ``\\n``, ``
 as Python's ``open()`` splits them in its default newline mode, and as the reference parser splits what
 it is given; a ``\\r`` inside a log4j message therefore ends a line in both.
 
-How it stays a scan (no shuffle, no cache of the text), whatever the size of the logs:
+**One pass classifies** (:func:`_classify`): one ``regexp_replace`` per line turns a whole record into
+its fields, separated by Latin-1 control characters (:data:`_MARK`, :data:`_SEP`: a character outside
+Latin-1 would make Java build every result in UTF-16), and the message is cut from the line by bytes;
+``HEAD`` and ``CONTINUATION`` are tried only on the lines that are not whole records. Everything else
+derives from that one result:
 
-- **line numbers** without sorting: a first pass that decodes no text counts the lines of each split
-  Spark reads (``_metadata.file_block_start``) and the first ``monotonically_increasing_id`` in it
-  (consecutive within a split); a few rows per file, collected and broadcast back, so a line's number is
-  its id's offset in its split plus the lines of the file's earlier splits (:func:`_splits`);
-- **one regular expression per line**: ``RECORD`` is matched once, by a ``regexp_replace`` that turns
-  a matching line into its two short spans around the message; the message is a substring, the fields
-  come from the spans (``HEAD`` and ``CONTINUATION`` are tried only on lines that are not whole records);
-- **the irregular lines** (heads, continuations, garbage: few in any real log) are grouped with a
-  window over each file of them only, cached, and joined back to their records by broadcast.
+- **line numbers** without sorting and without a second pass when each file is read by one task (the
+  files outnumber the cores evenly enough, or are gzip): a line's number is its row's index in its task,
+  the low bits of ``monotonically_increasing_id``. Otherwise (a few large files, split across tasks) a
+  first pass that decodes no text counts the lines of each split Spark reads (:func:`_splits`), as a
+  raw count does;
+- the **irregular lines** (heads, continuations, garbage: few in any real log) are grouped with a window
+  over each file of them only, and joined back to their records by broadcast;
+- the counts come from the pass itself (an ``Observation``), not from reading any table again.
 
-The files must not change, nor Spark's split size (``spark.sql.files.maxPartitionBytes``), between
-:func:`parse` and the actions on its tables: the splits are counted once.
-
-The derived tables read the records' messages: ``requests`` (the request log, 2.8 JSON with
-``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``), ``state_changes``,
-``controller_events`` and ``truncations`` (with the records each truncation removed: the follower's
-log end offset at its become-follower minus the offset it truncates to; and ``old_leader``, whether it is
-the move's old leader, the one whose removed records had been acknowledged). :func:`analyze` writes the
-records first and derives the other tables from their Parquet.
+:func:`analyze` writes the classifying pass once, as Parquet: the whole records in the records table's
+own columns, the irregular lines beside them (one write, split by ``partitionBy``). The records read
+from a file with no irregular line are the records table as they are, moved into place; only the
+records of files with irregular lines (a stack trace, damage) are written again, with their
+continuations. The derived tables read the records' Parquet: ``requests`` (the request log, 2.8 JSON
+parsed once with ``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``),
+``state_changes``, ``controller_events`` (ZooKeeper-mode and KRaft controllers) and ``truncations`` (with
+the records each truncation removed: the follower's log end offset at its become-follower minus the
+offset it truncates to; and ``old_leader``, whether it is the move's old leader, the one whose removed
+records had been acknowledged). Every table is written in a staging directory and moved into ``--out``
+when all are complete (:class:`.files.Staging`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_lab.logs import layout
 
-__all__ = ["Tables", "parse", "analyze", "REQUEST_SCHEMA", "TABLES"]
+from . import files as _files
+
+__all__ = [
+    "Tables",
+    "parse",
+    "analyze",
+    "REQUEST_SCHEMA",
+    "TABLES",
+    "RECORD_COLUMNS",
+    "MAX_LINE_BYTES",
+    "REJECT_WARN_SHARE",
+]
 
 TABLES = ("records", "rejects", "requests", "state_changes", "controller_events", "truncations")
 PHASES = [
@@ -100,19 +119,44 @@ def request_schema():
     return T.StructType(fields)
 
 
-#: separates the groups :func:`parse` extracts in one regex evaluation (a character no Kafka log line holds)
-_SEP = "\u241f"
-
 REQUEST_SCHEMA = None  # built on first use (pyspark is imported lazily)
+
+#: the records table's columns, in order (the Parquet files of every part of it have exactly these)
+RECORD_COLUMNS = (
+    "timestamp",
+    "level",
+    "logger",
+    "message",
+    "file",
+    "broker",
+    "log",
+    "line",
+    "continuations",
+    "continuation",
+    "container",
+    "container_time",
+    "source_line",
+    "thread",
+    "prefix",
+    "uri",
+)
+#: a line longer than this is rejected unread (a binary file's "line" between two newlines can be hundreds
+#: of MB: Java's regex on it runs out of memory); a request-log line of a large Metadata response is ~1 MB
+MAX_LINE_BYTES = 8 << 20
+#: how much of a too-long line the rejects table keeps
+KEPT_BYTES = 1024
+#: above this share of rejected lines, ``analyze`` warns (``kafka-lab analyze`` exits with status 3 above
+#: its ``--max-rejected``)
+REJECT_WARN_SHARE = 0.01
 
 
 @dataclass
 class Tables:
     """The parsed tables (DataFrames) of one log directory.
 
-    ``lines_read``: the lines of every file (counted when :func:`parse` numbered them); ``irregular``:
-    the lines that are not a whole record on one line (heads, continuations, rejected lines; cached),
-    with their ``status``."""
+    ``lines_read``: the lines of every file (counted by the classifying pass); ``irregular``: the lines
+    that are not a whole record on one line (heads, continuations, rejected lines; cached), with their
+    ``status``; ``whole_records``: the records on one line (counted by the same pass)."""
 
     lines_read: int
     irregular: object
@@ -122,28 +166,29 @@ class Tables:
     state_changes: object
     controller_events: object
     truncations: object
+    whole_records: int = 0
+    _cached: list = field(default_factory=list, repr=False)
+    _counts: dict | None = field(default=None, repr=False)
 
     def counts(self, records: int | None = None) -> dict:
-        """``lines_read``, ``records``, ``continuations``, ``rejected``; ``records`` counted from the
-        records table unless given (:func:`analyze` passes the count of what it wrote)."""
-        from pyspark.sql import functions as F
-
-        row = self.irregular.agg(
-            F.sum(F.when(F.col("status") == "continuation", 1).otherwise(0)).alias("continuations"),
-            F.sum(F.when(F.col("status") == "rejected", 1).otherwise(0)).alias("rejected"),
-        ).first()
+        """``lines_read``, ``records``, ``continuations``, ``rejected``: from the classifying pass and the
+        (few, cached) irregular lines; no table is read again."""
+        if self._counts is None:
+            self._counts = _odd_counts(self.irregular)
+        c = self._counts
         return {
             "lines_read": int(self.lines_read),
-            "records": int(self.records.count() if records is None else records),
-            "continuations": int(row["continuations"] or 0),
-            "rejected": int(row["rejected"] or 0),
+            "records": int(self.whole_records + c["heads"] if records is None else records),
+            "continuations": c["continuations"],
+            "rejected": c["rejected"],
         }
 
     def table(self, name: str):
         return getattr(self, name)
 
     def unpersist(self) -> None:
-        self.irregular.unpersist()
+        for df in self._cached:
+            df.unpersist()
 
 
 #: before every pattern given to Java: ``UNIX_LINES``, so that only ``\n`` ends a line for ``.``, ``^`` and
@@ -189,47 +234,104 @@ def _blank_to_null(c):
     return F.when(c != "", c)
 
 
-def _text_source(spark, logdir: str):
+def _text_source(spark, logdir, files=None):
+    """``spark.read.text`` of the log files: ``files`` (found by :func:`.files.find_log_files`), or every
+    ``*.log*`` file under the URI ``logdir`` as Spark lists it."""
     from pyspark.errors import AnalysisException
 
     p = str(logdir)
-    if "://" not in p and not Path(p).is_dir():
-        raise ValueError(f"no log directory at {p!r}")
     try:
-        return spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.log*").text(p)
+        if files is not None:
+            return spark.read.text([f.path for f in files])
+        if not _files.is_uri(p) and not Path(p).is_dir():
+            raise ValueError(f"no log directory at {p!r}")
+        return spark.read.option("recursiveFileLookup", "true").option("pathGlobFilter", _files.LOG_GLOB).text(p)
     except AnalysisException as e:
         raise ValueError(f"cannot read Kafka logs at {p!r}: {str(e).splitlines()[0]}") from None
 
 
-def _read_lines(spark, logdir: str):
-    """Every line of every ``*.log*`` file: ``uri``, ``text``, the split it was read in (``_split``: the
-    file's offset) and ``_id`` (``monotonically_increasing_id``: consecutive within a split)."""
+def _list(logdir):
+    """The files to read under a local ``logdir`` (each once), or None for a URI (Spark lists it)."""
+    return None if _files.is_uri(logdir) else _files.find_log_files(logdir)
+
+
+#: the low bits of ``monotonically_increasing_id``: a row's index in its task
+_ROW_BITS = (1 << 33) - 1
+#: a split size no file reaches: each file read whole, by a task of its own
+_WHOLE_FILES = 1 << 50
+
+
+def _one_task_per_file(files, cores: int) -> bool:
+    """Whether reading each file in one task keeps the cores as busy as splitting the large ones would:
+    the longest task load of the files dealt largest first to ``cores`` tasks at a time is within 10 % of
+    an even share (gzip files are one task either way). With one task per file, a line's number is its
+    row's index in the task, and no counting pass is needed."""
+    if files is None:
+        return False
+    if not files:
+        return True
+    splittable = [f.size for f in files if not f.gzip]
+    if not splittable:
+        return True
+    loads = [0] * max(1, cores)
+    for size in sorted((f.size for f in files), reverse=True):
+        loads[loads.index(min(loads))] += size
+    even = sum(f.size for f in files) / len(loads)
+    return max(loads) <= 1.1 * max(even, max(f.size for f in files if f.gzip) if len(splittable) < len(files) else 0)
+
+
+@contextmanager
+def _conf(spark, **settings):
+    """Spark SQL settings for the actions inside (each restored after)."""
+    keys = {k.replace("_", "."): str(v) for k, v in settings.items()}
+    old = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def _whole_file_conf(spark, whole: bool):
+    if not whole:
+        return _conf(spark)
+    return _conf(
+        spark,
+        spark_sql_files_maxPartitionBytes=_WHOLE_FILES,
+        spark_sql_files_openCostInBytes=_WHOLE_FILES,
+    )
+
+
+def _file_columns(uri):
+    """``file`` (the last two parts of the path: ``broker-1/server.log``), ``broker`` (from ``broker-<id>/``)
+    and ``log`` (the name before ``.log``) of a file's URI."""
     from pyspark.sql import functions as F
 
-    return _text_source(spark, logdir).select(
-        F.col("_metadata.file_path").alias("uri"),
-        F.col("_metadata.file_block_start").alias("_split"),
-        F.col("value").alias("text"),
-        F.monotonically_increasing_id().alias("_id"),
-    )
+    file = F.substring_index(uri, "/", -2)
+    return [
+        file.alias("file"),
+        _blank_to_null(_extract(file, r"broker-(\d+)/", 1)).cast("int").alias("broker"),
+        _extract(file, r"([A-Za-z\-]+)\.log[^/]*$", 1).alias("log"),
+    ]
 
 
 def _splits(spark, raw):
     """One row per (file, split) Spark reads: the first ``_id`` of the split and the lines before it in
-    its file (so that ``line = _id - _first + _before + 1``), and the file's ``file``, ``broker`` and
-    ``log`` names. One pass over the files that decodes no text (the cost of a raw count); the result,
-    a few rows per file, is collected and broadcast."""
+    its file (so that ``line = _id - _first + _before + 1``). One pass over the files that decodes no
+    text (the cost of a raw count); the result, a few rows per file, is collected and broadcast."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     rows = raw.groupBy("uri", "_split").agg(F.min("_id").alias("_first"), F.count("*").alias("_n")).collect()
     out, before = [], {}
     for r in sorted(rows, key=lambda r: (r.uri, r._split)):
-        file = "/".join(r.uri.rstrip("/").split("/")[-2:])
-        m = re.search(r"broker-(\d+)/", file)
-        log = re.search(r"([A-Za-z\-]+)\.log[^/]*$", file)
         n0 = before.get(r.uri, 0)
-        out.append((r.uri, r._split, r._first, n0, file, int(m.group(1)) if m else None, log.group(1) if log else ""))
+        out.append((r.uri, r._split, r._first, n0))
         before[r.uri] = n0 + r._n
     schema = T.StructType(
         [
@@ -237,71 +339,157 @@ def _splits(spark, raw):
             T.StructField("_split", T.LongType()),
             T.StructField("_first", T.LongType()),
             T.StructField("_before", T.LongType()),
-            T.StructField("file", T.StringType()),
-            T.StructField("broker", T.IntegerType()),
-            T.StructField("log", T.StringType()),
         ]
     )
     # built in the JVM (a literal array of structs), not with createDataFrame: a DataFrame made from a
     # Python list is a Python RDD, and every job that joins it would start Python workers to read it
     if not out:
-        return spark.createDataFrame([], schema), 0
+        return spark.createDataFrame([], schema)
     rows = F.array(
         *[F.struct(*[F.lit(v).cast(f.dataType).alias(f.name) for v, f in zip(r, schema.fields)]) for r in out]
     )
-    return spark.range(1).select(F.inline(rows)), sum(before.values())
+    return spark.range(1).select(F.inline(rows))
 
 
-#: a whole record's line as three spans: 1 what comes before the message (:data:`layout.RECORD_START`),
-#: the message, and what comes after it (:data:`layout.RECORD_END`); the same match as :data:`layout.RECORD`
-_SPANS = "(" + layout.RECORD_START + ")(?:.*)(" + layout.RECORD_END + ")"
-_HEAD_SPAN = "(" + layout.RECORD_START + ")(?:.*)$"
-#: marks the result of a matching line in ``regexp_replace`` (a line that matches cannot start with it)
-_MARK = "\u241e"
-
-
-def parse(spark, logdir) -> Tables:
-    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables` (lazy DataFrames but for a small
-    job that counts each file's lines; ``irregular`` cached).
-
-    Every line is matched against :data:`layout.RECORD` once: ``regexp_replace`` with the two short spans
-    around the message (``_SPANS``) leaves a line that does not match as it is, and turns one that does
-    into ``<mark><start>\u241f<end>``; the message is the substring between the spans, and the fields
-    come from the short spans. Lines that are not whole records (a head, a continuation, anything else:
-    few) are the ``irregular`` table, where a small window over each file groups continuations with
-    the record before them; the records take their continuations from it with a broadcast join.
-    """
-    from pyspark.sql import Window
+def _numbered_lines(spark, logdir, files, whole: bool):
+    """Every line: ``uri``, ``line`` (its number in its file, from 1) and ``text``."""
     from pyspark.sql import functions as F
 
-    raw = _read_lines(spark, logdir)
-    splits, n_lines = _splits(spark, raw)
-    text = F.col("text")
-    lines = (
-        raw.join(F.broadcast(splits), ["uri", "_split"])
-        .withColumn("line", F.col("_id") - F.col("_first") + F.col("_before") + 1)
-        .withColumn("_r", _replace(text, _SPANS, _MARK + "$1\u241f$" + str(2 + _START_GROUPS)))
+    raw = _text_source(spark, logdir, files).select(
+        F.col("_metadata.file_path").alias("uri"),
+        F.col("_metadata.file_block_start").alias("_split"),
+        F.col("value").alias("text"),
+        F.monotonically_increasing_id().alias("_id"),
     )
-    whole = F.col("_r").startswith(_MARK) & ~text.startswith(_MARK)
+    if whole:
+        return raw.select("uri", ((F.col("_id").bitwiseAND(F.lit(_ROW_BITS))) + 1).alias("line"), "text")
+    splits = _splits(spark, raw)
+    return raw.join(F.broadcast(splits), ["uri", "_split"]).select(
+        "uri", (F.col("_id") - F.col("_first") + F.col("_before") + 1).alias("line"), "text"
+    )
+
+
+#: marks a whole record's result in ``regexp_replace`` and separates its fields: Latin-1 control characters,
+#: so that Java keeps the result in one byte a character
+_MARK, _SEP = "\u0001", "\u0002"
+#: a whole record (:data:`layout.RECORD`) with its two spans around the message as groups: 1 the start span
+#: (2 prefix, 3 bracketed date, 4 bare date, 5 level), 6 the end span (7 logger, 8 source line, 9 thread)
+_SPANS = "(" + layout.RECORD_START + ")(?:.*)(" + layout.RECORD_END + ")"
+_FIELDS = ("start", "end", "prefix", "date1", "date2", "level", "logger", "source_line", "thread")
+_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in (1, 6, 2, 3, 4, 5, 7, 8, 9))
+#: a head (:data:`layout.HEAD`): 1 the start span (2 prefix, 3 and 4 the date, 5 level)
+_HEAD_SPAN = "(" + layout.RECORD_START + ")(?:.*)$"
+
+
+def _container(prefix, i):
+    """Group ``i`` of :data:`layout.CONTAINER_PREFIX` in a record's prefix (null if none)."""
+    from pyspark.sql import functions as F
+
+    return F.when(prefix.isNotNull(), _blank_to_null(_extract(prefix, layout.CONTAINER_PREFIX, i)))
+
+
+def _classify(lines, max_line_bytes: int):
+    """Each line classified once. A whole record becomes a row of :data:`RECORD_COLUMNS` (no continuations
+    yet) with ``_k = "rec"``; any other line a row with ``_k = "odd"``, its kind in ``continuation`` and
+    its text in ``message`` (cut to :data:`KEPT_BYTES` when longer than ``max_line_bytes``), the other
+    columns null: one row layout for both, so that one Parquet write can hold both (``partitionBy("_k")``)."""
+    from pyspark.sql import functions as F
+
+    text = F.col("text")
+    too_long = F.octet_length(text) > F.lit(max_line_bytes)
+    lines = lines.withColumn("_r", F.when(~too_long, _replace(text, _SPANS, _REPLACEMENT)))
+    r = F.col("_r")
+    # matched: the result starts with the mark. A line that starts with it itself (rare: binary data) is tested
+    # by the pattern alone. (Not ``_r != text``: Java gives back a line with invalid UTF-8 decoded, so changed.)
+    whole = F.coalesce(
+        F.when(text.startswith(_MARK), _rlike(text, layout.RECORD)).otherwise(r.startswith(_MARK)), F.lit(False)
+    )
+    lines = lines.withColumn("_whole", whole).withColumn(
+        "_f", F.when(F.col("_whole"), F.split(F.substring(r, 2, 1 << 30), _SEP, -1))
+    )
+    f = F.col("_f")
+    exact = F.size(f) == len(_FIELDS)  # a prefix or thread holding _SEP: the fields from the line itself
+
+    def field(name):
+        i = _FIELDS.index(name)
+        group = (1, 6, 2, 3, 4, 5, 7, 8, 9)[i]
+        return F.when(exact, F.element_at(f, i + 1)).otherwise(_extract(text, _SPANS, group))
+
+    lines = lines.select(
+        "uri",
+        "line",
+        "text",
+        "_whole",
+        too_long.alias("_too_long"),
+        *[F.when(F.col("_whole"), field(n)).alias("_" + n) for n in _FIELDS],
+    )
+    start, end = F.col("_start"), F.col("_end")
+    prefix = _blank_to_null(F.col("_prefix"))
+    # the message in bytes, not characters: a string's length and substr count the characters of the
+    # whole line (UTF-8), each time; a binary's substring and octet_length do not
+    msg_bytes = F.octet_length(text) - F.octet_length(start) - F.octet_length(end)
+    message = F.substring(text.cast("binary"), F.octet_length(start) + 1, msg_bytes).cast("string")
     kind = (
-        F.when(whole, "record")
+        F.when(F.col("_too_long"), "too_long")
         .when(_rlike(text, layout.HEAD), "head")
         .when(_rlike(text, layout.CONTINUATION), "continuation")
         .otherwise("other")
     )
-    lines = lines.withColumn("kind", kind).select("uri", "file", "broker", "log", "line", "kind", "text", "_r")
+    rec = F.col("_whole")
+    kept = F.when(F.col("_too_long"), F.substring(text.cast("binary"), 1, KEPT_BYTES).cast("string")).otherwise(text)
+    cols = {
+        "timestamp": F.when(
+            rec, _timestamp(F.coalesce(_blank_to_null(F.col("_date1")), _blank_to_null(F.col("_date2"))))
+        ),
+        "level": F.when(rec, F.col("_level")),
+        "logger": F.when(rec, F.col("_logger")),
+        "message": F.when(rec, message).otherwise(kept),
+        "line": F.col("line"),
+        "continuations": F.when(rec, F.lit(0)),
+        "continuation": F.when(~rec, kind),
+        "container": F.when(rec, _container(prefix, 1)),
+        "container_time": F.when(rec, _container(prefix, 2)),
+        "source_line": F.when(rec, _blank_to_null(F.col("_source_line"))),
+        "thread": F.when(rec, _blank_to_null(F.col("_thread"))),
+        "prefix": F.when(rec, prefix),
+        "uri": F.col("uri"),
+    }
+    out = []
+    for name in RECORD_COLUMNS:
+        if name == "file":
+            out += _file_columns(F.col("uri"))
+        elif name in ("broker", "log"):
+            continue
+        else:
+            out.append(cols[name].alias(name))
+    return lines.select(*out, F.when(rec, "rec").otherwise("odd").alias("_k"))
 
-    # -- the lines that are not whole records, and the groups they make (few: a small window per file)
-    odd = lines.where(F.col("kind") != "record").select(
+
+def _odd(classified):
+    """The irregular lines (``_k = "odd"``, few), grouped with the record before them in their file; cached.
+
+    Columns: ``uri``, ``file``, ``broker``, ``log``, ``line``, ``kind`` (``head``, ``continuation``,
+    ``other``, ``too_long``), ``text``, ``group`` (the line of the record a line belongs to), ``tail`` (a
+    head's first continuation that ends with `` (logger)``), ``status`` (``record``: a head whose logger
+    came; ``continuation``; ``rejected``) and ``reason`` (why a rejected line was)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    text = F.col("text")
+    odd = classified.where(F.col("_k") == "odd").select(
         "uri",
         "file",
+        "broker",
+        "log",
         "line",
-        "kind",
-        "text",
+        F.col("continuation").alias("kind"),
+        F.col("message").alias("text"),
+    )
+    odd = odd.withColumn(
+        "tail_logger",
         F.when(
-            (F.col("kind") == "continuation") & _rlike(text, layout.LOGGER_TAIL),
-            _extract(text, layout.LOGGER_TAIL, 2),
-        ).alias("tail_logger"),
+            (F.col("kind") == "continuation") & _rlike(text, layout.LOGGER_TAIL), _extract(text, layout.LOGGER_TAIL, 2)
+        ),
     )
     w = Window.partitionBy("uri").orderBy("line")
     # a run of consecutive odd lines: the line before it (if any) is a whole record, which opens the group
@@ -314,95 +502,185 @@ def parse(spark, logdir) -> Tables:
     odd = odd.withColumn(
         "group", F.coalesce(F.col("_head"), F.when(F.col("_first_odd") > 1, F.col("_first_odd") - 1))
     ).withColumn("group_kind", F.when(F.col("_head").isNotNull(), "head").when(F.col("group").isNotNull(), "record"))
-    # a head's tail: the first continuation of its group that ends with `` (logger)`` (a window, not a
-    # self-join, which would compute the odd lines, and so read every line, twice)
+    # a head's tail: the first continuation of its group that ends with `` (logger)``
     group = Window.partitionBy("uri", "_run", "group")
     is_tail = F.col("tail_logger").isNotNull() & (F.col("group_kind") == "head")
     odd = odd.withColumn("tail", F.min(F.when(is_tail, F.struct("line", "tail_logger", "text"))).over(group))
     valid_group = (F.col("group_kind") == "record") | F.col("tail").isNotNull()
+    kind = F.col("kind")
     status = (
-        F.when((F.col("kind") == "head") & valid_group, "record")
-        .when((F.col("kind") == "continuation") & F.col("group").isNotNull() & valid_group, "continuation")
+        F.when((kind == "head") & valid_group, "record")
+        .when((kind == "continuation") & F.col("group").isNotNull() & valid_group, "continuation")
         .otherwise("rejected")
     )
-    odd = odd.withColumn("status", status).select("uri", "file", "line", "kind", "text", "group", "tail", "status")
-    odd = odd.cache()
+    reason = (
+        F.when(kind == "too_long", "too_long")
+        .when(kind == "other", "no_layout")
+        .when(F.col("group").isNull(), "no_record_before")
+        .otherwise("no_logger")
+    )
+    odd = odd.withColumn("status", status).withColumn("reason", F.when(F.col("status") == "rejected", reason))
+    return odd.select(
+        "uri", "file", "broker", "log", "line", "kind", "text", "group", "tail", "status", "reason"
+    ).cache()
 
-    # per record that has them (the group's first line): its continuation lines, and a head's tail
-    conts = (
+
+def _odd_counts(odd) -> dict:
+    from pyspark.sql import functions as F
+
+    row = odd.agg(
+        F.count_if(F.col("status") == "continuation").alias("continuations"),
+        F.count_if(F.col("status") == "rejected").alias("rejected"),
+        F.count_if(F.col("status") == "record").alias("heads"),
+    ).first()
+    return {k: int(row[k] or 0) for k in ("continuations", "rejected", "heads")}
+
+
+def _continued(odd):
+    """Per record that has them (the group's first line): ``continuations`` and their text (``_conts``)."""
+    from pyspark.sql import functions as F
+
+    return (
         odd.where(F.col("status") == "continuation")
         .groupBy("uri", "group")
         .agg(
-            F.count("*").alias("continuations"),
+            F.count("*").alias("_n"),
             F.transform(F.array_sort(F.collect_list(F.struct("line", "text"))), lambda s: s["text"]).alias("_conts"),
         )
         .withColumnRenamed("group", "line")
     )
-    heads = odd.where((F.col("kind") == "head") & (F.col("status") == "record")).select(
-        "uri", "line", F.lit(True).alias("_valid_head"), "tail"
-    )
-    extra = conts.join(heads, ["uri", "line"], "full")
-    recs = lines.where(F.col("kind").isin("record", "head")).join(F.broadcast(extra), ["uri", "line"], "left")
-    recs = recs.where((F.col("kind") == "record") | F.col("_valid_head"))
-    is_rec = F.col("kind") == "record"
-    # the spans around the message: a record's from _r, a head's (no logger on its line) from HEAD
-    start = F.when(is_rec, F.substring_index(F.substring(F.col("_r"), 2, 1 << 30), "\u241f", 1)).otherwise(
-        _extract(text, _HEAD_SPAN, 1)
-    )
-    recs = recs.withColumn("_start", start)
-    recs = recs.withColumn(
-        "_end", F.when(is_rec, F.col("_r").substr(F.length("_start") + 3, F.lit(1 << 30))).otherwise(F.lit(""))
-    )
-    S, E, TL = layout.RECORD_START, layout.RECORD_END, layout.LOGGER_TAIL
 
-    def sg(i):  # group i of RECORD_START (1 compose name, 2 container time, 3 and 4 date, 5 level)
-        return _blank_to_null(_extract("_start", S, i))
 
-    def eg(i, j):  # group i of RECORD_END for a record, group j of LOGGER_TAIL of a head's tail line
-        return _blank_to_null(F.when(is_rec, _extract("_end", E, i)).otherwise(_extract(F.col("tail.text"), TL, j)))
+def _head_records(odd):
+    """The heads whose logger came, as records (their fields from ``HEAD``, the logger from their tail)."""
+    from pyspark.sql import functions as F
 
-    # the message in bytes, not characters: a string's length and substr count the characters of the
-    # whole line (UTF-8), each time; a binary's substring and octet_length do not
-    msg_bytes = F.octet_length(text) - F.octet_length("_start") - F.octet_length("_end")
-    message = F.substring(text.cast("binary"), F.octet_length("_start") + 1, msg_bytes).cast("string")
-    records = recs.select(
-        _timestamp(F.coalesce(sg(3), sg(4))).alias("timestamp"),
-        sg(5).alias("level"),
-        F.when(is_rec, _extract("_end", E, 1)).otherwise(F.col("tail.tail_logger")).alias("logger"),
-        message.alias("message"),
-        "file",
-        "broker",
-        "log",
-        "line",
-        F.coalesce(F.col("continuations"), F.lit(0)).alias("continuations"),
-        F.array_join(F.col("_conts"), "\n").alias("continuation"),
-        sg(1).alias("container"),
-        sg(2).alias("container_time"),
-        eg(2, 3).alias("source_line"),
-        eg(3, 4).alias("thread"),
+    text = F.col("text")
+    heads = odd.where((F.col("kind") == "head") & (F.col("status") == "record"))
+    start = _extract(text, _HEAD_SPAN, 1)
+    heads = heads.withColumn("_start", start)
+    prefix = _blank_to_null(_extract(F.col("_start"), layout.RECORD_START, 1))
+    date = F.coalesce(
+        _blank_to_null(_extract(F.col("_start"), layout.RECORD_START, 2)),
+        _blank_to_null(_extract(F.col("_start"), layout.RECORD_START, 3)),
     )
-    rejects = odd.where(F.col("status") == "rejected").select("file", "line", "text")
+    tl = F.col("tail.text")
+    cols = {
+        "timestamp": _timestamp(date),
+        "level": _extract(F.col("_start"), layout.RECORD_START, 4),
+        "logger": F.col("tail.tail_logger"),
+        "message": F.substring(
+            text.cast("binary"), F.octet_length("_start") + 1, F.octet_length(text) - F.octet_length("_start")
+        ).cast("string"),
+        "continuations": F.lit(0),
+        "continuation": F.lit(None).cast("string"),
+        "container": _container(prefix, 1),
+        "container_time": _container(prefix, 2),
+        "source_line": _blank_to_null(_extract(tl, layout.LOGGER_TAIL, 3)),
+        "thread": _blank_to_null(_extract(tl, layout.LOGGER_TAIL, 4)),
+        "prefix": prefix,
+    }
+    return heads.select(*[cols[c].alias(c) if c in cols else F.col(c) for c in RECORD_COLUMNS])
+
+
+def _with_continuations(records, conts, broadcast: bool):
+    """``records`` with their continuation lines (``conts``: :func:`_continued`), in :data:`RECORD_COLUMNS`."""
+    from pyspark.sql import functions as F
+
+    joined = records.join(F.broadcast(conts) if broadcast else conts, ["uri", "line"], "left")
+    cols = {
+        "continuations": F.coalesce(F.col("_n"), F.lit(0)).cast("int"),
+        "continuation": F.array_join(F.col("_conts"), "\n"),
+    }
+    return joined.select(*[cols[c].alias(c) if c in cols else F.col(c) for c in RECORD_COLUMNS])
+
+
+#: irregular lines up to which their continuations are broadcast to every task (else joined by a shuffle)
+_BROADCAST_ODD = 2_000_000
+
+
+def _observed(df, name: str, **metrics):
+    """``df`` observed: after an action on it, ``obs.get`` holds ``metrics`` (Spark column expressions, which
+    may use ``_p``: the task's partition, a column only while observed)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    # a name of its own: two parses of the same files (changed in between) are then two plans, so the second
+    # never reads the first one's cached result
+    obs = Observation(f"{name}-{uuid.uuid4().hex}")
+    cols = df.columns
+    df = df.withColumn("_p", F.spark_partition_id())
+    return df.observe(obs, *[c.alias(k) for k, c in metrics.items()]).select(*cols), obs
+
+
+def _pass_metrics():
+    from pyspark.sql import functions as F
+
+    return {
+        "lines": F.count(F.lit(1)),
+        "whole": F.count_if(F.col("_k") == "rec"),
+        "odd": F.count_if(F.col("_k") == "odd"),
+    }
+
+
+def _tables(records, odd, lines_read, whole, cached) -> Tables:
+    from pyspark.sql import functions as F
+
+    rejects = odd.where(F.col("status") == "rejected").select("file", "line", "text", "reason")
+    state_changes = _state_changes(records)
     return Tables(
-        lines_read=n_lines,
+        lines_read=lines_read,
         irregular=odd,
         records=records,
         rejects=rejects,
         requests=_requests(records),
-        state_changes=_state_changes(records),
+        state_changes=state_changes,
         controller_events=_controller_events(records),
-        truncations=None,
-    )._with_truncations()
+        truncations=_truncations(records, state_changes),
+        whole_records=whole,
+        _cached=cached,
+    )
 
 
-_START_GROUPS = 5  # groups of layout.RECORD_START (the end span is group 2 + this in _SPANS)
+def parse(spark, logdir, *, mode: str = "auto", max_line_bytes: int = MAX_LINE_BYTES) -> Tables:
+    """Parse every ``*.log*`` file under ``logdir`` into :class:`Tables`: the classifying pass runs once,
+    here, into Spark's cache (memory, then disk); the tables are lazy DataFrames derived from it.
+
+    ``mode``: ``"files"`` (each file read by one task, line numbers from the row ids), ``"splits"``
+    (large files split across tasks, line numbers from a count per split) or ``"auto"`` (the first when
+    it keeps every core as busy, :func:`_one_task_per_file`). Both give the same tables."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    files = _list(logdir)
+    whole = _choose(spark, files, mode)
+    classified, obs = _observed(
+        _classify(_numbered_lines(spark, logdir, files, whole), max_line_bytes), "pass", **_pass_metrics()
+    )
+    classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
+    with _whole_file_conf(spark, whole):
+        _read_or_explain(lambda: classified.write.format("noop").mode("overwrite").save(), logdir)
+    m = obs.get
+    odd = _odd(classified)
+    recs = classified.where(F.col("_k") == "rec").select(*RECORD_COLUMNS)
+    recs = recs.drop("continuations", "continuation").select("*")
+    conts = _continued(odd)
+    records = _with_continuations(recs, conts, m["odd"] < _BROADCAST_ODD).unionByName(
+        _with_continuations(_head_records(odd).drop("continuations", "continuation"), conts, True)
+    )
+    return _tables(records, odd, m["lines"], m["whole"], [odd, classified])
 
 
-def _with_truncations(self):
-    self.truncations = _truncations(self.records, self.state_changes)
-    return self
-
-
-Tables._with_truncations = _with_truncations
+def _choose(spark, files, mode: str) -> bool:
+    if mode not in ("auto", "files", "splits"):
+        raise ValueError(f"mode is 'auto', 'files' or 'splits', not {mode!r}")
+    if mode == "files":
+        if files is None:
+            raise ValueError("mode 'files' needs a local directory (its files are listed before Spark reads them)")
+        return True
+    if mode == "splits":
+        return False
+    return _one_task_per_file(files, spark.sparkContext.defaultParallelism)
 
 
 def _after(c, n_bytes: int):
@@ -466,16 +744,23 @@ def _requests(records):
     for p in PHASES:
         t = "long" if p == "throttleTimeMs" else "double"
         cols.append(F.when(is_json, j[p]).otherwise(tx(rf"[;,]{text_phase[p]}:([\d.E\-]+)", t)).alias(p))
-    # the request body as the broker wrote it: Kafka writes ``"requestHeader":{...},"request":{...},"response":``,
+    # the request body as the broker wrote it, for the controller's requests (the analyses read their partitions;
+    # a client request's body, most of the request log, stays in the records' message: cutting it out of every
+    # line was a quarter of this table's time). Kafka writes ``"requestHeader":{...},"request":{...},"response":``,
     # and a key in quotes cannot occur inside a JSON string (its quotes are escaped), so the text between
     # the first ``"request":`` and the first ``,"response":`` is the body; other key orders go through the
     # parsed JSON (re-serialising every body costs as much as parsing the line)
+    controller = is_json & j["requestHeader"]["requestApiKeyName"].isin(*CONTROLLER_APIS)
     kafka_order = body.contains('"request":') & body.contains(',"response":')
     cut = F.substring_index(F.substring_index(body, ',"response":', 1), '"request":', -1)
     cols.append(
-        F.when(is_json, F.when(kafka_order, cut).otherwise(F.get_json_object(body, "$.request"))).alias("request")
+        F.when(controller, F.when(kafka_order, cut).otherwise(F.get_json_object(body, "$.request"))).alias("request")
     )
     return base.select(*cols)
+
+
+#: the requests whose body ``requests.request`` keeps: the controller's (2.8's ``requestApiKeyName``)
+CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
 
 
 _STATE_EVENTS = [
@@ -531,6 +816,11 @@ def _state_changes(records):
     )
 
 
+#: what ``controller_events`` reads, ZooKeeper mode's controller (2.8, ``kafka.controller.*`` in
+#: controller.log) and KRaft's (3.x/4.x: the active controller's ``QuorumController`` and
+#: ``ReplicationControlManager``, the heartbeat manager, the Raft client's ``QuorumState``, the snapshot
+#: generator, and each broker's ``BrokerLifecycleManager``); the messages are Kafka's
+#: (docs/kafka-reference.md §4 and §4b give each with its source file). First match wins.
 _CONTROLLER_EVENTS = [
     ("successfully elected as the controller", "elected"),
     ("Ready to serve as the new controller", "ready"),
@@ -544,30 +834,91 @@ _CONTROLLER_EVENTS = [
     ("Broker failure callback for ", "broker_failure"),
     ("New broker startup callback for ", "broker_startup"),
     (r"Controller \d+ connected to", "connected"),
+    # KRaft: the quorum controller (QuorumController.QuorumMetaLogListener.handleLeaderChange, renounce)
+    ("Becoming the active controller at epoch ", "elected"),
+    (r"^(?:\[[^\]]*\] )?In the new epoch \d+, the leader is ", "leader_change"),
+    ("Renouncing (?:the )?leadership", "resigned"),
+    # KRaft: the Raft client's election (QuorumState.transitionTo: Completed transition to <state>)
+    (r"Completed transition to Leader\(", "quorum_leader"),
+    (r"Completed transition to (?:Candidate|Prospective)", "quorum_election"),
+    (r"Completed transition to ", "quorum_transition"),
+    # KRaft: fencing and unfencing (ReplicationControlManager.maybeFenceOneStaleBroker, BrokerHeartbeatManager)
+    (r"Fencing broker \d+ because its session has timed out", "broker_fenced"),
+    (r"Unfenced broker \d+ has requested and been granted fencing", "broker_fenced"),
+    (r"The request from broker \d+ to unfence has been granted", "broker_unfenced"),
+    ("The broker has been unfenced", "broker_unfenced"),
+    # KRaft: controlled shutdown, asked (BrokerHeartbeatManager) and begun (BrokerLifecycleManager), and its end
+    (r"Unfenced broker \d+ has requested and been granted a controlled shutdown", "controlled_shutdown"),
+    ("Beginning controlled shutdown", "controlled_shutdown"),
+    (r"broker \d+ has requested and been granted an immediate shutdown", "immediate_shutdown"),
+    (r"The request from broker \d+ to shut down has been granted", "shutdown_granted"),
+    (r"Successfully registered broker \d+ with broker epoch", "broker_registered"),
+    # KRaft: partition leaders moved by the controller, and the metadata snapshots
+    ("UNCLEAN partition change for ", "unclean_leader_election"),
+    (r"^(?:\[[^\]]*\] )?handleBroker\w+: changing \d+ partition", "partitions_changed"),
+    ("Creating new KRaft snapshot file ", "snapshot"),
 ]
+#: the loggers ``controller_events`` reads: ZooKeeper mode's controller and KRaft's (see above)
+CONTROLLER_LOGGERS = (
+    "kafka.controller",
+    "org.apache.kafka.controller",
+    "org.apache.kafka.raft.QuorumState",
+    "kafka.server.BrokerLifecycleManager",
+    "org.apache.kafka.image.publisher.SnapshotGenerator",
+)
+#: the node a line is about, from its log prefix (``[Controller id=1]``, ``[QuorumController id=1]``, KRaft
+#: 3.0's ``[Controller 1]``, ``[RaftManager id=1]`` or ``nodeId=1``, ``[BrokerLifecycleManager id=1]``)
+_NODE = (
+    r"^\[(?:Controller|QuorumController|RaftManager|BrokerLifecycleManager|SnapshotGenerator)(?: id=| nodeId=| )(\d+)"
+)
 
 
 def _controller_events(records):
     from pyspark.sql import functions as F
 
     msg = F.col("message")
-    return records.where(F.col("logger").startswith("kafka.controller")).select(
+    logger = F.col("logger")
+    of_controller = None
+    for prefix in CONTROLLER_LOGGERS:
+        c = logger.startswith(prefix)
+        of_controller = c if of_controller is None else of_controller | c
+    of_broker = logger == "kafka.server.BrokerLifecycleManager"
+    return records.where(of_controller).select(
         "timestamp",
         "broker",
         "file",
         "line",
         "level",
         _event(msg, _CONTROLLER_EVENTS).alias("event"),
-        _int(msg, r"(?:^\[Controller id=|controllerId=)(\d+)").alias("controller_id"),
-        _int(msg, r"Epoch incremented to (\d+)").alias("epoch"),
-        _blank_to_null(_extract(msg, r"(?:for partitions |^\[Controller id=\d+\] Partition )(\S+?)(?: |,|$)", 1)).alias(
-            "partition"
-        ),
-        _int(msg, r"New leader is (\d+)").alias("new_leader"),
-        _int(msg, r"(?:Shutting down broker|failure callback for|startup callback for) (\d+)").alias("target_broker"),
+        F.when(~of_broker, F.coalesce(_int(msg, r"controllerId=(\d+)"), _int(msg, _NODE))).alias("controller_id"),
+        _int(
+            msg,
+            r"(?:Epoch incremented to |active controller at epoch |In the new epoch |"
+            r"transition to \w+\(.*?\bepoch=)(\d+)",
+        ).alias("epoch"),
+        _blank_to_null(
+            _extract(
+                msg,
+                r"(?:for partitions |^\[Controller id=\d+\] Partition |UNCLEAN partition change for )(\S+?)(?: |,|:|$)",
+                1,
+            )
+        ).alias("partition"),
+        _int(
+            msg,
+            r"(?:New leader is |, the leader is |, leader: -?\d+ -> |transition to Leader\((?:localId=|localReplicaKey=ReplicaKey\(id=))(\d+)",
+        ).alias("new_leader"),
+        F.coalesce(
+            _int(
+                msg,
+                r"(?:Shutting down broker|failure callback for|startup callback for|Fencing broker|[Uu]nfenced broker|"
+                r"Fenced broker|from broker|registered broker) (\d+)",
+            ),
+            F.when(of_broker, _int(msg, _NODE)),  # a broker's own lifecycle: the broker itself
+        ).alias("target_broker"),
         _blank_to_null(_extract(msg, r"triggered by (\w+)", 1)).alias("trigger"),
         _int(msg, r"ratio for broker (\d+)").alias("ratio_broker"),
         _blank_to_null(_extract(msg, r"ratio for broker \d+ is ([\d.E\-]+)", 1)).cast("double").alias("ratio"),
+        "logger",
         "message",
     )
 
@@ -664,43 +1015,152 @@ def _read_or_explain(action, logdir):
         raise ValueError(f"cannot read the Kafka logs under {str(logdir)!r}: {why}") from None
 
 
-def analyze(spark, logdir, out) -> dict:
+#: the row groups of the staged and written Parquet: small enough that every core gets a share of a table
+_ROW_GROUP_BYTES = 16 << 20
+_PART = re.compile(r"^part-(\d+)-")
+
+
+def _write(df, path: str, name: str):
+    """Write ``df`` as Parquet at ``path``; the rows written (counted as they are written)."""
+    from pyspark.sql import functions as F
+
+    df, obs = _observed(df, name, rows=F.count(F.lit(1)))
+    df.write.option("parquet.block.size", _ROW_GROUP_BYTES).mode("errorifexists").parquet(path)
+    return int(obs.get["rows"])
+
+
+def analyze(
+    spark, logdir, out, *, overwrite: bool = False, mode: str = "auto", max_line_bytes: int = MAX_LINE_BYTES
+) -> dict:
     """Parse ``logdir``, write each table as Parquet under ``out`` and ``summary.json``; return the summary.
 
-    The records are written first, in one pass over the text; the derived tables then read the records'
-    Parquet (only the columns they use; the files' row groups of other loggers skipped by their
-    statistics), so no table is held in memory whatever the size of the logs."""
-    tables = _read_or_explain(lambda: parse(spark, logdir), logdir)
-    if tables.lines_read == 0:
-        tables.unpersist()
-        raise ValueError(f"no Kafka log lines (files named *.log*) under {str(logdir)!r}")
-    out_s = str(out).rstrip("/")
-    summary = {"tables": {}}
+    Refuses (``ValueError``, one line) an ``out`` that is, holds or lies inside ``logdir``, and a non-empty
+    ``out`` unless ``overwrite`` (which replaces only the tables and ``summary.json``). Everything is
+    written in a staging directory inside ``out`` and moved into place at the end; a failed run leaves
+    ``out`` as it was. The classifying pass runs once and writes the whole records and the irregular
+    lines; the records of files without irregular lines are moved into the records table as they are."""
 
-    def write(name, df):
-        df.write.mode("overwrite").parquet(f"{out_s}/{name}")
-        summary["tables"][name] = int(spark.read.parquet(f"{out_s}/{name}").count())
-
-    _read_or_explain(lambda: write("records", tables.records), logdir)
-    records = spark.read.parquet(f"{out_s}/records")
-    state_changes = _state_changes(records)
-    derived = {
-        "rejects": tables.rejects,
-        "requests": _requests(records),
-        "state_changes": state_changes,
-        "controller_events": _controller_events(records),
-        "truncations": _truncations(records, state_changes),
-    }
-    for name in TABLES[1:]:
-        write(name, derived[name])
-    summary.update(tables.counts(records=summary["tables"]["records"]))
-    summary["logdir"] = str(logdir)
-    if "://" not in out_s:
-        Path(out_s).mkdir(parents=True, exist_ok=True)
-        Path(out_s, "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    else:
-        spark.createDataFrame([(json.dumps(summary),)], "value string").coalesce(1).write.mode("overwrite").text(
-            f"{out_s}/summary.json"
-        )
-    tables.unpersist()
+    files = _list(logdir)
+    _files.check_out(out, [logdir], overwrite=overwrite)
+    if files is not None and not files:
+        raise ValueError(f"no Kafka log files (named {_files.LOG_GLOB}) under {str(logdir)!r}")
+    whole = _choose(spark, files, mode)
+    staging = _files.Staging(spark, out)
+    try:
+        summary = _analyze(spark, logdir, files, whole, staging, max_line_bytes)
+        summary["logdir"] = str(logdir)
+        staging.write_text("summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
+        staging.commit(_files.OUTPUTS)
+    except BaseException:
+        staging.abort()
+        raise
     return summary
+
+
+def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
+    from pyspark.sql import functions as F
+
+    stage = staging.path("_pass")
+    metrics = _pass_metrics()
+    metrics["files"] = F.collect_set(F.struct(F.col("_p").alias("p"), F.col("uri")))
+    metrics["dirty_files"] = F.collect_set(F.when(F.col("_k") == "odd", F.col("uri")))
+    classified, obs = _observed(
+        _classify(_numbered_lines(spark, logdir, files, whole), max_line_bytes), "pass", **metrics
+    )
+    # one write, two directories (_k=rec, _k=odd) and no sort: each task keeps a writer open per directory
+    with (
+        _whole_file_conf(spark, whole),
+        _conf(spark, spark_sql_optimizer_plannedWrite_enabled="false", spark_sql_maxConcurrentOutputFileWriters=4),
+    ):
+        _read_or_explain(
+            lambda: classified.write.option("parquet.block.size", _ROW_GROUP_BYTES).partitionBy("_k").parquet(stage),
+            logdir,
+        )
+    m = obs.get
+    if m["lines"] == 0:
+        raise ValueError(f"no Kafka log lines (files named {_files.LOG_GLOB}) under {str(logdir)!r}")
+    dirty_uris = set(m["dirty_files"])
+    dirty_parts = {r["p"] for r in m["files"] if r["uri"] in dirty_uris}
+    odd = _odd(spark.read.parquet(stage))
+    try:
+        counts = _odd_counts(odd)
+        records_dir = staging.path("records")
+        staging.mkdirs(records_dir)
+        rewrite = []
+        for f in staging.files(f"{stage}/_k=rec"):
+            name = f.rsplit("/", 1)[1]
+            p = _PART.match(name)
+            if p is None or int(p.group(1)) in dirty_parts:
+                rewrite.append(f)
+            else:  # a file with no irregular line: its records are final
+                staging.move(f, f"{records_dir}/{name}")
+        conts = _continued(odd)
+        small = m["odd"] < _BROADCAST_ODD
+        parts = _with_continuations(_head_records(odd).drop("continuations", "continuation"), conts, True)
+        if rewrite:
+            again = spark.read.parquet(*rewrite).select(*RECORD_COLUMNS).drop("continuations", "continuation")
+            parts = _with_continuations(again, conts, small).unionByName(parts)
+        summary = {"tables": {}, "lines_read": int(m["lines"])}
+        redo = staging.path("_rewrite")
+        _read_or_explain(lambda: _write(parts, redo, "records"), logdir)
+        for f in staging.files(redo):
+            staging.move(f, f"{records_dir}/{f.rsplit('/', 1)[1]}")
+        summary["tables"]["records"] = int(m["whole"]) + counts["heads"]
+        records = spark.read.parquet(records_dir)
+        state_changes = _state_changes(records)
+        derived = {
+            "rejects": odd.where(F.col("status") == "rejected").select("file", "line", "text", "reason"),
+            "requests": _requests(records),
+            "state_changes": state_changes,
+            "controller_events": _controller_events(records),
+            "truncations": _truncations(records, state_changes),
+        }
+        # the derived tables read the records' Parquet in tasks of a row group or so: every core busy to the end
+        # (split by the logs' size, the request log's few large files made 3 tasks for 2 cores)
+        with _conf(spark, spark_sql_files_maxPartitionBytes=_ROW_GROUP_BYTES, spark_sql_files_openCostInBytes=0):
+            for name in TABLES[1:]:
+                summary["tables"][name] = _read_or_explain(
+                    lambda n=name: _write(derived[n], staging.path(n), n), logdir
+                )
+        summary.update(
+            records=summary["tables"]["records"], continuations=counts["continuations"], rejected=counts["rejected"]
+        )
+        summary.update(_answers(spark, staging, summary, odd))
+    finally:
+        odd.unpersist()
+    return summary
+
+
+def _answers(spark, staging, summary, odd) -> dict:
+    """What lab 08 asks, from the tables just written (see :mod:`.analyses`)."""
+    from pyspark.sql import functions as F
+
+    from . import analyses
+
+    tables = {n: spark.read.parquet(staging.path(n)) for n in TABLES}
+    out = {}
+    share = summary["rejected"] / summary["lines_read"] if summary["lines_read"] else 0.0
+    out["rejected_share"] = round(share, 6)
+    out.update(analyses.summary_answers(tables))
+    # the files with most rejected lines, and the share of their lines: a file's last line is a record's or an
+    # irregular line's, so the most of both is its number of lines
+    bad = odd.where(F.col("status") == "rejected").groupBy("uri", "file").agg(F.count("*").alias("rejected"))
+    bad = bad.orderBy(F.desc("rejected"), "file").limit(10).collect()
+    if bad:
+        uris = [r.uri for r in bad]
+        lines = dict(
+            tables["records"]
+            .select("uri", "line")
+            .where(F.col("uri").isin(uris))
+            .unionByName(odd.select("uri", "line").where(F.col("uri").isin(uris)))
+            .groupBy("uri")
+            .agg(F.max("line"))
+            .collect()
+        )
+        out["most_rejected"] = [
+            {"file": r.file, "rejected": int(r.rejected), "rejected_share": round(r.rejected / lines[r.uri], 4)}
+            for r in bad
+        ]
+    else:
+        out["most_rejected"] = []
+    return out

@@ -62,6 +62,12 @@ def _filtered_stderr():
         os.close(saved)
 
 
+def _has_pyarrow() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
 def get_session(master: str | None = None, *, spark=None, app_name: str = "kafka-lab", driver_memory: str = "1g"):
     """A SparkSession (see the module)."""
     if spark is not None:
@@ -86,8 +92,9 @@ def get_session(master: str | None = None, *, spark=None, app_name: str = "kafka
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(max(2, os.cpu_count() or 2)))
         .config("spark.sql.session.timeZone", "UTC")
-        # toPandas without pyarrow (not a dependency): no attempt, no warning
-        .config("spark.sql.execution.arrow.pyspark.enabled", "false")
+        # toPandas through Arrow when pyarrow is installed (it is pinned: requirements.in); without it, no
+        # attempt and no warning
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true" if _has_pyarrow() else "false")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG4J2}")
     )
     from pyspark import SparkContext

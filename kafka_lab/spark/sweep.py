@@ -62,6 +62,8 @@ def _check_grid(grid: dict) -> dict:
             if kind is int and v != int(v):  # int() would truncate: 2.5 would run as 2
                 raise ValueError(f"sweep parameter {name!r} takes whole numbers, not {v}")
         out[name] = [kind(v) for v in values]
+        if len(set(out[name])) < len(out[name]):  # a point twice: the same seeds run twice, as more replications
+            raise ValueError(f"sweep parameter {name!r} has a value twice: {values!r}; give each value once")
     return out
 
 
