@@ -372,6 +372,7 @@ def test_metadata_older_than_what_the_client_has_seen_is_ignored():
 
     class Answer:
         def __init__(self):
+            self.error = "NONE"
             self.result = {("t", 0): ("NONE", 1, 0)}
 
     p.leaders[("t", 0)] = (2, 3)

@@ -323,15 +323,19 @@ class Cluster:
             tps.append(tp)
             self.controller.add_partition(tp, list(replicas))
             st = self.controller.partition_state(tp)
-            # a partition no live broker could take stays NewPartition: no replica hears of it until one is back
+            # a partition no live broker could take stays NewPartition: no replica hears of it until one is back;
+            # a broker that is down hears of it at its start-up (the controller's LeaderAndIsr)
             for r in replicas if tp not in self.controller.new_partitions else ():
+                if not self.brokers[r].online:
+                    continue
                 rm = self.brokers[r].replica_manager
                 part = rm.add_partition(name, p, list(replicas), st["leader"], st["isr"], 0)  # its topic's min ISR
                 if st["leader"] != r:
                     self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
                 del part
             for b in self.brokers.values():
-                b.metadata_cache.load([st])
+                if b.online:
+                    b.metadata_cache.load([st])
         self.topics[name] = tps
         if unclean:
             self.controller.unclean_topics.add(name)

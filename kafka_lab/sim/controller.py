@@ -44,7 +44,10 @@ record the controller's log is written from.
 The channel (``ControllerChannelManager``): one queue per broker and one request in flight; it connects
 to the broker's ``control.plane.listener.name`` listener when the broker has one, else to its
 inter-broker listener (KIP-291). Every request carries the controller's id and epoch, which brokers
-use to fence an older controller.
+use to fence an older controller. A send that fails (the broker refuses the connection, or closes it
+with the request in flight: its process stopped) is tried again on a new connection 100 ms later
+(``RequestSendThread``: "Reconnecting to broker", ``backoff()``), the same request, until the broker
+answers or the channel is removed (``onBrokerFailure``'s ``removeBroker``, a new controller).
 
 Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, the ISR and
 znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata
@@ -59,7 +62,11 @@ from collections import deque
 import numpy as np
 
 from .apis import CONTROLLER_APIS
+from .network import DISCONNECTED, ConnectionRefused
 from .records import Request
+
+#: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
+CONTROLLER_SEND_RETRY_MS = 100.0
 
 #: the ``toString`` of the election strategies, as a failed election's exception names them
 #: (``triggerOnlinePartitionStateChange`` passes ``allowUnclean = false``; the topic's own setting is read apart)
@@ -75,25 +82,63 @@ class ControllerChannel:
     def __init__(self, controller, broker):
         self.controller = controller
         self.broker = broker
-        self.connection = broker.controller_connection(controller.id)
+        self.connection = None
+        self._connect()
         self.queue: deque = deque()
         self.busy = False
+        self.removed = False  # removeBroker: the thread is shut down, its queue dropped
+        self._retry_armed = False
+
+    def _connect(self):
+        try:
+            self.connection = self.broker.controller_connection(self.controller.id)
+        except ConnectionRefused:
+            self.connection = None
+        return self.connection
 
     def enqueue(self, req: Request) -> None:
         self.queue.append(req)
         self.pump()
 
     def pump(self) -> None:
-        if self.busy or not self.queue or not self.broker.online:
-            return  # a broker that is down: its requests wait until its channel is removed (onBrokerFailure)
+        if self.busy or not self.queue or self.removed or self._retry_armed:
+            return
+        if (self.connection is None or self.connection.closed) and self._connect() is None:
+            self._retry()  # refused: the broker's process is not running
+            return
         self.busy = True
         req = self.queue.popleft()
         self.controller.log.append(req)
         self.controller.sent += 1
         self.connection.send(req)
 
+    def _retry(self) -> None:
+        """``backoff()``, then the same request again (``pump``), unless the channel is removed meanwhile."""
+        self._retry_armed = True
+
+        def again(_e):
+            self._retry_armed = False
+            self.pump()
+
+        self.controller.env.timeout(CONTROLLER_SEND_RETRY_MS).callbacks.append(again)
+
     def answered(self, req) -> None:
         self.busy = False
+        if req.error == DISCONNECTED:  # lost with its connection: sent again, as a new request, after the backoff
+            ctl = self.controller
+            again = Request(
+                req.api,
+                ctl._correlation,
+                req.client_id,
+                partitions=req.partitions,
+                payload=req.payload,
+                is_controller=True,
+                on_done=self.answered,
+            )
+            ctl._correlation += 1
+            self.queue.appendleft(again)
+            self._retry()
+            return
         cb = req.payload.get("callback") if isinstance(req.payload, dict) else None
         if cb is not None:
             cb(req)
@@ -156,6 +201,13 @@ class Controller:
         """A new request batch's id (the requests one ``sendRequestsToBrokers`` call sends)."""
         self._batches += 1
         return self._batches
+
+    def _remove_channel(self, bid: int) -> None:
+        """``ControllerChannelManager.removeBroker``: the broker's queue is dropped and its thread stops."""
+        ch = self._channels.pop(bid, None)
+        if ch is not None:
+            ch.removed = True
+            ch.queue.clear()
 
     def channel(self, broker) -> ControllerChannel:
         ch = self._channels.get(broker.id)
@@ -654,7 +706,7 @@ class Controller:
             was_shutting_down = bid in self.shutting_down
             self.live_brokers.discard(bid)
             self.shutting_down.discard(bid)
-            self._channels.pop(bid, None)
+            self._remove_channel(bid)
             if self.id < 0:
                 return  # no controller: the next one reads the live brokers when it starts
             live = sorted(self.live_brokers & set(self.brokers))
@@ -742,9 +794,8 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             if self.id >= 0:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
-            for ch in self._channels.values():
-                ch.queue.clear()
-            self._channels = {}
+            for bid in list(self._channels):
+                self._remove_channel(bid)
             self.id = -1
             yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
             live = sorted(self.live_brokers & set(self.brokers))

@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from .network import ConnectionRefused
 from .records import Request
 
 __all__ = [
@@ -71,14 +72,18 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
             if attempt:
                 broker.lifecycle.append((env.now, "controlled_shutdown_retry", None))
             controller = cluster.controller_broker()
-            req = None
-            if controller is not None and controller.online:
+            req = conn = None
+            if controller is not None:
+                try:
+                    conn = controller.connect(
+                        controller.config.inter_broker_listener_name,
+                        str(broker_id),
+                        client_host=f"10.0.1.{broker_id % 250}",
+                    )
+                except ConnectionRefused:  # the controller's broker is not running: this attempt fails
+                    conn = None
+            if conn is not None:
                 done = env.event()
-                conn = controller.connect(
-                    controller.config.inter_broker_listener_name,
-                    str(broker_id),
-                    client_host=f"10.0.1.{broker_id % 250}",
-                )
                 req = Request(
                     "ControlledShutdown",
                     0,

@@ -1,0 +1,213 @@
+"""A stopped broker is inert: its process (kafka_lab/sim/node.py) ends, and with it every thread, timer and
+connection; a start-up is a new process. Against Kafka 2.8's source (docs/kafka-reference.md §5, §6):
+``KafkaServer.shutdown`` (the socket server, handlers, replica manager and fetchers all stop),
+``SocketServer.Processor.close`` (a closed connection's responses are dropped), ``NetworkClient``'s
+``handleDisconnections`` (every request in flight on a lost connection completes disconnected, and metadata
+is requested), ``AbstractFetcherThread.processFetchRequest`` (a failed fetch backs off
+``replica.fetch.backoff.ms``, then delays its partitions as much again), ``RequestSendThread.doWork`` (a
+failed control request is sent again after 100 ms, on a new connection), ``Sender.sendProducerData`` (no
+batch is drained for a node that is not ready).
+
+Each test names the mutation of tools/mutate.py it kills.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_lab.sim import Cluster
+from kafka_lab.sim.cluster import advance
+from kafka_lab.sim.controller import CONTROLLER_SEND_RETRY_MS
+from kafka_lab.sim.fetcher import REPLICA_FETCH_BACKOFF_MS
+from kafka_lab.sim.network import ConnectionRefused
+
+TOPIC = "t"
+
+
+def _restart_during_a_leader_move(seed=0, until=4500.0):
+    """Brokers 1-3, ``t`` with 6 partitions (RF 3, ``min.insync.replicas=2``), ``replica.lag.time.max.ms=600``,
+    five ``acks=all`` producers; broker 3's fetcher stalled from the start. At 1000 ms the controller moves
+    ``t-0`` to broker 2 and broker 2 begins its controlled shutdown: the LeaderAndIsr for the two partitions it
+    hands over (``t-1``, ``t-4``) is still being handled on broker 2 when it stops, 4.22 ms later; it is down
+    until 4004.22 ms."""
+    c = Cluster(3, seed=seed, broker_overrides={"replica_lag_time_max_ms": 600})
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, 6, 3, min_insync_replicas=2)
+    for i in range(5):
+        c.producer(f"p{i}", topic=TOPIC, acks="all").open_loop(400.0)
+    for tp in c.topics[TOPIC]:
+        c.brokers[3].fetchers.stop_fetching(tp)
+    c.controller.elect_leader((TOPIC, 0), 2, at_ms=1000.0)
+    c.restart_broker(2, at_ms=1000.0, down_ms=3000.0)
+    return c
+
+
+def _window(broker, event_from="shut_down", event_to="started"):
+    times = {e: t for t, e, _d in broker.lifecycle}
+    return times[event_from], times.get(event_to, float("inf"))
+
+
+def test_a_stopped_broker_handles_sends_and_appends_nothing():
+    """stopped-broker-keeps-running, stopped-broker-keeps-fetching. KafkaServer.shutdown stops the socket server,
+    the request handlers and the replica fetchers with the process: the LeaderAndIsr broker 2 was handling when
+    it stopped is lost with its connection (``DISCONNECTED``) instead of being applied after the shutdown, no
+    request reaches a handler of broker 2 while it is down, no thread of it sends one, and its logs do not grow.
+    (The model before this rule: 11 requests handled while down, 1,938 Fetch requests from its restarted
+    fetcher, its log of ``t-0`` from 4,300 to 14,980.)"""
+    c = _restart_during_a_leader_move()
+    b2 = c.brokers[2]
+    advance(c.env, 1004.3)
+    down, _ = _window(b2)
+    assert down == pytest.approx(1004.22)
+    leo_at_stop = {tp: p.log.leo for tp, p in b2.replica_manager.partitions.items()}
+    advance(c.env, 4000.0)
+    assert {tp: p.log.leo for tp, p in b2.replica_manager.partitions.items()} == leo_at_stop
+    c.run(4500.0)
+    down, up = _window(b2)
+    to_2 = [r for r in c.log if r.connection is not None and r.connection.broker_id == 2]
+    assert not [r for r in to_2 if down < r.dequeue < up]  # nothing handled (NaN compares false: never handled)
+    assert not [r for r in c.log if r.client_id.startswith("broker-2-") and down < r.sent < up]
+    (lost,) = [r for r in to_2 if r.is_controller and r.error == "DISCONNECTED"]
+    assert lost.api == "LeaderAndIsr" and lost.sent < down and lost.end == down
+    assert sorted(lost.partitions) == [(TOPIC, 1), (TOPIC, 4)]
+
+
+def test_acks_all_with_min_insync_replicas_2_is_not_acknowledged_by_one_live_replica():
+    """stopped-broker-keeps-fetching, stopped-broker-keeps-running. With broker 2 down and broker 3's fetcher
+    stalled, broker 1 is the only live replica of the partitions it leads (``t-1`` and ``t-4`` from broker 2's
+    shutdown on; ``t-0``): after ``replica.lag.time.max.ms`` its ISR is itself alone, so with
+    ``min.insync.replicas=2`` every acks=all produce to them fails NOT_ENOUGH_REPLICAS
+    (Partition.appendRecordsToLeader) until broker 2 is back. The model before this rule acknowledged 1,189
+    batches of ``t-1`` and ``t-4`` in that window: broker 2's fetcher, restarted by a LeaderAndIsr handled after
+    the shutdown, fetched while it was down, and broker 1 put it back in the ISR."""
+    c = _restart_during_a_leader_move()
+    res = c.run(4500.0)
+    down, up = _window(c.brokers[2])
+    lag = 600.0
+    led_by_1 = [tp for tp, st in c.controller.state.items() if st["leader"] == 1]
+    assert {(TOPIC, 1), (TOPIC, 4)} <= set(led_by_1)
+    lg = res.ledger
+    acked = lg[
+        lg["partition"].isin([p for _t, p in led_by_1])
+        & (lg["outcome"] == "committed")
+        & (lg["done_ms"] > down + 2 * lag)
+        & (lg["done_ms"] < up)
+    ]
+    assert acked.empty
+    # and they were not lost: each is committed once broker 2 is back (NOT_ENOUGH_REPLICAS is retriable)
+    assert (lg["outcome"] == "committed").all()
+
+
+def test_requests_in_flight_to_a_broker_that_stops_fail_as_disconnections_at_once():
+    """stopped-broker-keeps-connections. The socket server's shutdown closes every connection: the producer's
+    acks=all requests parked in broker 1's purgatory (its followers do not fetch) complete at the stop as
+    disconnected (NetworkClient.handleDisconnections: NETWORK_EXCEPTION, retriable), not 30 s later at
+    ``request.timeout.ms``; their batches wait in the accumulator while broker 1 refuses connections."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    for b in (2, 3):
+        c.brokers[b].fetchers.stop_fetching((TOPIC, 0))
+    p = c.producer("p", topic=TOPIC, acks="all")
+    p.burst(3, at_ms=1.0)
+    c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    c.run(1000.0)
+    produces = [r for r in c.log if r.api == "Produce"]
+    assert len(produces) == 3
+    assert all(r.error == "DISCONNECTED" and r.end == 50.0 for r in produces)
+    assert all(r.partition_errors == {(TOPIC, 0): "NETWORK_EXCEPTION"} for r in produces)
+    assert all((b.attempts, b.error, b.outcome) == (1, "NETWORK_EXCEPTION", "pending") for b in p.batches)
+    assert not c.brokers[1].produce_purgatory.watchers or c.brokers[1].produce_purgatory.num_delayed.value == 0
+
+
+def test_a_new_connection_to_a_stopped_broker_is_refused():
+    """stopped-broker-keeps-connections. A broker whose process is not running accepts no connection."""
+    c = Cluster(3, seed=0)
+    c.brokers[2].shut_down()
+    with pytest.raises(ConnectionRefused, match="broker 2 is not running"):
+        c.brokers[2].connect("PLAINTEXT", "client")
+    c.brokers[2].start_up(2)
+    assert not c.brokers[2].connect("PLAINTEXT", "client").closed
+
+
+def test_followers_of_a_stopped_leader_back_off_and_send_it_nothing():
+    """fetcher-no-backoff-on-disconnect, stopped-broker-keeps-running. Broker 1, the leader, stops at 100 ms
+    and starts again at 1500 ms (the controller is told neither: no session in this run). Its followers'
+    fetches fail: the one in flight completes disconnected, after which each thread waits
+    ``replica.fetch.backoff.ms``, then delays its partition as much again (AbstractFetcherThread
+    .processFetchRequest, then handlePartitionsWithErrors: "effectively doubling the delay"). So no Fetch
+    reaches broker 1 while it is down, and each follower's next one is sent 2 × 1000 ms after the failure."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.producer("p", topic=TOPIC, acks=1).open_loop(100.0)
+    c.env.timeout(100).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    c.env.timeout(1500).callbacks.append(lambda _e: c.brokers[1].start_up(2))
+    c.run(2500.0)
+    fetches = [r for r in c.log if r.api == "Fetch" and r.connection.broker_id == 1 and r.payload["replica_id"] >= 0]
+    assert [r.error for r in fetches if r.end == 100.0] == ["DISCONNECTED", "DISCONNECTED"]
+    assert not [r for r in fetches if 100.0 <= r.sent < 1500.0]
+    for b in (2, 3):
+        after = [r.sent for r in fetches if r.payload["replica_id"] == b and r.sent >= 100.0]
+        assert after[0] == pytest.approx(100.0 + 2 * REPLICA_FETCH_BACKOFF_MS)
+
+
+def test_a_control_request_lost_with_its_connection_is_sent_again_100_ms_later_on_a_new_one():
+    """controller-channel-no-resend. RequestSendThread.doWork: a send that fails ("Reconnecting to broker")
+    waits ``backoff()`` (100 ms) and sends the same request again, for as long as the broker is in the channel
+    manager. Broker 2 stops while the controller's LeaderAndIsr is in flight to it (the controller is not told:
+    no session expiry in this run), and starts again 250 ms later: the request is tried every 100 ms, refused
+    while broker 2 is down, and delivered on a new connection once it is up."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.controller.elect_leader((TOPIC, 0), 2, at_ms=10.0)
+    b2 = c.brokers[2]
+    stop_at = []
+
+    def stop_when_in_flight(_e):
+        lai = [r for r in c.log if r.api == "LeaderAndIsr" and r.connection.broker_id == 2]
+        stop_at.append(c.env.now)
+        assert lai and lai[-1].end != lai[-1].end  # in flight now
+        b2.shut_down()
+
+    c.env.timeout(12.05).callbacks.append(stop_when_in_flight)
+    c.env.timeout(12.05 + 250.0).callbacks.append(lambda _e: b2.start_up(2))
+    c.run(600.0)
+    lai = [r for r in c.log if r.api == "LeaderAndIsr" and r.connection.broker_id == 2]
+    assert [r.error for r in lai] == ["DISCONNECTED", "NONE"]
+    first, again = lai
+    assert first.end == stop_at[0]
+    # tried at stop + 100 and + 200 (refused: down), + 300 (up since + 250): sent then, on a new connection
+    assert again.sent == pytest.approx(stop_at[0] + 3 * CONTROLLER_SEND_RETRY_MS)
+    assert again.connection is not first.connection and again.payload is first.payload
+    assert b2.replica_manager.partitions[(TOPIC, 0)].leader == 2
+
+
+def test_a_restarted_broker_is_a_new_process_and_what_the_old_one_held_is_gone():
+    """stopped-broker-keeps-running. A request read into broker 1's request queue before it stopped is never
+    handled, neither while it is down nor by the new process; the new process has its own threads (the old
+    processors and handlers never run again), and its gauges read 0 while it is down."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    for i in range(40):  # 40 producers, 5 requests in flight each: more than broker 1's 8 handlers can take
+        c.producer(f"p{i}", topic=TOPIC, acks=1).burst(5, at_ms=5.0)
+    b1 = c.brokers[1]
+    old_processors = list(b1.planes["data"].processors)
+    snapshot = {}
+
+    def stop(_e):
+        snapshot["queued"] = list(b1.planes["data"].request_queue._items)
+        b1.shut_down()
+        snapshot["gauges"] = {n: g.value for n, g in b1.metrics.gauges.items()}
+
+    c.env.timeout(6.0).callbacks.append(stop)
+    c.env.timeout(56.0).callbacks.append(lambda _e: b1.start_up(2))
+    c.run(300.0)
+    assert snapshot["queued"]  # there was work in hand
+    assert all(r.dequeue != r.dequeue and r.error == "DISCONNECTED" for r in snapshot["queued"])
+    assert set(snapshot["gauges"].values()) == {0}
+    assert not set(map(id, old_processors)) & set(map(id, b1.planes["data"].processors))
+    after = [r for r in c.log if r.connection is not None and r.connection.broker_id == 1 and r.sent > 56.0]
+    assert after and all(r.connection.processor in b1.planes["data"].processors for r in after)
