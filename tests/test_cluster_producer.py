@@ -145,6 +145,10 @@ def test_an_acks0_produce_a_broker_refuses_closes_the_connection_and_the_produce
     refresh = md[md["sent_ms"] >= refused["end_ms"].iloc[0]]
     assert refresh["broker_id"].iloc[0] != 1
     assert refresh["sent_ms"].iloc[0] <= max(refused["end_ms"].iloc[0], md["end_ms"].iloc[0] + 100) + 1e-6
+    # the refused batch was never written: the ledger says so (not "truncated", a loss of something written)
+    lg = res.ledger
+    assert list(lg.loc[lg["outcome"] != "committed", "outcome"].astype(str)) == ["unwritten"]
+    assert lg.loc[lg["outcome"] == "unwritten", "broker_id"].tolist() == [1]
 
 
 # -- the sticky partitioner (KIP-480: DefaultPartitioner, StickyPartitionCache) ------------------------

@@ -46,6 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 TEST_PATTERNS = [
     "tests/test_assignment.py",
     "tests/test_broker_process.py",
+    "tests/test_ledger_outcomes.py",
     "tests/test_cluster_*.py",
     "tests/test_ledger_times.py",
     "tests/test_sim_log.py",
@@ -869,8 +870,8 @@ MUTATIONS = [
     M(
         "producer-acks0-waits-for-the-broker",
         "producer.py",
-        "        if req.acks == 0:\n            # acks=0 expects no response",
-        "        if False:\n            # acks=0 expects no response",
+        "        if req.acks == 0:\n            for b in batches:",
+        "        if False:\n            for b in batches:",
         "an acks=0 batch is done once its request is written: no response is expected, none is waited for",
         "Sender.sendProduceRequest: expectResponse = acks != 0; NetworkClient.handleCompletedSends; "
         "Sender.handleProduceResponse's acks=0 branch completes every batch NONE",
@@ -928,7 +929,7 @@ MUTATIONS = [
         "ledger.py",
         "    none: Counter = Counter()\n",
         '    batches = [b for b in batches if b.outcome != "pending"]\n    none: Counter = Counter()\n',
-        "every batch handed over is in the ledger, pending ones too: the four outcomes add up to what was handed over",
+        "every batch handed over is in the ledger, pending ones too: the outcomes add up to what was handed over",
         "docs/kafka-reference.md, the ledger (kafka_lab/sim/ledger.py): conservation of the records handed over",
     ),
     M(
@@ -1487,6 +1488,24 @@ MUTATIONS = [
         "            req.close_connection = False",
         "an acks=0 produce that fails on some partition closes its connection, so the producer refreshes its metadata",
         "KafkaApis.handleProduceRequest: if (produceRequest.acks == 0) ... if (errorInResponse) closeConnection(...)",
+        review=True,
+    ),
+    M(
+        "ledger-offline-is-truncated",
+        "ledger.py",
+        "    if len(lost) and offline:",
+        "    if False:",
+        "an acknowledged batch of a partition with no leader that a replica's log holds is offline, not lost",
+        "ReplicaStateMachine.doRemoveReplicasFromIsr keeps the ISR's last member; it leads again when it returns",
+        review=True,
+    ),
+    M(
+        "ledger-acks0-refused-is-truncated",
+        "ledger.py",
+        '            kept[i] = "unwritten" if req is not None and req.end == req.end else "pending"',
+        '            kept[i] = "truncated"',
+        "an acks=0 batch no log ever held is unwritten (never in a log), or pending while no broker has handled it",
+        "KafkaApis.handleProduceRequest: a partition error appends nothing (acks=0: no response, the connection closed)",
         review=True,
     ),
     M(

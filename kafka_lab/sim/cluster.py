@@ -41,7 +41,7 @@ import simpy
 from .broker import Broker
 from .config import ModelSettings, boolean_setting
 from .controller import Controller
-from .ledger import leader_log_index, ledger_frame
+from .ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
 from .producer import KafkaConsumer, KafkaProducer
 from .records import RequestLog, requests_frame
 
@@ -476,7 +476,13 @@ class Cluster:
         return ClusterResults(
             requests=requests_frame(self.log),
             metrics=metrics,
-            ledger=ledger_frame(batches, leader_log_index(self), now=until_ms),
+            ledger=ledger_frame(
+                batches,
+                leader_log_index(self),
+                now=until_ms,
+                offline=replica_log_index(self),
+                written=written_batch_ids(self) if any(b.acks == 0 for b in batches) else None,
+            ),
             staleness=self.staleness_frame(until_ms),
             unavailability=self.unavailability_frame(until_ms),
             events=self.events_frame(),

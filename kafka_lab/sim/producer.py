@@ -151,6 +151,7 @@ class ProducerBatch:
         "sent_ms",
         "refused_sent_ms",
         "in_flight",
+        "request",
     )
 
     def __init__(self, batch_id, client_id, tp, records, acks, now):
@@ -173,6 +174,7 @@ class ProducerBatch:
         self.sent_ms = NAN  # the send of the attempt in flight (or the last one)
         self.refused_sent_ms = NAN  # the send of an attempt refused NOT_LEADER_OR_FOLLOWER, until it is sent again
         self.in_flight = False
+        self.request = None  # acks=0: the request that carried it (the ledger asks whether a broker handled it)
 
     def wrong_leader_ms_at(self, now: float) -> float:
         """The time lost to wrong leaders as of ``now``: a refused batch not sent again yet is still losing it."""
@@ -630,6 +632,8 @@ class KafkaProducer(_MetadataClient):
         self.requests[id(req)] = (req, bid, batches)
         self._send(bid, req)  # drain has made sure of the connection
         if req.acks == 0:
+            for b in batches:
+                b.request = req
             # acks=0 expects no response (Sender: expectResponse = acks != 0): NetworkClient completes the request
             # once it is written (handleCompletedSends), and Sender completes each batch NONE, offset -1
             del self.requests[id(req)]
