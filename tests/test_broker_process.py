@@ -211,3 +211,39 @@ def test_a_restarted_broker_is_a_new_process_and_what_the_old_one_held_is_gone()
     assert not set(map(id, old_processors)) & set(map(id, b1.planes["data"].processors))
     after = [r for r in c.log if r.connection is not None and r.connection.broker_id == 1 and r.sent > 56.0]
     assert after and all(r.connection.processor in b1.planes["data"].processors for r in after)
+
+
+def test_a_controller_whose_broker_stopped_decides_and_sends_nothing():
+    """controller-work-outlives-its-broker. The controller's event thread and its request senders live in its
+    broker's process. Broker 1, the controller, stops at 50 ms without a controlled shutdown and nobody is told
+    (no session in this run): the leader move asked of it at 100 ms is not decided, no state is written, and
+    no request goes out under its name. The model before this rule decided it and sent LeaderAndIsr and
+    UpdateMetadata as ``controller-1`` from a broker that was down."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    c.controller.elect_leader((TOPIC, 0), 2, at_ms=100.0)
+    c.run(300.0)
+    assert c.controller.state[(TOPIC, 0)]["leader"] == 1 and c.controller.decisions == []
+    assert not [r for r in c.log if r.client_id == "controller-1" and r.sent > 50.0]
+
+
+def test_a_broker_whose_process_stops_during_the_election_it_would_win_is_not_the_controller():
+    """controller-elected-after-its-broker-stopped. The brokers race to create ``/controller``, an ephemeral znode
+    of the creator's session (KafkaController.elect). Broker 1 begins its controlled shutdown at 100 ms and the
+    controller moves at 102 ms: broker 1's create lands first, but its process stops at 104.22 ms and its
+    session, and the znode, with it; the watch fires again and another broker wins. The model before this rule
+    made broker 1 the controller at 108.09 ms although it was down, and it sent 6 requests."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, 2, 3)
+    c.producer("p", topic=TOPIC, acks="all").open_loop(200.0)
+    c.restart_broker(1, at_ms=100.0, down_ms=200.0)
+    c.move_controller(at_ms=102.0)
+    c.run(600.0)
+    down, up = _window(c.brokers[1])
+    elected = [(t, cid) for t, cid, ev, _d in c.controller.events if ev == "elected"]
+    assert elected and all(cid != 1 for t, cid in elected if down - 10 < t < up)
+    assert elected[0][0] > down  # decided after broker 1's znode went: the second round
+    assert not [r for r in c.log if r.client_id == "controller-1" and down < r.sent < up]

@@ -1456,6 +1456,30 @@ MUTATIONS = [
         "SocketServer.shutdown; NetworkClient.handleDisconnections (requests in flight complete disconnected)",
     ),
     M(
+        "controller-work-outlives-its-broker",
+        "controller.py",
+        "                        if not owner.online:\n                            return  # the controller's broker is not",
+        "                        if False:\n                            return  # the controller's broker is not",
+        "the controller's work runs in its broker's process: a controller whose broker stopped decides nothing",
+        "KafkaServer.shutdown → KafkaController.shutdown (the controller-event-thread and request senders stop)",
+        more=[
+            (
+                "controller.py",
+                "                if node is not None and node.incarnation != incarnation:",
+                "                if False:",
+            )
+        ],
+        review=True,
+    ),
+    M(
+        "controller-elected-after-its-broker-stopped",
+        "controller.py",
+        "                if self.brokers[winner].online:\n                    break\n",
+        "                break\n",
+        "a broker whose process stops during a controller election does not become the controller",
+        "KafkaController.elect: /controller is an ephemeral znode of the winner's session; it goes with the session",
+    ),
+    M(
         "fetcher-no-backoff-on-disconnect",
         "fetcher.py",
         "            if until <= now:\n                self.partitions[tp] = now + REPLICA_FETCH_BACKOFF_MS\n",

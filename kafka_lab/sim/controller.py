@@ -57,6 +57,7 @@ stood then.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import numpy as np
@@ -103,6 +104,9 @@ class ControllerChannel:
     def pump(self) -> None:
         if self.busy or not self.queue or self.removed or self._retry_armed:
             return
+        own = self.controller.brokers.get(self.controller.id)
+        if own is not None and not own.online:
+            return  # the controller's broker stopped: its RequestSendThreads with it (the resignation removes us)
         if (self.connection is None or self.connection.closed) and self._connect() is None:
             self._retry()  # refused: the broker's process is not running
             return
@@ -196,6 +200,35 @@ class Controller:
         self._first = (controller_id, epoch)
         self._batches = 0
 
+    # -- its work runs in its broker's process ---------------------------------------------------------
+    def _process(self, gen, at_ms: float = -math.inf):
+        """Start controller work (a simpy generator). From ``at_ms`` on (when it is the controller's to do: an
+        admin request, a ZooKeeper notification arriving then) it belongs to the active controller's broker
+        process (:mod:`.node`): it does nothing if that process has stopped, and stops where it waits if the
+        process stops meanwhile, as the controller's event thread does with its JVM. Before ``at_ms``, or with
+        no active controller, it runs unbound (and its steps check for a controller themselves)."""
+        return self.env.process(self._owned(gen, at_ms))
+
+    def _owned(self, gen, at_ms: float):
+        node = incarnation = None
+        value = None
+        try:
+            while True:
+                if node is None and self.env.now >= at_ms:
+                    owner = self.brokers.get(self.id)
+                    if owner is not None:
+                        if not owner.online:
+                            return  # the controller's broker is not running: nobody does this work
+                        node, incarnation = owner.node, owner.node.incarnation
+                event = gen.send(value)
+                value = yield event
+                if node is not None and node.incarnation != incarnation:
+                    return  # the controller's broker stopped while this waited: the work stops with it
+        except StopIteration:
+            return
+        finally:
+            gen.close()
+
     # -- the channel ---------------------------------------------------------------------------------
     def new_batch(self) -> int:
         """A new request batch's id (the requests one ``sendRequestsToBrokers`` call sends)."""
@@ -236,6 +269,9 @@ class Controller:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
         if self.id < 0:
             return  # no active controller (it resigned, the next is not elected): nothing is sent
+        own = self.brokers.get(self.id)
+        if own is not None and not own.online:
+            return  # its broker's process stopped (its channels, RequestSendThreads, stopped with it)
         states = [dict(s) for s in (partition_states or [])]
         if api == "StopReplica":
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
@@ -393,7 +429,7 @@ class Controller:
             self._write_state(tp, leader=new_leader)
             self._publish([tp], leader_and_isr=True)
 
-        self.env.process(decide())
+        self._process(decide(), at_ms)
 
     def _election_refusal(self, tp, new_leader) -> tuple | None:
         """Why an election of ``new_leader`` for ``tp`` is refused now, as ``(Kafka's error, message)``; None
@@ -544,7 +580,7 @@ class Controller:
             if changed:
                 self._publish([tp for tp, _ in changed], leader_and_isr=False)
 
-        self.env.process(work())
+        self._process(work())
 
     # -- topic deletion ------------------------------------------------------------------------------
     def delete_topic(self, topic: str, *, at_ms: float = 0.0) -> None:
@@ -627,7 +663,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     # -- brokers leaving and joining -----------------------------------------------------------------
     def handle_controlled_shutdown(self, req, respond) -> None:
@@ -688,7 +724,7 @@ class Controller:
             req.result = tuple(tp for tp in led if self.state[tp]["leader"] == bid)
             respond(req)
 
-        self.env.process(work())
+        self._process(work())
 
     def on_broker_failure(self, bid: int, *, at_ms: float) -> None:
         """``onBrokerFailure``: the broker's registration znode is gone (its session closed) at ``at_ms``.
@@ -740,7 +776,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     def on_broker_startup(self, bid: int, *, at_ms: float) -> None:
         """``onBrokerStartup``: the broker registered again at ``at_ms`` (with its new broker epoch)."""
@@ -775,7 +811,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     # -- a new controller ----------------------------------------------------------------------------
     def fail_over(self, *, at_ms: float, rng, load_round_trips: int = 5) -> None:
@@ -797,19 +833,26 @@ class Controller:
             for bid in list(self._channels):
                 self._remove_channel(bid)
             self.id = -1
-            yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
-            live = sorted(self.live_brokers & set(self.brokers))
-            if not live:
-                return
-            delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
-            winner = live[int(np.argmin(delays))]
-            yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, then the epoch
+            while True:
+                yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
+                live = sorted(self.live_brokers & set(self.brokers))
+                if not live:
+                    return
+                delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
+                winner = live[int(np.argmin(delays))]
+                yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, the epoch
+                if self.brokers[winner].online:
+                    break
+                # its process stopped meanwhile: its session, and the /controller it created, went with it
             self.id, self.epoch = winner, self.epoch + 1
+            epoch = self.epoch
             self.client_id = f"controller-{winner}"
             self._correlation = 0
             self.shutting_down = set()
             self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
             yield self.env.timeout(load_round_trips * self.zk_latency_ms)
+            if (self.id, self.epoch) != (winner, epoch):
+                return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
             live = sorted(self.live_brokers & set(self.brokers))
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
