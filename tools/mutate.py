@@ -60,6 +60,7 @@ TEST_PATTERNS = [
     "tests/test_shutdown_cluster.py",
     "tests/test_lifecycle.py",
     "tests/test_logs_generate.py",
+    "tests/test_fault_campaign.py",
 ]
 
 SIM = "kafka_lab/sim/"

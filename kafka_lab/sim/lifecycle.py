@@ -8,8 +8,9 @@
    (:meth:`~kafka_lab.sim.controller.Controller.handle_controlled_shutdown`) and answers with the
    partitions it still leads. An error or a partition left is retried after
    ``controlled.shutdown.retry.backoff.ms`` (5000), up to ``controlled.shutdown.max.retries`` (3) times;
-2. *shut down*: its fetchers stop, new connections are refused (a client's request fails
-   ``NETWORK_EXCEPTION``, as a disconnection does), and its ZooKeeper session closes, so its
+2. *shut down*: its process ends (:mod:`.node`): every thread stops with what it had in hand, every
+   connection closes (a request in flight fails ``NETWORK_EXCEPTION`` at its client, as a disconnection
+   does), new connections are refused, and its ZooKeeper session closes, so its
    registration znode is gone: the controller hears of it a ZooKeeper round trip later
    (:meth:`~kafka_lab.sim.controller.Controller.on_broker_failure`). When the broker *is* the
    controller, ``/controller`` goes with the session and the other brokers elect a new controller
