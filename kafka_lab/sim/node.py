@@ -44,6 +44,22 @@ class ProcessStopped:
 _STOPPED = ProcessStopped()
 
 
+class _Timer:
+    """A timer's callback, called only in the incarnation that armed it (a slotted object: a busy broker has
+    thousands of timers pending, one per parked follower fetch)."""
+
+    __slots__ = ("node", "incarnation", "callback")
+
+    def __init__(self, node, incarnation: int, callback):
+        self.node = node
+        self.incarnation = incarnation
+        self.callback = callback
+
+    def __call__(self, event) -> None:
+        if self.node.incarnation == self.incarnation:
+            self.callback(event)
+
+
 class Node:
     """One broker's process: its incarnation, and the threads and timers that belong to it."""
 
@@ -98,13 +114,7 @@ class Node:
         """``callback(event)`` after ``delay_ms``, if this incarnation still runs then."""
         if not self.alive:
             raise RuntimeError(f"{self.name} is not running: its process cannot arm a timer")
-        incarnation = self.incarnation
-
-        def fire(event):
-            if self.incarnation == incarnation:
-                callback(event)
-
-        self.env.timeout(delay_ms).callbacks.append(fire)
+        self.env.timeout(delay_ms).callbacks.append(_Timer(self, self.incarnation, callback))
 
     def stop(self) -> None:
         """End the running incarnation: its threads stop where they wait, its timers are void, then the
