@@ -247,3 +247,18 @@ def test_a_broker_whose_process_stops_during_the_election_it_would_win_is_not_th
     assert elected and all(cid != 1 for t, cid in elected if down - 10 < t < up)
     assert elected[0][0] > down  # decided after broker 1's znode went: the second round
     assert not [r for r in c.log if r.client_id == "controller-1" and down < r.sent < up]
+
+
+def test_a_controller_whose_broker_stopped_sends_none_of_the_requests_it_had_queued():
+    """controller-channel-outlives-its-broker. The controller's request senders are threads of its broker's
+    process: a topic deletion the controller (broker 1) queued for 100 ms is not sent when broker 1 has
+    stopped at 50 ms (nobody told: no session in this run). The model before this rule sent its StopReplica
+    and UpdateMetadata requests as ``controller-1`` from a broker that was down."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.controller.delete_topic(TOPIC, at_ms=100.0)
+    c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    c.run(300.0)
+    assert not [r for r in c.log if r.client_id == "controller-1" and r.sent > 50.0]
+    assert TOPIC in c.topics  # no replica deleted it: the deletion never went out

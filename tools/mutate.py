@@ -1473,6 +1473,14 @@ MUTATIONS = [
         review=True,
     ),
     M(
+        "controller-channel-outlives-its-broker",
+        "controller.py",
+        "        if own is not None and not own.online:\n            return  # the controller's broker stopped",
+        "        if False:\n            return  # the controller's broker stopped",
+        "the controller's request senders stop with its broker's process: nothing it had queued goes out",
+        "KafkaController.shutdown → ControllerChannelManager.shutdown (every RequestSendThread stops)",
+    ),
+    M(
         "controller-elected-after-its-broker-stopped",
         "controller.py",
         "                if self.brokers[winner].online:\n                    break\n",

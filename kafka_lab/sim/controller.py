@@ -269,9 +269,6 @@ class Controller:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
         if self.id < 0:
             return  # no active controller (it resigned, the next is not elected): nothing is sent
-        own = self.brokers.get(self.id)
-        if own is not None and not own.online:
-            return  # its broker's process stopped (its channels, RequestSendThreads, stopped with it)
         states = [dict(s) for s in (partition_states or [])]
         if api == "StopReplica":
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
