@@ -132,24 +132,44 @@ def test_a_new_connection_to_a_stopped_broker_is_refused():
 
 def test_followers_of_a_stopped_leader_back_off_and_send_it_nothing():
     """fetcher-no-backoff-on-disconnect, stopped-broker-keeps-running. Broker 1, the leader, stops at 100 ms
-    and starts again at 1500 ms (the controller is told neither: no session in this run). Its followers'
+    and starts again at 1050 ms (the controller is told neither: no session in this run). Its followers'
     fetches fail: the one in flight completes disconnected, after which each thread waits
     ``replica.fetch.backoff.ms``, then delays its partition as much again (AbstractFetcherThread
     .processFetchRequest, then handlePartitionsWithErrors: "effectively doubling the delay"). So no Fetch
-    reaches broker 1 while it is down, and each follower's next one is sent 2 × 1000 ms after the failure."""
+    reaches broker 1 while it is down, and each follower's next one is sent 2 × 1000 ms after the failure
+    (not at 1100 ms, when broker 1 is already back)."""
     c = Cluster(3, seed=0)
     c.log.keep_answered = True
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
     c.producer("p", topic=TOPIC, acks=1).open_loop(100.0)
     c.env.timeout(100).callbacks.append(lambda _e: c.brokers[1].shut_down())
-    c.env.timeout(1500).callbacks.append(lambda _e: c.brokers[1].start_up(2))
+    c.env.timeout(1050).callbacks.append(lambda _e: c.brokers[1].start_up(2))
     c.run(2500.0)
     fetches = [r for r in c.log if r.api == "Fetch" and r.connection.broker_id == 1 and r.payload["replica_id"] >= 0]
     assert [r.error for r in fetches if r.end == 100.0] == ["DISCONNECTED", "DISCONNECTED"]
-    assert not [r for r in fetches if 100.0 <= r.sent < 1500.0]
+    assert not [r for r in fetches if 100.0 <= r.sent < 1050.0]
     for b in (2, 3):
         after = [r.sent for r in fetches if r.payload["replica_id"] == b and r.sent >= 100.0]
         assert after[0] == pytest.approx(100.0 + 2 * REPLICA_FETCH_BACKOFF_MS)
+
+
+def test_a_stopped_follower_sends_nothing_even_if_its_fetcher_was_waiting_out_a_backoff():
+    """stopped-broker-keeps-fetching. The replica fetchers stop with their broker's process
+    (ReplicaManager.shutdown → replicaFetcherManager.shutdown). Broker 2 follows ``t-0``; its leader, broker 1,
+    stops at 100 ms, so broker 2's fetcher backs off; broker 2 itself stops at 500 ms, in the middle of that
+    backoff, and broker 1 is back at 700 ms (nobody told: no sessions in this run). Broker 2 sends nothing
+    while it is down: its fetcher does not wake from the backoff and fetch from broker 1."""
+    c = Cluster(3, seed=0)
+    c.log.keep_answered = True
+    c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
+    c.producer("p", topic=TOPIC, acks=1).open_loop(100.0)
+    c.env.timeout(100).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    c.env.timeout(500).callbacks.append(lambda _e: c.brokers[2].shut_down())
+    c.env.timeout(700).callbacks.append(lambda _e: c.brokers[1].start_up(2))
+    c.run(3500.0)
+    assert not [r for r in c.log if r.client_id.startswith("broker-2-") and r.sent > 500.0]
+    fetches_3 = [r for r in c.log if r.client_id == "broker-3-fetcher-0" and r.sent > 700.0]
+    assert fetches_3  # broker 3, up all along, does fetch from broker 1 again
 
 
 def test_a_control_request_lost_with_its_connection_is_sent_again_100_ms_later_on_a_new_one():
