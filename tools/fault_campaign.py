@@ -26,6 +26,13 @@ The property test (``tests/test_fault_campaign.py``) draws schedules with hypoth
     PYTHONPATH=$PWD .venv/bin/python tools/fault_campaign.py --runs 2000 [--seed 0] [--jobs 2] [--repeat-every 10]
 
 prints each violation with the schedule that produced it (a line of Python that rebuilds it), and a summary.
+
+Soaks run, 2026-11-28: 2,000 schedules (``--seed 1``) found one violation, a broker elected controller while
+its process was stopping (fixed: ``Controller.fail_over`` elects again, ``Controller._process``); then 3,000
+(``--seed 2``), 1,000 (``--seed 3``) and 4,000 (``--seed 4``) found none, about 0.15 s a schedule on 2 cores.
+Two properties were first written too strictly, and corrected with Kafka's source: a restarted broker
+applies the leader epoch it had again (a new process), and 2.8 lets an AlterIsr put a shutting-down or
+stopped broker back in an ISR (KAFKA-14140; docs/kafka-reference.md §6).
 """
 
 from __future__ import annotations
