@@ -29,7 +29,7 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
-from kafka_lab.sim import ClusterResults
+from kafka_lab.sim import OUTCOMES, ClusterResults
 
 __all__ = [
     "CONTROLLER_APIS",
@@ -57,7 +57,8 @@ __all__ = [
 #: the controller-to-broker requests of KIP-291's motivation, in the order the controller sends them
 CONTROLLER_APIS = ("LeaderAndIsr", "UpdateMetadata")
 
-_OUTCOMES = ["committed", "truncated", "failed", "pending"]
+#: the ledger's outcomes (kafka_lab.sim.ledger), in its order
+_OUTCOMES = list(OUTCOMES)
 
 
 def _check(res) -> None:
@@ -149,7 +150,8 @@ def follower_fetches(res: ClusterResults, broker_id: int) -> pd.DataFrame:
 def partition_ledger(res: ClusterResults) -> pd.DataFrame:
     """The ledger per partition: batches, records by outcome, ``NOT_LEADER_OR_FOLLOWER`` answers, latency.
 
-    ``records`` = committed + truncated + failed + pending (the ledger's conservation); latencies are over
+    ``records`` = the sum over the ledger's outcomes (its conservation: committed, offline, truncated,
+    unwritten, failed, pending); latencies are over
     the batches that got a final answer (acknowledged or failed), in ms from the first send;
     ``wrong_leader_ms`` is the time the partition's batches lost to wrong leaders, summed (the ledger's).
     """

@@ -57,7 +57,8 @@ def test_a_connection_refused_by_a_broker_that_is_down_is_followed_by_a_metadata
     DefaultMetadataUpdater.handleServerDisconnect: "The disconnect may be the result of stale metadata, so
     request an update" (``metadata.requestUpdate()``); the update is then sent once ``retry.backoff.ms``
     (100) has passed since the last refresh. Broker 1, t-0's leader, is down from 50 ms (the controller has
-    not noticed yet: no session expiry in the run); the batch handed over at 60 ms is refused."""
+    not noticed yet: no session expiry in the run); the batch handed over at 60 ms is never sent: its leader
+    refuses the connection, and ``Sender.sendProducerData`` drains nothing for a node that is not ready."""
     c, p = one_partition()
     c.env.timeout(50).callbacks.append(lambda _e: c.brokers[1].shut_down())
     p.burst(1, at_ms=60)
@@ -66,7 +67,8 @@ def test_a_connection_refused_by_a_broker_that_is_down_is_followed_by_a_metadata
     assert len(md) >= 2 and md["sent_ms"].iloc[1] <= 60 + 100 + 1e-6
     # the refresh went to a broker that is up (NetworkClient.leastLoadedNode skips a disconnected node)
     assert (md["broker_id"].iloc[1:] != 1).all()
-    assert p.batches[0].error == "NETWORK_EXCEPTION"
+    b = p.batches[0]
+    assert (b.attempts, b.outcome, b.error) == (0, "pending", "")  # still in the accumulator, never failed
 
 
 def test_a_request_failed_network_exception_by_the_client_timeout_is_followed_by_a_metadata_refresh():
@@ -99,6 +101,54 @@ def test_the_refresh_after_a_disconnect_is_sent_retry_backoff_ms_after_the_last_
     p.burst(1, at_ms=60)
     md = metadata_requests(c.run(400))
     assert md["sent_ms"].iloc[1] == pytest.approx(max(60.0, md["end_ms"].iloc[0] + 100), abs=1e-6)
+
+
+def test_a_request_timing_out_after_its_leader_stopped_sends_nothing_to_the_stopped_leader():
+    """producer-drains-to-refused-node. t-0's followers never fetch, so the producer's acks=all requests wait in
+    broker 1's purgatory; broker 1 stops at 20 ms (the controller is not told). The five requests in flight
+    fail then (the connection closes: NETWORK_EXCEPTION, retriable), and the three batches still queued are
+    never drained to broker 1: Sender.sendProducerData drops a node that is not ready (NetworkClient.ready,
+    the connection refused). The model before this rule "sent" them without a connection (sent NaN), and the
+    next request timeout ended the run with AttributeError: 'NoneType' object has no attribute 'close'."""
+    c, p = one_partition(acks="all", request_timeout_ms=50)
+    for b in (2, 3):
+        c.brokers[b].fetchers.stop_fetching(TP)
+    p.burst(8, at_ms=1)
+    c.env.timeout(20).callbacks.append(lambda _e: c.brokers[1].shut_down())
+    res = c.run(400)
+    produce = res.requests[res.requests["api"] == "Produce"]
+    assert len(produce) == 5 and (produce["sent_ms"] < 20).all()  # max.in.flight.requests.per.connection
+    assert (produce["error"] == "DISCONNECTED").all() and (produce["end_ms"] == 20).all()
+    assert sorted((b.attempts, b.error) for b in p.batches) == [(0, "")] * 3 + [(1, "NETWORK_EXCEPTION")] * 5
+    assert (res.ledger["outcome"] == "pending").all()
+
+
+def test_an_acks0_produce_a_broker_refuses_closes_the_connection_and_the_producer_follows_the_leader():
+    """acks0-error-keeps-connection. KafkaApis.handleProduceRequest (2.8), acks=0 with an error: "the server will
+    close socket server so that the producer client will know that some error has happened and will refresh
+    its metadata" (``closeConnection``); the producer's NetworkClient.handleDisconnections requests an update
+    (DefaultMetadataUpdater.handleServerDisconnect). The controller moves t-0 from broker 1 to broker 2 at
+    100 ms: broker 1 refuses the first acks=0 produce after its LeaderAndIsr and closes the connection, the
+    producer refreshes (not from broker 1: in its reconnect backoff) and sends the rest to broker 2. The model
+    before this rule kept sending to broker 1 for the rest of the run (457 produce requests refused, every
+    one a batch lost), until metadata.max.age.ms."""
+    c, p = one_partition(acks=0)
+    p.open_loop(500.0)
+    c.controller.elect_leader(TP, 2, at_ms=100.0)
+    res = c.run(1000.0)
+    r = res.requests
+    produce = r[(r["api"] == "Produce") & (r["sent_ms"] > 103)]
+    refused = produce[produce["error"] == "NOT_LEADER_OR_FOLLOWER"]
+    assert len(refused) == 1 and (refused["broker_id"] == 1).all()
+    assert (produce.loc[produce["error"] != "NOT_LEADER_OR_FOLLOWER", "broker_id"] == 2).all()
+    md = metadata_requests(res)
+    refresh = md[md["sent_ms"] >= refused["end_ms"].iloc[0]]
+    assert refresh["broker_id"].iloc[0] != 1
+    assert refresh["sent_ms"].iloc[0] <= max(refused["end_ms"].iloc[0], md["end_ms"].iloc[0] + 100) + 1e-6
+    # the refused batch was never written: the ledger says so (not "truncated", a loss of something written)
+    lg = res.ledger
+    assert list(lg.loc[lg["outcome"] != "committed", "outcome"].astype(str)) == ["unwritten"]
+    assert lg.loc[lg["outcome"] == "unwritten", "broker_id"].tolist() == [1]
 
 
 # -- the sticky partitioner (KIP-480: DefaultPartitioner, StickyPartitionCache) ------------------------

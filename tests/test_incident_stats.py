@@ -20,7 +20,7 @@ from kafka_lab.incident_stats import (
     truncated_records,
     wrong_leader_answers,
 )
-from kafka_lab.sim import purgatory_incident, truncation_incident, unavailability_incident
+from kafka_lab.sim import OUTCOMES, purgatory_incident, truncation_incident, unavailability_incident
 
 SMALL = {"producers": 60, "burst": 1, "rate_per_s": 20, "partitions": 4, "until_ms": 120.0}
 
@@ -45,7 +45,7 @@ def test_controller_requests_are_the_request_log_rows(trunc):
 def test_partition_ledger_conserves_records_and_counts_refusals(trunc):
     per = partition_ledger(trunc)
     assert per["records"].sum() == trunc.ledger["records"].sum()
-    assert (per[["committed", "truncated", "failed", "pending"]].sum(axis=1) == per["records"]).all()
+    assert (per[list(OUTCOMES)].sum(axis=1) == per["records"]).all()
     assert per.set_index("partition")["truncated"].sum() == truncated_records(trunc)
     # two independent counts of the NOT_LEADER_OR_FOLLOWER answers: per batch (ledger) and per request (log);
     # only orders-0 moves, so every refused request refused exactly one batch

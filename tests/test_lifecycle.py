@@ -300,8 +300,8 @@ def test_a_partition_with_one_replica_is_offline_while_its_broker_restarts_then_
 def test_after_a_crash_the_new_leader_is_the_first_live_isr_member_in_assignment_order():
     """``Election.leaderForOffline``: ``assignment.find(id => live(id) && isr.contains(id))`` -- the order of the
     assignment, not of the ISR (which grows by appending, so the two differ after a replica rejoined); the new
-    ISR is the old one's live members."""
-    c = Cluster(3, seed=4)
+    ISR is the old one's live members. (The controller is broker 3: a crashed controller does nothing.)"""
+    c = Cluster(3, seed=4, controller_id=3)
     tp = (TOPIC, 0)
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
     c.controller.state[tp]["isr"] = [1, 3, 2]  # 2 rejoined last
@@ -355,7 +355,7 @@ def test_the_controller_logs_an_election_of_an_offline_partition_from_offline_pa
 def test_an_offline_election_passes_over_a_broker_in_controlled_shutdown():
     """``ControllerContext.isReplicaOnline`` leaves out shutting-down brokers (``liveBrokerIds`` is the live
     brokers minus ``shuttingDownBrokerIds``): an offline partition neither elects one nor keeps it in the new ISR."""
-    c = Cluster(3, seed=4)
+    c = Cluster(3, seed=4, controller_id=3)  # broker 1 crashes: the controller is another
     tp = (TOPIC, 0)
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
     c.controller.shutting_down.add(2)  # broker 2's controlled shutdown has begun
@@ -539,7 +539,7 @@ def test_an_unclean_topic_elects_the_first_live_replica_outside_the_isr_alone_in
 def test_an_unclean_topic_still_prefers_a_live_isr_member_to_a_replica_ahead_of_it_in_the_assignment():
     """Unclean election is the fallback only: ``assignment.find(live && isr).orElse(...)``. Broker 2 comes
     first in the assignment but is out of the ISR; broker 3 is in it: 3 leads, cleanly."""
-    c = Cluster(3, seed=4)
+    c = Cluster(3, seed=4, controller_id=3)  # broker 1 crashes: the controller is another
     tp = (TOPIC, 0)
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]}, unclean_leader_election_enable="TRUE")
     c.controller.state[tp]["isr"] = [1, 3]  # 2 fell behind
@@ -554,7 +554,7 @@ def test_an_unclean_topic_still_prefers_a_live_isr_member_to_a_replica_ahead_of_
 def test_an_unclean_election_takes_the_first_live_replica_in_assignment_order():
     """``assignment.find(liveReplicas.contains)``: of two live replicas outside the ISR, the one listed first in
     the assignment (2, not 3), whatever their ids or the order they came back in."""
-    c = Cluster(3, seed=4)
+    c = Cluster(3, seed=4, controller_id=3)  # broker 1 crashes: the controller is another
     tp = (TOPIC, 0)
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]}, unclean_leader_election_enable=True)
     c.controller.state[tp]["isr"] = [1]  # 2 and 3 fell behind

@@ -42,6 +42,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kafka_lab.sim.network import DISCONNECTED
+
 from . import messages as m
 from .requestlog import BrokerView, json_message, segment_bytes, text_message
 from .slots import LEADER_EPOCH, MARK, OFFSET, POSITION, ZK_VERSION, fill
@@ -360,6 +362,8 @@ def render(
         elif r.api == "LeaderAndIsr" and (bid, r.api_local_complete) not in events_at and _ok(r.dequeue):
             p = r.payload  # a LeaderAndIsr that changed nothing (stale epochs): handled and finished all the same
             add(r.dequeue, bid, STATE, m.handling_leader_and_isr(bid, MARKER, p["controller_id"], len(r.partitions)), r)
+            if not _ok(r.api_local_complete):
+                continue  # its broker stopped while handling it: it never finished
             elapsed = math.floor(r.api_local_complete) - math.floor(r.dequeue)
             add(
                 r.api_local_complete,
@@ -398,11 +402,12 @@ def render(
         # requests are written when it returns. Within a batch the LeaderAndIsr lines come first, one per
         # broker, then one UpdateMetadata line for all its brokers; batches in the order they were queued
         # (the controller's correlation ids)
-        entries, um_groups = [], {}
+        entries, um_groups, batched = [], {}, set()
         for r in cluster.log:
-            if not r.is_controller or not _ok(r.sent):
-                continue
+            if not r.is_controller or not _ok(r.sent) or id(r.payload) in batched:
+                continue  # a request sent again after its connection was lost is the batch's, logged once
             p = r.payload
+            batched.add(id(p))
             cb, cep = p["controller_id"], p["controller_epoch"]
             states = p["partition_states"]
             order = (p["queued_ms"], cep, r.correlation_id)
@@ -424,9 +429,10 @@ def render(
         for lmm in lmms:
             add(t, cid, SERVER if kind == "broker" else CONTROLLER, lmm)
 
-    # -- the request log
+    # -- the request log: a request is logged when its response is done (RequestChannel.updateRequestMetrics); one
+    # lost with its connection (DISCONNECTED: its broker stopped, or the client closed it first) never is
     for r in requests:
-        if t0 <= r.end < t1:
+        if t0 <= r.end < t1 and r.error != DISCONNECTED:
             bid = r.connection.broker_id
             head, tail = render_request(r, views[bid], request_format)
             lines.append(Line(r.end, bid, REQUEST, head, r.client_id, r.correlation_id, tail, seq))

@@ -71,6 +71,8 @@ from pathlib import Path
 
 import numpy as np
 
+from kafka_lab.sim.network import DISCONNECTED
+
 from . import messages as m
 from .damage import Damage
 from .pool import window_pool
@@ -256,10 +258,11 @@ def _window(
     for ln in lines:
         if ln.client is not None:
             span[ln.client] = max(span.get(ln.client, 0), ln.correlation_id + 1)
-    # the requests written (render writes a request line at its end, inside the window)
+    # the requests written (render writes a request line at its end, inside the window; none for a request lost
+    # with its connection)
     groups: dict = {}
     for r in cluster.log:
-        if not (r.end == r.end and 0.0 <= r.end < duration):
+        if not (r.end == r.end and 0.0 <= r.end < duration) or r.error == DISCONNECTED:
             continue
         key = (r.connection.broker_id, API_KEY_NAMES[r.api], r.connection.listener)
         g = groups.setdefault(key, {k: [] for k in PHASES})

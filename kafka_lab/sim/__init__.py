@@ -49,6 +49,7 @@ from .controller_scale import controlled_shutdown, controller_failover
 from .distributions import Deterministic, Empirical, Exponential, LogNormal
 from .fencing import broker_restart_race, controller_election, zombie_controller
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
+from .ledger import OUTCOMES
 from .records import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
 from .shutdown_cluster import shutdown_in_cluster
@@ -64,6 +65,7 @@ __all__ = [
     "Exponential",
     "LogNormal",
     "ModelSettings",
+    "OUTCOMES",
     "Request",
     "Results",
     "Scenario",

@@ -10,6 +10,9 @@ The effects of a request apply when that work is done:
 ==================== ===========================================================================
 ``Produce``          append to each partition led here (others: ``NOT_LEADER_OR_FOLLOWER``).
                      ``acks=0``: no response is sent (the processor only unmutes the connection);
+                     if any partition failed, the processor closes the connection instead
+                     (``CloseConnectionResponse``: "so that the producer client will know that some
+                     error has happened and will refresh its metadata");
                      ``acks=1``: answered at once; ``acks=all`` (-1): parked in produce purgatory
                      until the followers have the records (``remoteTime``), see :mod:`.purgatory`
 ``Fetch``            a consumer fetch is answered at once; a follower fetch (``replica_id`` ≥ 0)
@@ -24,11 +27,8 @@ The effects of a request apply when that work is done:
 
 A produce response's error is the first non-``NONE`` partition error in request order.
 
-Simplifications, deliberate: an ``acks=0`` produce that fails on some partition is recorded with its
-error and the connection is unmuted as for any ``acks=0`` request (Kafka instead *closes* the
-connection, so that the producer notices and refreshes its metadata); a consumer fetch never
-long-polls (as with ``fetch.min.bytes`` satisfied at once); a request's effects are applied at the
-end of its ``localTime`` rather than part-way through it.
+Simplifications, deliberate: a consumer fetch never long-polls (as with ``fetch.min.bytes`` satisfied at
+once); a request's effects are applied at the end of its ``localTime`` rather than part-way through it.
 """
 
 from __future__ import annotations
@@ -136,6 +136,8 @@ class KafkaApis:
         req.error = next((errors[tp] for tp in req.partitions if tp in errors), "NONE")
         if req.acks == 0:
             req.no_response = True
+            # KafkaApis.handleProduceRequest: "Closing connection due to error during produce request ... with ack=0"
+            req.close_connection = req.error != "NONE"
         self.respond(req)
 
     def _Fetch(self, req):

@@ -9,6 +9,16 @@ Both planes hand requests to the same ``KafkaApis`` and the same replica manager
 
 Clients and the controller are separate processes: they :meth:`Broker.connect` to a listener of a
 broker, as a real client opens a socket to an advertised endpoint.
+
+The broker's threads and timers belong to its process (:class:`~kafka_lab.sim.node.Node`). What outlives
+a process is what a restarted broker finds again: its configuration, its listeners (the acceptors' ports),
+its logs, the request handlers' cost model (one random stream per broker), and its metrics' history.
+Everything else is made new at each start-up (:meth:`Broker.start_up`): request queues, processors,
+handler threads, purgatories, fetcher threads, the AlterIsr sender and the ``isr-expiration`` task, an
+empty metadata cache, and partitions that wait for the controller's LeaderAndIsr. When the process stops
+(:meth:`Broker.shut_down`) each of them stops with it; every connection to the broker closes (its clients
+see a disconnection) and its own connections close; its gauges read 0 until it starts again (its queues
+are gone, its threads idle), where Kafka's JMX would have nothing at all.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from .config import (
 from .handlers import RequestHandlerPool
 from .metrics import Metrics
 from .network import Acceptor, Processor
+from .node import Node
 from .purgatory import FetchPurgatory, ProducePurgatory
 from .replica import MetadataCache, ReplicaManager
 
@@ -32,19 +43,32 @@ __all__ = ["Broker", "Plane"]
 
 
 class Plane:
-    """The data plane (metric prefix "") or the control plane (prefix "ControlPlane")."""
+    """The data plane (metric prefix "") or the control plane (prefix "ControlPlane").
+
+    Its gauges outlive the broker's process; its request queue, processors and handlers are the running
+    process's (:meth:`open` makes them new)."""
 
     def __init__(self, name: str, metrics: Metrics, capacity: int, processors: int, prioritise_controller: bool):
         prefix = "ControlPlane" if name == "control" else ""
         self.name = name
         self.prefix = prefix
+        self.env = metrics.env
+        self.capacity = capacity
+        self.prioritise_controller = prioritise_controller
         self.request_queue_size = metrics.gauge(f"{prefix}RequestQueueSize")
         self.response_queue_size = metrics.gauge(f"{prefix}ResponseQueueSize")
         self.processor_busy = metrics.gauge(f"{prefix}NetworkProcessorAvgIdlePercent", threads=processors)
         self.handler_busy = None  # set once the handler count is known
-        self.request_queue = RequestQueue(metrics.env, capacity, self.request_queue_size, prioritise_controller)
+        self.request_queue: RequestQueue | None = None
         self.processors: list[Processor] = []
         self.handlers: RequestHandlerPool | None = None
+        self.open()
+
+    def open(self) -> None:
+        """A new process's plane: an empty request queue; its processors and handlers are started next."""
+        self.request_queue = RequestQueue(self.env, self.capacity, self.request_queue_size, self.prioritise_controller)
+        self.processors = []
+        self.handlers = None
 
 
 class Broker:
@@ -64,8 +88,11 @@ class Broker:
         self.id = cfg.broker_id
         self.broker_epoch = broker_epoch  # KIP-380: the czxid of its registration znode
         self.first_broker_epoch = broker_epoch  # before any restart (each start-up's is in lifecycle)
-        self.online = True  # False between a shutdown and the next start-up (:mod:`.lifecycle`)
+        self.node = Node(env, f"broker {self.id}")  # its process: every thread and timer below belongs to it
+        self.node.on_stop.append(self._process_stopped)
         self.lifecycle: list = []  # (time_ms, event, detail): its shutdowns and start-ups
+        #: its own clients' correlation ids (fetchers, AlterIsr), continued by the next process (see :mod:`.fetcher`)
+        self.correlation_ids: dict = {}
         self.cluster = cluster
         self.metrics = Metrics(env)
         self.replica_manager = rm = ReplicaManager(
@@ -77,60 +104,72 @@ class Broker:
         self.metadata_cache = MetadataCache()
         rm.metadata_cache = self.metadata_cache
         self.apis = KafkaApis(self, {**default_costs(), **settings.costs}, rng)
-        respond = self.apis.respond
-        self.produce_purgatory = ProducePurgatory(
-            env,
-            self.replica_manager,
-            self.metrics.gauge("NumDelayedOperations"),
-            self.metrics.gauge("PurgatorySize"),
-            respond,
-        )
-        self.fetch_purgatory = FetchPurgatory(env, self.apis.respond_follower_fetch)
-        self.replica_manager.produce_purgatory = self.produce_purgatory
-        self.replica_manager.fetch_purgatory = self.fetch_purgatory
+        self._delayed_operations = self.metrics.gauge("NumDelayedOperations")
+        self._purgatory_size = self.metrics.gauge("PurgatorySize")
 
+        # SocketServer: the control plane's acceptor and processor first, then the data plane's
         self.acceptors: dict[str, Acceptor] = {}
         self.planes: dict[str, Plane] = {}
-        pid = 0
-        # SocketServer.startup: the control plane's acceptor and processor first, then the data plane's
         if cfg.control_plane_listener is not None:
             lst = cfg.control_plane_listener
             plane = self.planes["control"] = Plane(
                 "control", self.metrics, CONTROL_PLANE_QUEUE_CAPACITY, CONTROL_PLANE_PROCESSORS, False
             )
-            plane.processors.append(
-                Processor(env, pid, lst.name, plane, settings.network_read_ms, settings.network_send_ms)
-            )
-            pid += 1
-            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, plane.processors, plane, self.id)
+            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, [], plane, self.id)
         n_data = cfg.num_network_threads * len(cfg.data_plane_listeners)
         data = Plane("data", self.metrics, cfg.queued_max_requests, n_data, settings.prioritise_controller_requests)
         self.planes["data"] = data
         for lst in cfg.data_plane_listeners:
-            procs = []
-            for _ in range(cfg.num_network_threads):
-                procs.append(Processor(env, pid, lst.name, data, settings.network_read_ms, settings.network_send_ms))
-                pid += 1
-            data.processors.extend(procs)
-            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, procs, data, self.id)
+            self.acceptors[lst.name] = Acceptor(lst.name, lst.host, lst.port, [], data, self.id)
         data.handler_busy = self.metrics.gauge("RequestHandlerAvgIdlePercent", threads=cfg.num_io_threads)
-        data.handlers = RequestHandlerPool(env, data, cfg.num_io_threads, self.apis)
         if "control" in self.planes:
-            cp = self.planes["control"]
-            cp.handler_busy = self.metrics.gauge(
+            self.planes["control"].handler_busy = self.metrics.gauge(
                 "ControlPlaneRequestHandlerAvgIdlePercent", threads=CONTROL_PLANE_HANDLERS
             )
-            cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis)
         self.fetchers = None
         self.alter_isr = None
-        if cluster is not None:
+        self._start_process()
+
+    def _start_process(self) -> None:
+        """``KafkaServer.startup``'s threads, for the running process: purgatories, the socket server (the
+        control plane's processor first, then the data plane's, as ``SocketServer.startup``), the handler
+        pools, then in a cluster the fetcher manager, the AlterIsr sender and ``isr-expiration``."""
+        env, cfg, settings, node, rm = self.env, self.config, self.settings, self.node, self.replica_manager
+        self.produce_purgatory = ProducePurgatory(
+            env, rm, self._delayed_operations, self._purgatory_size, self.apis.respond, node=node
+        )
+        self.fetch_purgatory = FetchPurgatory(env, self.apis.respond_follower_fetch, node=node)
+        rm.produce_purgatory = self.produce_purgatory
+        rm.fetch_purgatory = self.fetch_purgatory
+        pid = 0
+        read_ms, send_ms = settings.network_read_ms, settings.network_send_ms
+        if "control" in self.planes:
+            lst, plane = cfg.control_plane_listener, self.planes["control"]
+            plane.open()
+            plane.processors.append(Processor(env, pid, lst.name, plane, read_ms, send_ms, node=node))
+            pid += 1
+            self.acceptors[lst.name].open(plane.processors, plane)
+        data = self.planes["data"]
+        data.open()
+        for lst in cfg.data_plane_listeners:
+            procs = []
+            for _ in range(cfg.num_network_threads):
+                procs.append(Processor(env, pid, lst.name, data, read_ms, send_ms, node=node))
+                pid += 1
+            data.processors.extend(procs)
+            self.acceptors[lst.name].open(procs, data)
+        data.handlers = RequestHandlerPool(env, data, cfg.num_io_threads, self.apis, node=node)
+        if "control" in self.planes:
+            cp = self.planes["control"]
+            cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis, node=node)
+        if self.cluster is not None:
             from .fetcher import AlterIsrManager, ReplicaFetcherManager
 
-            self.fetchers = rm.fetchers = ReplicaFetcherManager(self, cluster, settings.replica_append_ms)
-            self.alter_isr = AlterIsrManager(self, cluster)
+            self.fetchers = rm.fetchers = ReplicaFetcherManager(self, self.cluster, settings.replica_append_ms)
+            self.alter_isr = AlterIsrManager(self, self.cluster)
             rm.alter_isr = self.alter_isr.submit
             if cfg.replica_lag_time_max_ms > 0:
-                env.process(self._isr_expiration())
+                node.thread(self._isr_expiration())
 
     def _isr_expiration(self):
         """``isr-expiration``: every ``replica.lag.time.max.ms / 2``, shrink the ISRs of lagging followers."""
@@ -139,17 +178,35 @@ class Broker:
             yield self.env.timeout(period)
             self.replica_manager.maybe_shrink_isr()
 
+    @property
+    def online(self) -> bool:
+        """Whether its process is running (False from a shutdown to the next start-up, :mod:`.lifecycle`)."""
+        return self.node.alive
+
     def shut_down(self) -> None:
-        """``KafkaServer.shutdown`` after the controlled shutdown: the fetchers stop, connections are refused."""
-        self.online = False
+        """``KafkaServer.shutdown`` after the controlled shutdown: the process ends (:meth:`_process_stopped`)."""
+        self.node.stop()
+
+    def _process_stopped(self) -> None:
+        """Its threads have stopped: every connection to it closes (its clients see a disconnection, new ones
+        are refused), its own connections close, its gauges read 0."""
+        for acceptor in self.acceptors.values():
+            acceptor.close()
         if self.fetchers is not None:
-            self.fetchers.remove_partitions(list(self.fetchers.fetching()))
+            self.fetchers.close()
+        if self.alter_isr is not None:
+            self.alter_isr.close()
+        for gauge in self.metrics.gauges.values():
+            if gauge.value:
+                gauge.add(-gauge.value)
 
     def start_up(self, broker_epoch: int) -> None:
-        """A new process on the same logs: a new broker epoch, an empty metadata cache, and partitions
-        that wait for the controller's LeaderAndIsr (the leader epochs it knew are not kept in memory)."""
-        self.online = True
+        """A new process on the same logs: a new broker epoch, new threads (:meth:`_start_process`), an empty
+        metadata cache, and partitions that wait for the controller's LeaderAndIsr (the leader epochs it knew
+        are not kept in memory)."""
+        self.node.start()
         self.broker_epoch = broker_epoch
+        self._start_process()
         self.replica_manager.restart()
         self.metadata_cache.reset()
 
@@ -157,15 +214,17 @@ class Broker:
     def has_control_plane(self) -> bool:
         return "control" in self.planes
 
-    def connect(self, listener: str, client_id: str, client_host: str = "10.0.0.1"):
-        """Open a connection to ``listener`` (the acceptor assigns it a processor)."""
+    def connect(self, listener: str, client_id: str, client_host: str = "10.0.0.1", on_disconnect=None):
+        """Open a connection to ``listener`` (the acceptor assigns it a processor); ``on_disconnect(connection)``
+        is called if the broker closes it. :class:`~kafka_lab.sim.network.ConnectionRefused` when the broker's
+        process is not running."""
         try:
             acceptor = self.acceptors[listener]
         except KeyError:
             raise ValueError(
                 f"broker {self.id} has no listener {listener!r}; it listens on {sorted(self.acceptors)}"
             ) from None
-        return acceptor.accept(client_id, client_host)
+        return acceptor.accept(client_id, client_host, on_disconnect)
 
     def controller_connection(self, listener: str, controller_id: int):
         """The connection controller ``controller_id`` opens to ``listener``, the name *its* config picks

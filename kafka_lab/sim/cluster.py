@@ -46,7 +46,7 @@ from kafka_lab.listeners.examples import CLIENT_LISTENER
 from .broker import Broker
 from .config import ModelSettings, boolean_setting
 from .controller import Controller
-from .ledger import leader_log_index, ledger_frame
+from .ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
 from .producer import KafkaConsumer, KafkaProducer
 from .records import RequestLog, requests_frame
 
@@ -370,15 +370,19 @@ class Cluster:
             tps.append(tp)
             self.controller.add_partition(tp, list(replicas))
             st = self.controller.partition_state(tp)
-            # a partition no live broker could take stays NewPartition: no replica hears of it until one is back
+            # a partition no live broker could take stays NewPartition: no replica hears of it until one is back;
+            # a broker that is down hears of it at its start-up (the controller's LeaderAndIsr)
             for r in replicas if tp not in self.controller.new_partitions else ():
+                if not self.brokers[r].online:
+                    continue
                 rm = self.brokers[r].replica_manager
                 part = rm.add_partition(name, p, list(replicas), st["leader"], st["isr"], 0)  # its topic's min ISR
                 if st["leader"] != r:
                     self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
                 del part
             for b in self.brokers.values():
-                b.metadata_cache.load([st])
+                if b.online:
+                    b.metadata_cache.load([st])
         self.topics[name] = tps
         if unclean:
             self.controller.unclean_topics.add(name)
@@ -519,7 +523,13 @@ class Cluster:
         return ClusterResults(
             requests=requests_frame(self.log),
             metrics=metrics,
-            ledger=ledger_frame(batches, leader_log_index(self), now=until_ms),
+            ledger=ledger_frame(
+                batches,
+                leader_log_index(self),
+                now=until_ms,
+                offline=replica_log_index(self),
+                written=written_batch_ids(self) if any(b.acks == 0 for b in batches) else None,
+            ),
             staleness=self.staleness_frame(until_ms),
             unavailability=self.unavailability_frame(until_ms),
             events=self.events_frame(),

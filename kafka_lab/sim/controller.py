@@ -49,6 +49,10 @@ control plane only if *it* names it too, else on its data plane, behind its clie
 controller builds its channels again (``onControllerFailover``), so after a controller move the new
 controller's config decides. Every request carries the controller's id and epoch, which brokers use to
 fence an older controller.
+A send that fails (the broker refuses the connection, or closes it with the request in flight: its
+process stopped) is tried again on a new connection 100 ms later (``RequestSendThread``: "Reconnecting to
+broker", ``backoff()``), the same request, until the broker answers or the channel is removed
+(``onBrokerFailure``'s ``removeBroker``, a new controller).
 
 Every decision is kept (:attr:`Controller.decisions`: time, partition, leader, leader epoch, the ISR and
 znode version it wrote, and the partition's state before it), so the staleness of each broker's metadata
@@ -58,12 +62,17 @@ stood then.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import numpy as np
 
 from .apis import CONTROLLER_APIS
+from .network import DISCONNECTED, ConnectionRefused
 from .records import Request
+
+#: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
+CONTROLLER_SEND_RETRY_MS = 100.0
 
 #: the ``toString`` of the election strategies, as a failed election's exception names them
 #: (``triggerOnlinePartitionStateChange`` passes ``allowUnclean = false``; the topic's own setting is read apart)
@@ -94,25 +103,66 @@ class ControllerChannel:
         self.controller = controller
         self.broker = broker
         self.route = controller_route(controller.brokers[controller.id], broker)
-        self.connection = broker.controller_connection(self.route.listener_name, controller.id)
+        self.connection = None
+        self._connect()
         self.queue: deque = deque()
         self.busy = False
+        self.removed = False  # removeBroker: the thread is shut down, its queue dropped
+        self._retry_armed = False
+
+    def _connect(self):
+        try:
+            self.connection = self.broker.controller_connection(self.route.listener_name, self.controller.id)
+        except ConnectionRefused:
+            self.connection = None
+        return self.connection
 
     def enqueue(self, req: Request) -> None:
         self.queue.append(req)
         self.pump()
 
     def pump(self) -> None:
-        if self.busy or not self.queue or not self.broker.online:
-            return  # a broker that is down: its requests wait until its channel is removed (onBrokerFailure)
+        if self.busy or not self.queue or self.removed or self._retry_armed:
+            return
+        own = self.controller.brokers.get(self.controller.id)
+        if own is not None and not own.online:
+            return  # the controller's broker stopped: its RequestSendThreads with it (the resignation removes us)
+        if (self.connection is None or self.connection.closed) and self._connect() is None:
+            self._retry()  # refused: the broker's process is not running
+            return
         self.busy = True
         req = self.queue.popleft()
         self.controller.log.append(req)
         self.controller.sent += 1
         self.connection.send(req)
 
+    def _retry(self) -> None:
+        """``backoff()``, then the same request again (``pump``), unless the channel is removed meanwhile."""
+        self._retry_armed = True
+
+        def again(_e):
+            self._retry_armed = False
+            self.pump()
+
+        self.controller.env.timeout(CONTROLLER_SEND_RETRY_MS).callbacks.append(again)
+
     def answered(self, req) -> None:
         self.busy = False
+        if req.error == DISCONNECTED:  # lost with its connection: sent again, as a new request, after the backoff
+            ctl = self.controller
+            again = Request(
+                req.api,
+                ctl._correlation,
+                req.client_id,
+                partitions=req.partitions,
+                payload=req.payload,
+                is_controller=True,
+                on_done=self.answered,
+            )
+            ctl._correlation += 1
+            self.queue.appendleft(again)
+            self._retry()
+            return
         cb = req.payload.get("callback") if isinstance(req.payload, dict) else None
         if cb is not None:
             cb(req)
@@ -170,11 +220,47 @@ class Controller:
         self._first = (controller_id, epoch)
         self._batches = 0
 
+    # -- its work runs in its broker's process ---------------------------------------------------------
+    def _process(self, gen, at_ms: float = -math.inf):
+        """Start controller work (a simpy generator). From ``at_ms`` on (when it is the controller's to do: an
+        admin request, a ZooKeeper notification arriving then) it belongs to the active controller's broker
+        process (:mod:`.node`): it does nothing if that process has stopped, and stops where it waits if the
+        process stops meanwhile, as the controller's event thread does with its JVM. Before ``at_ms``, or with
+        no active controller, it runs unbound (and its steps check for a controller themselves)."""
+        return self.env.process(self._owned(gen, at_ms))
+
+    def _owned(self, gen, at_ms: float):
+        node = incarnation = None
+        value = None
+        try:
+            while True:
+                if node is None and self.env.now >= at_ms:
+                    owner = self.brokers.get(self.id)
+                    if owner is not None:
+                        if not owner.online:
+                            return  # the controller's broker is not running: nobody does this work
+                        node, incarnation = owner.node, owner.node.incarnation
+                event = gen.send(value)
+                value = yield event
+                if node is not None and node.incarnation != incarnation:
+                    return  # the controller's broker stopped while this waited: the work stops with it
+        except StopIteration:
+            return
+        finally:
+            gen.close()
+
     # -- the channel ---------------------------------------------------------------------------------
     def new_batch(self) -> int:
         """A new request batch's id (the requests one ``sendRequestsToBrokers`` call sends)."""
         self._batches += 1
         return self._batches
+
+    def _remove_channel(self, bid: int) -> None:
+        """``ControllerChannelManager.removeBroker``: the broker's queue is dropped and its thread stops."""
+        ch = self._channels.pop(bid, None)
+        if ch is not None:
+            ch.removed = True
+            ch.queue.clear()
 
     def channel(self, broker) -> ControllerChannel:
         ch = self._channels.get(broker.id)
@@ -360,7 +446,7 @@ class Controller:
             self._write_state(tp, leader=new_leader)
             self._publish([tp], leader_and_isr=True)
 
-        self.env.process(decide())
+        self._process(decide(), at_ms)
 
     def _election_refusal(self, tp, new_leader) -> tuple | None:
         """Why an election of ``new_leader`` for ``tp`` is refused now, as ``(Kafka's error, message)``; None
@@ -511,7 +597,7 @@ class Controller:
             if changed:
                 self._publish([tp for tp, _ in changed], leader_and_isr=False)
 
-        self.env.process(work())
+        self._process(work())
 
     # -- topic deletion ------------------------------------------------------------------------------
     def delete_topic(self, topic: str, *, at_ms: float = 0.0) -> None:
@@ -594,7 +680,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     # -- brokers leaving and joining -----------------------------------------------------------------
     def handle_controlled_shutdown(self, req, respond) -> None:
@@ -655,7 +741,7 @@ class Controller:
             req.result = tuple(tp for tp in led if self.state[tp]["leader"] == bid)
             respond(req)
 
-        self.env.process(work())
+        self._process(work())
 
     def on_broker_failure(self, bid: int, *, at_ms: float) -> None:
         """``onBrokerFailure``: the broker's registration znode is gone (its session closed) at ``at_ms``.
@@ -673,7 +759,7 @@ class Controller:
             was_shutting_down = bid in self.shutting_down
             self.live_brokers.discard(bid)
             self.shutting_down.discard(bid)
-            self._channels.pop(bid, None)
+            self._remove_channel(bid)
             if self.id < 0:
                 return  # no controller: the next one reads the live brokers when it starts
             live = sorted(self.live_brokers & set(self.brokers))
@@ -707,7 +793,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     def on_broker_startup(self, bid: int, *, at_ms: float) -> None:
         """``onBrokerStartup``: the broker registered again at ``at_ms`` (with its new broker epoch)."""
@@ -742,7 +828,7 @@ class Controller:
                 if elected:
                     self._publish(elected, leader_and_isr=True)
 
-        self.env.process(work())
+        self._process(work(), at_ms)
 
     # -- a new controller ----------------------------------------------------------------------------
     def fail_over(self, *, at_ms: float, rng, load_round_trips: int = 5) -> None:
@@ -761,23 +847,29 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             if self.id >= 0:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
-            for ch in self._channels.values():
-                ch.queue.clear()
-            self._channels = {}
+            for bid in list(self._channels):
+                self._remove_channel(bid)
             self.id = -1
-            yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
-            live = sorted(self.live_brokers & set(self.brokers))
-            if not live:
-                return
-            delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
-            winner = live[int(np.argmin(delays))]
-            yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, then the epoch
+            while True:
+                yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
+                live = sorted(self.live_brokers & set(self.brokers))
+                if not live:
+                    return
+                delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
+                winner = live[int(np.argmin(delays))]
+                yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, the epoch
+                if self.brokers[winner].online:
+                    break
+                # its process stopped meanwhile: its session, and the /controller it created, went with it
             self.id, self.epoch = winner, self.epoch + 1
+            epoch = self.epoch
             self.client_id = f"controller-{winner}"
             self._correlation = 0
             self.shutting_down = set()
             self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
             yield self.env.timeout(load_round_trips * self.zk_latency_ms)
+            if (self.id, self.epoch) != (winner, epoch):
+                return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
             live = sorted(self.live_brokers & set(self.brokers))
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))

@@ -19,13 +19,30 @@ and loops:
 
 The thread's own work on a response with records (appending to the local log) takes ``append_ms``.
 
+A fetch that fails whole, because its connection was closed (the leader's process stopped) or a new one is
+refused, is ``AbstractFetcherThread.processFetchRequest``'s exception: the thread waits
+``replica.fetch.backoff.ms`` (a partition added meanwhile wakes it), then delays each of its partitions
+not already delayed by ``replica.fetch.backoff.ms`` more (``handlePartitionsWithErrors``), and the next
+fetch connects again (``ReplicaFetcherBlockingSend`` closes the client on any error).
+
 :class:`AlterIsrManager` is ``DefaultAlterIsrManager``: ISR changes a leader wants are queued and sent
 to the controller as one ``AlterIsr`` request at a time (through the controller broker's inter-broker
-listener); the answer is applied per partition. A failed request is retried after 50 ms.
+listener); the answer is applied per partition. A failed request (an error, a lost connection, a
+refused one) is retried after 50 ms, on a new connection if the old one is closed.
+
+Both are threads of the broker's process (:mod:`.node`): when it stops they stop, their connections
+close, and what they had in hand (a fetch in flight, ISR changes not sent) is gone.
+
+Simplification: the threads of a restarted broker continue the correlation ids of the last process's (Kafka's
+new ``NetworkClient`` starts again at 0), so that in a broker's request log a client and a correlation id name
+one request.
 """
 
 from __future__ import annotations
 
+from itertools import count
+
+from .network import DISCONNECTED, ConnectionRefused
 from .records import IN_FLIGHT, Request
 
 __all__ = ["ReplicaFetcherManager", "ReplicaFetcherThread", "AlterIsrManager", "REPLICA_FETCH_BACKOFF_MS"]
@@ -44,6 +61,7 @@ class ReplicaFetcherManager:
         self.cluster = cluster
         self.append_ms = append_ms
         self.threads: dict = {}  # leader id -> ReplicaFetcherThread
+        self.stopped: set = set()  # partitions this follower does not fetch, whatever their leader (stop_fetching)
 
     def add_partitions(self, leaders: dict) -> None:
         """Fetch each ``tp`` from ``leaders[tp]`` (removing it from any other thread first)."""
@@ -61,15 +79,22 @@ class ReplicaFetcherManager:
             t.remove(tps)
 
     def stop_fetching(self, tp) -> None:
-        """Incident knob: this follower stops fetching ``tp`` (KIP-291's example) until told otherwise."""
-        for t in self.threads.values():
-            t.stopped.add(tp)
+        """Incident knob: this follower stops fetching ``tp`` (KIP-291's example) until told otherwise, from
+        whichever leader (a new process, after a restart, fetches again)."""
+        self.stopped.add(tp)
 
     def resume_fetching(self, tp) -> None:
+        if tp in self.stopped:
+            self.stopped.discard(tp)
+            for t in self.threads.values():
+                if tp in t.partitions:
+                    t.wake()
+
+    def close(self) -> None:
+        """The process stopped: each thread's connection to its leader closes (the threads stopped with it)."""
         for t in self.threads.values():
-            if tp in t.stopped:
-                t.stopped.discard(tp)
-                t.wake()
+            if t.connection is not None:
+                t.connection.close()
 
     def fetching(self) -> dict:
         """``{tp: leader id}`` of every partition a thread fetches."""
@@ -85,17 +110,28 @@ class ReplicaFetcherThread:
         self.cluster = manager.cluster
         self.env = self.broker.env
         self.leader_id = leader_id
-        leader = self.cluster.brokers[leader_id]
         self.client_id = f"broker-{self.broker.id}-fetcher-0"
-        self.connection = leader.connect(
-            leader.config.inter_broker_listener_name, self.client_id, client_host=f"10.0.1.{self.broker.id % 250}"
-        )
+        self.connection = None
+        self._connect()
         self.partitions: dict = {}  # tp -> delayed until (ms)
-        self.stopped: set = set()
+        self.stopped = manager.stopped
         self._wake = None
-        self._correlation = 0
+        # the correlation ids go on from the last process's thread (Kafka's new NetworkClient starts at 0): in
+        # the logs a (client, correlation id) names one request
+        self._correlation = self.broker.correlation_ids.setdefault(self.client_id + f"->{leader_id}", count())
         self.sent = 0
-        self.env.process(self._run())
+        self.broker.node.thread(self._run())
+
+    def _connect(self):
+        """A connection to the leader's inter-broker listener; None when it is refused."""
+        leader = self.cluster.brokers[self.leader_id]
+        try:
+            self.connection = leader.connect(
+                leader.config.inter_broker_listener_name, self.client_id, client_host=f"10.0.1.{self.broker.id % 250}"
+            )
+        except ConnectionRefused:
+            self.connection = None
+        return self.connection
 
     def add(self, tp) -> None:
         self.partitions[tp] = 0.0
@@ -139,20 +175,25 @@ class ReplicaFetcherThread:
                 fetches[tp] = (log.leo, log.latest_epoch, p.leader_epoch)
             if not fetches:
                 continue
+            if (self.connection is None or self.connection.closed) and self._connect() is None:
+                yield from self._back_off()  # the leader refuses the connection: its process is not running
+                continue
             done = env.event()
             req = Request(
                 "Fetch",
-                self._correlation,
+                next(self._correlation),
                 self.client_id,
                 partitions=tuple(fetches),
                 payload={"replica_id": me, "fetches": fetches},
                 on_done=lambda _r, done=done: done.succeed(),  # not done.succeed: req <-> event, a cycle
             )
-            self._correlation += 1
             self.sent += 1
             self.cluster.log.append(req)
             self.connection.send(req)
             yield done
+            if req.error == DISCONNECTED:  # the leader closed the connection: the fetch failed whole
+                yield from self._back_off()
+                continue
             appended = 0
             fetching = self.partitions
             for tp, (err, hw, batches, diverging) in (req.result or {}).items():
@@ -172,6 +213,18 @@ class ReplicaFetcherThread:
                     p.hw = min(hw, p.log.leo)
             if appended and self.manager.append_ms:
                 yield env.timeout(self.manager.append_ms)
+
+    def _back_off(self):
+        """``processFetchRequest``'s catch: wait ``replica.fetch.backoff.ms`` (a partition added wakes it), then
+        ``handlePartitionsWithErrors`` delays every partition not already delayed by as much again."""
+        env = self.env
+        self._wake = env.event()
+        yield env.any_of([self._wake, env.timeout(REPLICA_FETCH_BACKOFF_MS)])
+        self._wake = None
+        now = env.now
+        for tp, until in self.partitions.items():
+            if until <= now:
+                self.partitions[tp] = now + REPLICA_FETCH_BACKOFF_MS
 
     @staticmethod
     def _truncation_offset(p, leader_epoch: int, leader_end: int) -> int:
@@ -204,7 +257,7 @@ class AlterIsrManager:
         self.pending: dict = {}  # tp -> (leader_epoch, new isr, zk_version)
         self.in_flight = False
         self.connection = None
-        self._correlation = 0
+        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-isr", count())
         self.sent = 0
 
     def submit(self, partition, new_isr: list) -> None:
@@ -216,28 +269,38 @@ class AlterIsrManager:
             return
         controller = self.cluster.controller_broker()
         if controller is None:
-            self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())
+            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
             return
-        if self.connection is None or self.connection.broker_id != controller.id:
-            self.connection = controller.connect(
-                self.broker.config.controller_to_broker_listener_name,
-                f"broker-{self.broker.id}-alter-isr",
-                client_host=f"10.0.1.{self.broker.id % 250}",
-            )
+        if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
+            try:
+                self.connection = controller.connect(
+                    self.broker.config.controller_to_broker_listener_name,
+                    f"broker-{self.broker.id}-alter-isr",
+                    client_host=f"10.0.1.{self.broker.id % 250}",
+                )
+            except ConnectionRefused:  # the controller's broker is not running: try again later
+                self.connection = None
+                self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
+                return
         items, self.pending = self.pending, {}
         self.in_flight = True
         req = Request(
             "AlterIsr",
-            self._correlation,
+            next(self._correlation),
             f"broker-{self.broker.id}-alter-isr",
             partitions=tuple(items),
             payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
             on_done=self._answered,
         )
-        self._correlation += 1
         self.sent += 1
         self.cluster.log.append(req)
         self.connection.send(req)
+
+    def close(self) -> None:
+        """The process stopped: its connection to the controller closes; the changes not sent are gone."""
+        if self.connection is not None:
+            self.connection.close()
+        self.pending = {}
 
     def _answered(self, req) -> None:
         self.in_flight = False
@@ -245,7 +308,7 @@ class AlterIsrManager:
         if req.error not in ("NONE", IN_FLIGHT) or req.result is None:
             for tp, item in req.payload["items"].items():  # retry the whole batch later
                 self.pending.setdefault(tp, item)
-            self.env.timeout(ALTER_ISR_RETRY_MS).callbacks.append(lambda _e: self._pump())
+            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
             return
         for tp, (err, isr, epoch, version) in req.result.items():
             rm.isr_changed(tp, isr, epoch, version, err)

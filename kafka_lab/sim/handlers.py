@@ -16,7 +16,7 @@ __all__ = ["RequestHandlerPool"]
 class RequestHandlerPool:
     """``threads`` handler threads serving one plane's request queue through ``apis``."""
 
-    def __init__(self, env, plane, threads: int, apis):
+    def __init__(self, env, plane, threads: int, apis, node=None):
         if threads < 1:
             raise ValueError(f"a request handler pool needs at least one thread, got {threads}")
         self.env = env
@@ -24,7 +24,10 @@ class RequestHandlerPool:
         self.threads = threads
         self.apis = apis
         for _ in range(threads):
-            env.process(self._run())
+            if node is not None:
+                node.thread(self._run())
+            else:
+                env.process(self._run())
 
     def _run(self):
         env = self.env

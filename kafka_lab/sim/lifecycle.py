@@ -8,8 +8,9 @@
    (:meth:`~kafka_lab.sim.controller.Controller.handle_controlled_shutdown`) and answers with the
    partitions it still leads. An error or a partition left is retried after
    ``controlled.shutdown.retry.backoff.ms`` (5000), up to ``controlled.shutdown.max.retries`` (3) times;
-2. *shut down*: its fetchers stop, new connections are refused (a client's request fails
-   ``NETWORK_EXCEPTION``, as a disconnection does), and its ZooKeeper session closes, so its
+2. *shut down*: its process ends (:mod:`.node`): every thread stops with what it had in hand, every
+   connection closes (a request in flight fails ``NETWORK_EXCEPTION`` at its client, as a disconnection
+   does), new connections are refused, and its ZooKeeper session closes, so its
    registration znode is gone: the controller hears of it a ZooKeeper round trip later
    (:meth:`~kafka_lab.sim.controller.Controller.on_broker_failure`). When the broker *is* the
    controller, ``/controller`` goes with the session and the other brokers elect a new controller
@@ -36,6 +37,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from .network import ConnectionRefused
 from .records import Request
 
 __all__ = [
@@ -71,14 +73,18 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
             if attempt:
                 broker.lifecycle.append((env.now, "controlled_shutdown_retry", None))
             controller = cluster.controller_broker()
-            req = None
-            if controller is not None and controller.online:
+            req = conn = None
+            if controller is not None:
+                try:
+                    conn = controller.connect(
+                        controller.config.inter_broker_listener_name,
+                        str(broker_id),
+                        client_host=f"10.0.1.{broker_id % 250}",
+                    )
+                except ConnectionRefused:  # the controller's broker is not running: this attempt fails
+                    conn = None
+            if conn is not None:
                 done = env.event()
-                conn = controller.connect(
-                    controller.config.inter_broker_listener_name,
-                    str(broker_id),
-                    client_host=f"10.0.1.{broker_id % 250}",
-                )
                 req = Request(
                     "ControlledShutdown",
                     0,
@@ -145,7 +151,7 @@ class LastIsrMember:
     controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
     hw_at_stop: dict  # broker -> its replica's high watermark when it stopped
-    outcomes: dict  # the ledger: batches per outcome (committed, truncated, failed, pending)
+    outcomes: dict  # the ledger: batches per outcome (kafka_lab.sim.ledger.OUTCOMES)
     unclean: bool = False  # the topic's unclean.leader.election.enable
     isr_elected: list = field(default_factory=list)  # the ISR the controller wrote with the election that ended it
     unclean_elections: int = 0  # of them, unclean: a leader from outside the ISR

@@ -23,15 +23,25 @@ A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempot
 - **client timeout**: a request unanswered after ``request.timeout.ms`` closes its connection
   (``NetworkClient.handleTimedOutRequests``); every request in flight on it fails ``NETWORK_EXCEPTION``.
   The broker may still append it: a retry then writes the batch twice (a *duplicate*);
-- **metadata**: a ``Metadata`` request to the least-loaded broker, answered from *that broker's*
-  metadata cache, when asked for (``retry.backoff.ms`` after the last refresh at the earliest, and then at
+- **connections** (``NetworkClient``, ``ClusterConnectionStates``): the sender drains batches only for a
+  broker it has a connection to, or can open one to (``Sender.sendProducerData`` drops the nodes that are
+  not ready). A broker whose process is not running refuses the connection: its batches stay in the
+  accumulator, metadata is requested (``DefaultMetadataUpdater.handleServerDisconnect``; a refresh due
+  then counts as failed, ``failedUpdate``), and the broker is not tried again for ``reconnect.backoff.ms``
+  (50, doubling at each failure in a row up to ``reconnect.backoff.max.ms``, 1000, with ±20 % jitter). A
+  connection the broker closes (its process stopped, or an ``acks=0`` produce failed) is a disconnection:
+  every request in flight on it fails ``NETWORK_EXCEPTION`` (``handleDisconnections``), metadata is
+  requested, and the same backoff applies before the next connection;
+- **metadata**: a ``Metadata`` request to the least-loaded broker not in its reconnect backoff, answered
+  from *that broker's* metadata cache, when asked for (``retry.backoff.ms`` after the last refresh at the earliest, and then at
   once: ``Metadata.timeToNextUpdate``) or after ``metadata.max.age.ms``;
   a partition whose leader epoch is older than the one already known is ignored (KIP-320).
 
 Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: ``acks=1``,
 ``retries=2147483647``, ``retry.backoff.ms=100``, ``request.timeout.ms=30000``,
 ``delivery.timeout.ms=120000``, ``max.in.flight.requests.per.connection=5``,
-``metadata.max.age.ms=300000``, ``linger.ms=0`` (a batch is ready at once).
+``metadata.max.age.ms=300000``, ``linger.ms=0`` (a batch is ready at once), ``reconnect.backoff.ms=50``,
+``reconnect.backoff.max.ms=1000``.
 
 A :class:`KafkaConsumer` polls each partition's leader every ``poll_interval_ms`` and reads what lies
 below the high watermark (``Fetch`` without long poll).
@@ -48,6 +58,7 @@ import numpy as np
 from kafka_lab.listeners.endpoint import java_trim
 
 from .distributions import Exponential
+from .network import DISCONNECTED, ConnectionRefused
 from .records import NAN, Request
 from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
 
@@ -63,6 +74,20 @@ PRODUCER_DEFAULTS = {
     "metadata.max.age.ms": 300000,
     "linger.ms": 0,
 }
+
+
+#: ``reconnect.backoff.ms`` and ``reconnect.backoff.max.ms`` (CommonClientConfigs, 2.8 defaults), and
+#: ClusterConnectionStates' exponential base and jitter: the n-th failure in a row (from 0) waits
+#: ``50 * 2**min(n, log2(1000 / 50))`` ms times a uniform factor in [0.8, 1.2)
+RECONNECT_BACKOFF_MS = 50.0
+RECONNECT_BACKOFF_MAX_MS = 1000.0
+RECONNECT_BACKOFF_JITTER = 0.2
+
+
+def reconnect_backoff_ms(failures: int, jitter: float = 1.0) -> float:
+    """``ExponentialBackoff.backoff(failures)`` for the reconnect backoff, ``jitter`` its random factor."""
+    exp = min(failures, math.log(RECONNECT_BACKOFF_MAX_MS / RECONNECT_BACKOFF_MS) / math.log(2))
+    return float(int(jitter * RECONNECT_BACKOFF_MS * 2**exp))
 
 
 #: the lower bounds ProducerConfig (2.8) puts on these settings (``atLeast``, ``between(0, ...)``)
@@ -126,6 +151,7 @@ class ProducerBatch:
         "sent_ms",
         "refused_sent_ms",
         "in_flight",
+        "request",
     )
 
     def __init__(self, batch_id, client_id, tp, records, acks, now):
@@ -148,6 +174,7 @@ class ProducerBatch:
         self.sent_ms = NAN  # the send of the attempt in flight (or the last one)
         self.refused_sent_ms = NAN  # the send of an attempt refused NOT_LEADER_OR_FOLLOWER, until it is sent again
         self.in_flight = False
+        self.request = None  # acks=0: the request that carried it (the ledger asks whether a broker handled it)
 
     def wrong_leader_ms_at(self, now: float) -> float:
         """The time lost to wrong leaders as of ``now``: a refused batch not sent again yet is still losing it."""
@@ -211,6 +238,9 @@ class _MetadataClient:
         self.metadata_in_flight = False
         self.connections: dict = {}  # broker id -> Connection
         self.in_flight: dict = {}  # broker id -> number of requests in flight
+        #: broker id -> (failures in a row, not before (ms)): ClusterConnectionStates after a disconnection
+        self.reconnect: dict = {}
+        self._reconnect_rng = None  # the jitter's own stream (drawn only when a connection is lost)
         self._correlation = 0
         self.sent = 0
         self._refresh_at = None  # when the earliest armed refresh timer fires (None: none armed)
@@ -226,83 +256,129 @@ class _MetadataClient:
         return self._known_partitions
 
     def connection(self, bid: int):
+        """The open connection to ``bid``, a new one, or None: in its reconnect backoff, or refused now
+        (``NetworkClient.ready``)."""
         conn = self.connections.get(bid)
-        if conn is None or conn.closed:
-            b = self.cluster.brokers[bid]
-            conn = self.connections[bid] = b.connect(self.cluster.client_listener(b), self.client_id)
-            self.in_flight[bid] = 0
+        if conn is not None and not conn.closed:
+            return conn
+        if self.blacked_out_until(bid) > self.env.now:
+            return None
+        b = self.cluster.brokers[bid]
+        try:
+            conn = b.connect(self.cluster.client_listener(b), self.client_id, on_disconnect=self._disconnected)
+        except ConnectionRefused:
+            self._connection_lost(bid)
+            return None
+        self.connections[bid] = conn
+        self.reconnect.pop(bid, None)  # ClusterConnectionStates.ready: the backoff starts over
+        self.in_flight[bid] = 0
         return conn
 
-    def _send(self, bid: int, req: Request) -> None:
+    def blacked_out_until(self, bid: int) -> float:
+        """When ``bid`` may be connected to again (``isBlackedOut``); -inf when it may now."""
+        state = self.reconnect.get(bid)
+        return state[1] if state is not None else -math.inf
+
+    def _connection_lost(self, bid: int) -> None:
+        """``processDisconnection``: ``ClusterConnectionStates.disconnected`` (the node's reconnect backoff grows),
+        then ``handleServerDisconnect``: a metadata refresh due now counts as failed (``failedUpdate``), and
+        an update is requested ("The disconnect may be the result of stale metadata")."""
+        now = self.env.now
+        if self.connections.get(bid) is not None and self.connections[bid].closed:
+            del self.connections[bid]
+        failures = self.reconnect.get(bid, (0, 0.0))[0]
+        if self._reconnect_rng is None:
+            self._reconnect_rng = self.cluster.rng(f"reconnect:{self.client_id}")
+        jitter = self._reconnect_rng.uniform(1 - RECONNECT_BACKOFF_JITTER, 1 + RECONNECT_BACKOFF_JITTER)
+        self.reconnect[bid] = (failures + 1, now + reconnect_backoff_ms(failures, jitter))
+        if not self.metadata_in_flight and now >= self._refresh_due():
+            self.last_refresh_ms = now
+        self.request_update()
+
+    def _disconnected(self, conn) -> None:
+        """The broker closed ``conn`` (``NetworkClient.handleDisconnections``); the requests in flight on it
+        complete ``NETWORK_EXCEPTION`` next, each through its own handler."""
+        if self.connections.get(conn.broker_id) is conn:
+            self._connection_lost(conn.broker_id)
+            self.maybe_refresh()  # NetworkClient.poll's next maybeUpdate (when retry.backoff.ms allows)
+
+    def _send(self, bid: int, req: Request) -> bool:
+        """Write ``req`` to ``bid``'s connection; False (nothing sent) when there is none to be had."""
+        conn = self.connection(bid)  # first: a new connection starts with nothing in flight
+        if conn is None:
+            return False
         req.correlation_id = self._correlation
         self._correlation += 1
         self.sent += 1
-        if not self.cluster.brokers[bid].online:  # connection refused: failed as a disconnection
-            self.in_flight[bid] = self.in_flight.get(bid, 0) + 1
-            self.connections.pop(bid, None)
-            self.env.timeout(0).callbacks.append(lambda _e: self._refused(req))
-            return
-        conn = self.connection(bid)  # first: a new connection starts with nothing in flight
         self.in_flight[bid] += 1
         self.cluster.log.append(req)
         conn.send(req)
-
-    def _refused(self, req: Request) -> None:
-        """``NetworkClient.handleDisconnections``: the request fails ``NETWORK_EXCEPTION``, metadata is refreshed."""
-        req.error = "NETWORK_EXCEPTION"
-        req.result = None
-        req.partition_errors = dict.fromkeys(req.partitions, "NETWORK_EXCEPTION")
-        req.end = self.env.now
-        if req.on_done is not None:
-            req.on_done(req)
-        self.request_update()
+        return True
 
     def request_update(self) -> None:
         self.update_requested = True
+
+    def _refresh_due(self) -> float:
+        """``Metadata.timeToNextUpdate`` as a time: the last refresh + ``retry.backoff.ms`` once an update is
+        asked for, else + ``metadata.max.age.ms``."""
+        return self.last_refresh_ms + (self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)
 
     def maybe_refresh(self) -> None:
         """Send a Metadata request if one is due (asked for, or aged) and none is in flight."""
         now = self.env.now
         if self.metadata_in_flight:
             return
-        due = self.last_refresh_ms + (self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)
+        due = self._refresh_due()
         if now < due:
             # Metadata.timeToNextUpdate: wake when the refresh is due. An update asked for (due at the last
             # refresh + retry.backoff.ms) comes before the age-based refresh already armed, so it gets a timer
             # of its own: the earliest armed timer is the one that matters
-            if self._refresh_at is None or due < self._refresh_at:
-                self._refresh_at = due
-
-                def fire(_e, at=due):
-                    if self._refresh_at == at:
-                        self._refresh_at = None
-                    self.maybe_refresh()
-
-                self.env.timeout(due - now).callbacks.append(fire)
+            self._wake_refresh(due)
             return
-        live = sorted(b for b, br in self.cluster.brokers.items() if br.online)
-        bid = (
-            self.prefer
-            if self.prefer is not None
-            else min(live, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b))
-        )
+        if self.prefer is not None:
+            bid = self.prefer
+        else:  # leastLoadedNode: a broker it may connect to, the fewest requests in flight first
+            usable = [b for b in sorted(self.cluster.brokers) if self.blacked_out_until(b) <= now]
+            bid = min(usable, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b), default=None)
+        if bid is None:  # every broker in its reconnect backoff: ask when the first one's ends
+            self._wake_refresh(min(map(self.blacked_out_until, self.cluster.brokers)))
+            return
+        if self.blacked_out_until(bid) > now:
+            self._wake_refresh(self.blacked_out_until(bid))
+            return
         tps = self.topic_partitions()
-        self.metadata_in_flight = True
-        self._send(
-            bid,
-            Request(
-                "Metadata",
-                0,
-                self.client_id,
-                partitions=tuple(tps),
-                on_done=lambda r, bid=bid: self._metadata_answer(r, bid),
-            ),
+        req = Request(
+            "Metadata",
+            0,
+            self.client_id,
+            partitions=tuple(tps),
+            on_done=lambda r, bid=bid: self._metadata_answer(r, bid),
         )
+        if self._send(bid, req):
+            self.metadata_in_flight = True
+        else:  # refused: the refresh counted as failed (_connection_lost), due again retry.backoff.ms from now
+            self.maybe_refresh()
+
+    def _wake_refresh(self, at: float) -> None:
+        """Call :meth:`maybe_refresh` at ``at``, unless a timer armed earlier fires before."""
+        if self._refresh_at is None or at < self._refresh_at:
+            self._refresh_at = at
+
+            def fire(_e, at=at):
+                if self._refresh_at == at:
+                    self._refresh_at = None
+                self.maybe_refresh()
+
+            self.env.timeout(at - self.env.now).callbacks.append(fire)
 
     def _metadata_answer(self, req, bid) -> None:
         self.in_flight[bid] -= 1
         self.metadata_in_flight = False
         self.last_refresh_ms = self.env.now
+        if req.error == DISCONNECTED:  # handleFailedRequest: failedUpdate, the update is still wanted
+            self.update_requested = True
+            self.maybe_refresh()
+            return
         self.update_requested = False
         for tp, (err, leader, epoch) in (req.result or {}).items():
             known = self.leaders.get(tp)
@@ -508,6 +584,10 @@ class KafkaProducer(_MetadataClient):
             per_node.setdefault(leader, []).append(tp)
         limit = self.cfg["max.in.flight.requests.per.connection"]
         for bid, tps in per_node.items():
+            if self.connection(bid) is None:  # not ready (Sender drops the node): its batches wait
+                until = self.blacked_out_until(bid)
+                next_wake = until if next_wake is None else min(next_wake, until)
+                continue
             # one request at a time per connection slot: one batch (the head) per ready partition
             while tps and self.in_flight.get(bid, 0) < limit:
                 batches = [self.accumulator[tp].popleft() for tp in tps]
@@ -550,8 +630,10 @@ class KafkaProducer(_MetadataClient):
             on_done=self._answered,
         )
         self.requests[id(req)] = (req, bid, batches)
-        self._send(bid, req)
-        if req.acks == 0 and req.connection is not None:
+        self._send(bid, req)  # drain has made sure of the connection
+        if req.acks == 0:
+            for b in batches:
+                b.request = req
             # acks=0 expects no response (Sender: expectResponse = acks != 0): NetworkClient completes the request
             # once it is written (handleCompletedSends), and Sender completes each batch NONE, offset -1
             del self.requests[id(req)]

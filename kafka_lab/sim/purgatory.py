@@ -32,6 +32,8 @@ from __future__ import annotations
 import heapq
 from itertools import count
 
+from .node import Node
+
 __all__ = ["DelayedProduce", "ProducePurgatory", "FetchPurgatory", "PURGE_INTERVAL_REQUESTS", "REAPER_INTERVAL_MS"]
 
 #: ``producer.purgatory.purge.interval.requests`` (2.8 default)
@@ -55,8 +57,11 @@ class DelayedProduce:
 class ProducePurgatory:
     """Delayed acks=all produces, watched per partition (``TopicPartitionOperationKey``)."""
 
-    def __init__(self, env, replicas, num_delayed, size, respond, purge_interval: int = PURGE_INTERVAL_REQUESTS):
+    def __init__(
+        self, env, replicas, num_delayed, size, respond, purge_interval: int = PURGE_INTERVAL_REQUESTS, node=None
+    ):
         self.env = env
+        self.node = node if node is not None else Node(env, "purgatory")  # its broker's process (a reaper, timers)
         self.replicas = replicas
         self.num_delayed = num_delayed
         self.size = size
@@ -83,7 +88,7 @@ class ProducePurgatory:
         self.num_delayed.add(1)
         self._add_timer(op, self.env.now + req.timeout_ms)
         if self._reaper is None:
-            self._reaper = self.env.process(self._reap())
+            self._reaper = self.node.thread(self._reap())
 
     def _check_all(self, op) -> bool:
         check = self.replicas.check_enough_replicas_reach_offset
@@ -133,7 +138,7 @@ class ProducePurgatory:
         heapq.heappush(self._expiry, (deadline, next(self._seq), op))
         if self._timer_at is None or deadline < self._timer_at:
             self._timer_at = deadline
-            self.env.timeout(deadline - self.env.now).callbacks.append(lambda _e, at=deadline: self._expire_due(at))
+            self.node.timer(deadline - self.env.now, lambda _e, at=deadline: self._expire_due(at))
 
     def _expire_due(self, at: float) -> None:
         """The timer fires: expire every operation whose deadline has come, in the order they were watched."""
@@ -148,7 +153,7 @@ class ProducePurgatory:
         if heap:
             deadline = heap[0][0]
             self._timer_at = deadline
-            self.env.timeout(deadline - now).callbacks.append(lambda _e, at=deadline: self._expire_due(at))
+            self.node.timer(deadline - now, lambda _e, at=deadline: self._expire_due(at))
 
     def _expire(self, op) -> None:
         if op.done:
@@ -198,8 +203,9 @@ class ProducePurgatory:
 class FetchPurgatory:
     """Long-poll follower fetches: answered on the next append to one of their partitions, or at max wait."""
 
-    def __init__(self, env, respond):
+    def __init__(self, env, respond, node=None):
         self.env = env
+        self.node = node if node is not None else Node(env, "purgatory")
         self.respond = respond
         self.watchers: dict = {}
 
@@ -207,7 +213,7 @@ class FetchPurgatory:
         box = [req]
         for tp in req.partitions:
             self.watchers.setdefault(tp, []).append(box)
-        self.env.timeout(max_wait_ms).callbacks.append(lambda _e: self._fire(box))
+        self.node.timer(max_wait_ms, lambda _e: self._fire(box))
 
     def _fire(self, box) -> None:
         if box[0] is not None:

@@ -93,6 +93,7 @@ class Request:
         "_end",
         "is_controller",
         "no_response",
+        "close_connection",
         "result",
         "_log",
         "_row",
@@ -126,6 +127,7 @@ class Request:
         self.error = IN_FLIGHT
         self.partition_errors = None
         self.no_response = False
+        self.close_connection = False  # answered by closing its connection (an acks=0 produce that failed)
         self.result = None
         self.sent = self.start = self.enqueue = self.dequeue = NAN
         self.api_local_complete = self.response_complete = self.response_dequeue = self._end = NAN

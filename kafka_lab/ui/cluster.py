@@ -11,7 +11,8 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`latency_figure` -- produce latency of each batch of the moved partition against when it was created.
 - :func:`purgatory_figure` -- the two together (lab 04).
 - :func:`leadership_figure` -- who acted as the partition's leader, when: two leaders or none.
-- :func:`outcomes_figure` -- records per partition by outcome: committed, truncated, failed, pending.
+- :func:`outcomes_figure` -- records per partition by outcome: committed, truncated, failed, pending (and offline,
+  unwritten when a run has any).
 - :func:`truncated_acks_figure` -- records acknowledged, then truncated, over time, and when they vanished.
 - :func:`staleness_figure` -- how long each broker's metadata still named the old leader.
 - :func:`wrong_leader_figure` -- the clients' sends to a wrong leader over time: refused, or acknowledged and lost.
@@ -72,8 +73,26 @@ __all__ = [
 #: one colour per run, in this order: blue, orange, purple, teal (told apart with deuteranopia and protanopia)
 RUN_COLOURS = (PALETTE[0], PALETTE[1], PALETTE[5], PALETTE[4])
 _DASHES = ("solid", "dash", "dot", "dashdot")
-#: the ledger's outcomes: acknowledged and kept (blue), acknowledged then lost (red), an error (yellow), open (grey)
-OUTCOME_COLOURS = {"committed": GOOD, "truncated": BAD, "failed": PALETTE[5], "pending": GREY}
+#: the ledger's outcomes: acknowledged and kept (green), kept on a disk with no leader (sky blue), acknowledged then
+#: lost (vermillion), acks=0 never written (orange), an error (reddish purple), open (grey)
+OUTCOME_COLOURS = {
+    "committed": GOOD,
+    "offline": PALETTE[4],
+    "truncated": BAD,
+    "unwritten": PALETTE[1],
+    "failed": PALETTE[5],
+    "pending": GREY,
+}
+#: the outcomes every ledger table and figure shows; the others only when a run has any (a partition with no
+#: leader at the end, acks=0 batches no broker wrote): labs 04-06 have neither
+_ALWAYS_SHOWN = ("committed", "truncated", "failed", "pending")
+
+
+def _shown_outcomes(frames) -> list:
+    """The ledger's outcomes to show for these per-partition ledgers, in the ledger's order."""
+    return [o for o in OUTCOME_COLOURS if o in _ALWAYS_SHOWN or any(int(f[o].sum()) for f in frames)]
+
+
 _MARK = INK
 #: a live panel's run with several partitions: 5 partitions, 100 simulated ms (a control answers in well under 0.5 s)
 PANEL_RUN = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 100.0}
@@ -370,11 +389,13 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
     gap = 0.04
     width = (1 - gap * (n - 1)) / n
     data, layout, notes = [], {}, []
-    for c, (label, res) in enumerate(runs.items(), start=1):
+    pers = {label: partition_ledger(res) for label, res in runs.items()}
+    shown = _shown_outcomes(pers.values())
+    for c, (label, per) in enumerate(pers.items(), start=1):
         axis = "" if c == 1 else str(c)
-        per = partition_ledger(res)
         x = per["partition"].astype(str).to_numpy()
-        for outcome, colour in OUTCOME_COLOURS.items():
+        for outcome in shown:
+            colour = OUTCOME_COLOURS[outcome]
             data.append(
                 {
                     "type": "bar",
@@ -599,14 +620,12 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
         per.insert(0, "partitions", per.pop("topic") + "-" + per.pop("partition").astype(str))
     else:
         per = ledger_by_group(res, partition)
+    shown = _shown_outcomes([per])
     per = per.rename(columns={"not_leader_answers": "NOT_LEADER_OR_FOLLOWER", "mean_latency_ms": "mean latency (ms)"})
     return per.set_index("partitions")[
         [
             "records",
-            "committed",
-            "truncated",
-            "failed",
-            "pending",
+            *shown,
             "duplicates",
             "NOT_LEADER_OR_FOLLOWER",
             "mean latency (ms)",
