@@ -25,7 +25,7 @@ from ..config import ModelSettings
 from .config import KRaftConfig, KRaftCosts
 from .controller_server import ControllerServer, controller_properties
 from .raft import RaftHistory
-from .records import MetadataImage, MetadataRecord, RecordBatch
+from .records import MetadataImage, MetadataRecord, RecordBatch, topic_id
 
 __all__ = ["Quorum", "DEFAULT_CONTROLLER_IDS"]
 
@@ -100,6 +100,71 @@ class Quorum:
             if not isinstance(r, MetadataRecord):
                 raise TypeError(f"a bootstrap record is a MetadataRecord, got {r!r}")
         self._bootstrap.extend(records)
+
+    def register_brokers(self, brokers: dict) -> dict:
+        """Bootstrap records for brokers registered and unfenced before t=0 (``{broker id: rack or None}``): each
+        one's ``RegisterBrokerRecord``, then its ``BrokerRegistrationChangeRecord(Fenced=-1)``; returns ``{broker
+        id: (broker epoch, incarnation id)}``, the epoch being the registration's offset."""
+        out, first = {}, self.next_offset()
+        for i, (bid, rack) in enumerate(sorted(brokers.items())):
+            epoch = first + i
+            inc = f"bootstrap-incarnation-{bid}"
+            out[bid] = (epoch, inc)
+            self._bootstrap.append(
+                MetadataRecord(
+                    "RegisterBrokerRecord",
+                    {
+                        "BrokerId": bid,
+                        "IncarnationId": inc,
+                        "BrokerEpoch": epoch,
+                        "Rack": rack,
+                        "Fenced": True,
+                        "InControlledShutdown": False,
+                    },
+                )
+            )
+        for bid in sorted(brokers):
+            self._bootstrap.append(
+                MetadataRecord(
+                    "BrokerRegistrationChangeRecord", {"BrokerId": bid, "BrokerEpoch": out[bid][0], "Fenced": -1}
+                )
+            )
+        return out
+
+    def create_topic(self, name: str, assignment: dict) -> list:
+        """Bootstrap records of a topic created before t=0: its ``TopicRecord`` and one ``PartitionRecord`` per
+        partition (the ISR every replica, the first replica the leader, epochs 0); the partitions' states."""
+        tid = topic_id(name)
+        self._bootstrap.append(MetadataRecord("TopicRecord", {"Name": name, "TopicId": tid}))
+        states = []
+        for p, replicas in sorted(assignment.items()):
+            replicas = list(replicas)
+            self._bootstrap.append(
+                MetadataRecord(
+                    "PartitionRecord",
+                    {
+                        "PartitionId": p,
+                        "TopicId": tid,
+                        "Replicas": replicas,
+                        "Isr": replicas,
+                        "Leader": replicas[0],
+                        "LeaderEpoch": 0,
+                        "PartitionEpoch": 0,
+                    },
+                )
+            )
+            states.append(
+                {
+                    "topic": name,
+                    "partition": p,
+                    "leader": replicas[0],
+                    "leader_epoch": 0,
+                    "isr": list(replicas),
+                    "replicas": replicas,
+                    "zk_version": 0,
+                }
+            )
+        return states
 
     def next_offset(self) -> int:
         """The offset the next bootstrap record gets (after the ``LeaderChangeMessage`` at 0)."""

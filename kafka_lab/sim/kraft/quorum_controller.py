@@ -69,7 +69,7 @@ class ControllerEvent:
     """One event of the queue: ``run()`` returns ``(records, result)`` (a write) or ``result``; ``done(result,
     error)`` is called when it completes (after the commit, for a write)."""
 
-    __slots__ = ("name", "run", "done", "write", "enqueued_ms", "updates_queue_time", "deadline_ms")
+    __slots__ = ("name", "run", "done", "write", "enqueued_ms", "updates_queue_time", "deadline_ms", "cs_broker")
 
     def __init__(self, name, run, done=None, *, write=True, updates_queue_time=True, deadline_ms=math.inf):
         self.name = name
@@ -79,6 +79,7 @@ class ControllerEvent:
         self.enqueued_ms = 0.0
         self.updates_queue_time = updates_queue_time
         self.deadline_ms = deadline_ms  # a heartbeat's: handled as expired after it
+        self.cs_broker = None  # the broker a heartbeat put in controlled shutdown (its offset is the event's last)
 
 
 class ControllerError(Exception):
@@ -244,7 +245,7 @@ class QuorumController:
 
     def _after_write(self, ev, last_offset: int) -> None:
         """``processBatchEndOffset``: a controlled shutdown's offset is its event's last."""
-        hook = getattr(ev, "_cs_broker", None)
+        hook = ev.cs_broker
         if hook is not None and hook in self.heartbeats and self.heartbeats[hook][3] < 0:
             self.heartbeats[hook][3] = last_offset
 
@@ -347,15 +348,13 @@ class QuorumController:
         self.schedule_deferred("writeNoOpRecord", self.env.now + interval, ControllerEvent("writeNoOpRecord", write))
 
     def _reschedule_fencing(self) -> None:
-        """``rescheduleMaybeFenceStaleBrokers``: at the oldest unfenced broker's last contact + the session
-        timeout (one nanosecond after it when that is now: a session is valid up to and including its end)."""
+        """``rescheduleMaybeFenceStaleBrokers``: at the oldest unfenced broker's last contact + the session timeout,
+        one nanosecond after it (a session is valid up to and including its last instant: ``hasValidSession``)."""
         unfenced = [hb[0] for hb in self.heartbeats.values() if not hb[1]]
         if not unfenced:
             self.cancel_deferred("maybeFenceReplicas")
             return
-        at = min(unfenced) + self.config.broker_session_timeout_ms
-        if at <= self.env.now:
-            at = max(at, self.env.now) + 1e-6
+        at = max(min(unfenced) + self.config.broker_session_timeout_ms, self.env.now) + 1e-6
 
         def fence_one():
             records = self._maybe_fence_one_stale_broker()
@@ -522,7 +521,7 @@ class QuorumController:
                     records += self._updates(
                         f"enterControlledShutdown[{bid}]", self.image.partitions_with_in_isr(bid), remove=bid
                     )
-                    ev._cs_broker = bid
+                    ev.cs_broker = bid
             # touch: last contact, fenced, the broker's metadata offset
             hb[0], hb[1], hb[2] = self.env.now, nxt in ("FENCED", "SHUTDOWN_NOW"), p["current_metadata_offset"]
             if hb[1]:

@@ -315,12 +315,12 @@ class RaftClient:
         self.unacked: set = set()
         self.preferred_successors: list = []
         self.election_started: float | None = None
-        for lst in self.listeners:
-            lst.next_offset, lst.fired = 0, (None, -1)
-            reset = getattr(lst.listener, "handle_load_from_start", None)
-            if reset is not None:
-                reset()
         if getattr(self, "_started_once", False):
+            for lst in self.listeners:  # a new process's listeners load the log from its start
+                lst.next_offset, lst.fired = 0, (None, -1)
+                reset = getattr(lst.listener, "handle_load_from_start", None)
+                if reset is not None:
+                    reset()
             self.log.hw = 0  # a restarted process knows no high watermark until a leader tells it
             self._become("Unattached", self.epoch, None, keep_vote=True)
         else:
