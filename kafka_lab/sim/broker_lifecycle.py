@@ -165,6 +165,7 @@ class BrokerLifecycleManager:
         self.shutdown_granted = None  # an event, once a controlled shutdown begins
         self.transitions: list = []  # (time_ms, from, to)
         self.channel = None
+        self.on_registered = None  # called with the new broker epoch when a registration is answered
 
     # -- the process ----------------------------------------------------------------------------------------
     def start(self, *, registered_epoch: int | None = None, incarnation: str | None = None, first_heartbeat_ms=0.0):
@@ -305,6 +306,8 @@ class BrokerLifecycleManager:
         if kind == "registration":
             self.broker_epoch = req.result
             self.history.event(now, self.id, "registered", {"broker_epoch": self.broker_epoch})
+            if self.on_registered is not None:
+                self.on_registered(self.broker_epoch)
             self.next_ms = now  # a heartbeat at once
             return
         r = req.result

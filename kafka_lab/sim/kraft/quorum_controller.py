@@ -69,7 +69,17 @@ class ControllerEvent:
     """One event of the queue: ``run()`` returns ``(records, result)`` (a write) or ``result``; ``done(result,
     error)`` is called when it completes (after the commit, for a write)."""
 
-    __slots__ = ("name", "run", "done", "write", "enqueued_ms", "updates_queue_time", "deadline_ms", "cs_broker")
+    __slots__ = (
+        "name",
+        "run",
+        "done",
+        "write",
+        "enqueued_ms",
+        "updates_queue_time",
+        "deadline_ms",
+        "cs_broker",
+        "started_ms",
+    )
 
     def __init__(self, name, run, done=None, *, write=True, updates_queue_time=True, deadline_ms=math.inf):
         self.name = name
@@ -80,6 +90,7 @@ class ControllerEvent:
         self.updates_queue_time = updates_queue_time
         self.deadline_ms = deadline_ms  # a heartbeat's: handled as expired after it
         self.cs_broker = None  # the broker a heartbeat put in controlled shutdown (its offset is the event's last)
+        self.started_ms = 0.0
 
 
 class ControllerError(Exception):
@@ -186,7 +197,7 @@ class QuorumController:
                     yield env.any_of([self._wake, env.timeout(max(nxt - env.now, 0.0))])
                 self._wake = None
                 continue
-            start = env.now
+            start = ev.started_ms = env.now
             if ev.updates_queue_time:
                 self.history.metric(start, self.id, "EventQueueTimeMs", start - ev.enqueued_ms)
             records, result, error = [], None, None
@@ -203,43 +214,45 @@ class QuorumController:
             cost = self.costs.controller_event_ms + self.costs.controller_record_ms * len(records)
             if cost:
                 yield env.timeout(cost)
-            self.history.metric(env.now, self.id, "EventQueueProcessingTimeMs", env.now - start)
-            if error is not None:
-                if ev.done is not None:
-                    ev.done(None, error)
-                continue
-            if not ev.write:
-                if ev.done is not None:
-                    ev.done(result, None)
+            if error is not None or not ev.write:
+                self._finish(ev, result, error)
                 continue
             self._complete_write(ev, records, result)
 
+    def _finish(self, ev, result, error) -> None:
+        """The event completes: ``EventQueueProcessingTimeMs`` from its start to now (for a write, its commit:
+        ``handleEventEnd`` runs when its future completes), then its caller is told."""
+        self.history.metric(self.env.now, self.id, "EventQueueProcessingTimeMs", self.env.now - ev.started_ms)
+        if ev.done is not None:
+            ev.done(result, error)
+
     def _complete_write(self, ev, records, result) -> None:
-        """Replay ``records``, hand them to Raft, and answer ``ev`` once they (or what came before) commit."""
-        if records:
-            if not self.active:  # renounced while the event worked
-                if ev.done is not None:
-                    ev.done(None, ControllerError("NOT_CONTROLLER"))
-                return
-            now = self.env.now
-            for r in records:
-                r.decided_ms, r.controller_id = now, self.id
-            first = self.raft.next_write_offset()
-            try:
-                last = self.raft.prepare_append(self.claim_epoch, records)
-            except NotLeader:
-                self._renounce()
-                if ev.done is not None:
-                    ev.done(None, ControllerError("NOT_CONTROLLER"))
-                return
-            for i, r in enumerate(records):
-                self._replay(r, first + i)
-            self._after_write(ev, last)
-        else:
-            last = self.raft.next_write_offset() - 1 if self.active else self.last_committed
+        """Replay ``records``, hand them to Raft, and answer ``ev`` once they commit; an event without records once
+        every write pending before it has (``ControllerWriteEvent.run``)."""
+        if not records:
+            if not self.pending_writes:
+                self._finish(ev, result, None)
+            else:
+                self.pending_writes.append((self.pending_writes[-1][0], ev, result))
+            return
+        if not self.active:  # renounced while the event worked
+            self._finish(ev, None, ControllerError("NOT_CONTROLLER"))
+            return
+        now = self.env.now
+        for r in records:
+            r.decided_ms, r.controller_id = now, self.id
+        first = self.raft.next_write_offset()
+        try:
+            last = self.raft.prepare_append(self.claim_epoch, records)
+        except NotLeader:
+            self._renounce()
+            self._finish(ev, None, ControllerError("NOT_CONTROLLER"))
+            return
+        for i, r in enumerate(records):
+            self._replay(r, first + i)
+        self._after_write(ev, last)
         if last <= self.last_committed:
-            if ev.done is not None:
-                ev.done(result, None)
+            self._finish(ev, result, None)
         else:
             self.pending_writes.append((last, ev, result))
 
@@ -265,8 +278,7 @@ class QuorumController:
                 self.last_committed = max(self.last_committed, last)
                 while self.pending_writes and self.pending_writes[0][0] <= self.last_committed:
                     _o, ev, result = self.pending_writes.popleft()
-                    if ev.done is not None:
-                        ev.done(result, None)
+                    self._finish(ev, result, None)
             else:
                 for b in batches:
                     for i, r in enumerate(b.records):
@@ -321,8 +333,7 @@ class QuorumController:
         self.raft.resign(epoch)
         failed, self.pending_writes = self.pending_writes, deque()
         for _o, ev, _r in failed:
-            if ev.done is not None:
-                ev.done(None, ControllerError("NOT_CONTROLLER"))
+            self._finish(ev, None, ControllerError("NOT_CONTROLLER"))
         self.cancel_deferred("maybeFenceReplicas")
         self.cancel_deferred("writeNoOpRecord")
         image = MetadataImage()

@@ -1,0 +1,174 @@
+"""A broker in KRaft mode: what replaces the ZooKeeper-mode control requests on it (Kafka 4.0, ``BrokerServer``).
+
+A KRaft broker receives no ``LeaderAndIsr``, ``UpdateMetadata`` or ``StopReplica`` (4.0 removed them,
+docs/kafka-reference.md §8.1) and sends no ``ControlledShutdown``. In their place, each a part of its process
+(:mod:`.node`) and started with it:
+
+- its Raft client, an *observer* of the metadata quorum (``__cluster_metadata``: it fetches, never votes), on its
+  own connection to the active controller's listener (:mod:`kafka_lab.sim.kraft.raft`, given to it);
+- the metadata loader and publisher (:mod:`.metadata_loader`): the committed records applied to the metadata
+  cache and the replica manager;
+- the lifecycle manager (:mod:`.broker_lifecycle`): registration, heartbeats, controlled shutdown; the broker
+  epoch it registers with is the one its ``AlterPartition`` requests carry;
+- the ``AlterPartition`` sender (:class:`AlterPartitionManager`: 2.8's ``AlterIsr``, renamed and sent to the active
+  controller over the controller listener, ``DefaultAlterPartitionManager``).
+
+:func:`restart_broker` is ``restart_broker`` of a KRaft cluster: ``WantShutDown`` heartbeats until the controller
+lets the broker go (at most 5 minutes, ``BrokerServer.shutdown``), the process ends, ``down_ms`` later a new process
+registers as a new incarnation, catches up and is unfenced.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from .fetcher import ALTER_ISR_RETRY_MS, AlterIsrManager
+from .network import ConnectionRefused
+from .records import Request
+
+__all__ = ["BrokerKRaft", "AlterPartitionManager", "restart_broker", "CONTROLLED_SHUTDOWN_WAIT_MS"]
+
+#: ``BrokerServer.shutdown``: the broker waits at most 5 minutes for the controller to let it go
+CONTROLLED_SHUTDOWN_WAIT_MS = 300_000.0
+
+
+class AlterPartitionManager(AlterIsrManager):
+    """``AlterPartition`` to the active controller (its Raft leader), one in flight, changes batched, retried after
+    50 ms on an error or a lost connection (as :class:`~kafka_lab.sim.fetcher.AlterIsrManager`)."""
+
+    def __init__(self, broker, cluster, kraft):
+        super().__init__(broker, cluster)
+        self.kraft = kraft
+        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-partition", count())
+
+    def _pump(self) -> None:
+        if self.in_flight or not self.pending:
+            return
+        controller = self.kraft.controller()
+        if controller is None:
+            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
+            return
+        if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
+            try:
+                self.connection = controller.connect(
+                    controller.listener_name,
+                    f"broker-{self.broker.id}-alter-partition-channel-manager",
+                    client_host=f"10.0.1.{self.broker.id % 250}",
+                )
+            except ConnectionRefused:
+                self.connection = None
+                self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
+                return
+        items, self.pending = self.pending, {}
+        self.in_flight = True
+        req = Request(
+            "AlterPartition",
+            next(self._correlation),
+            f"broker-{self.broker.id}-alter-partition-channel-manager",
+            partitions=tuple(items),
+            payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
+            on_done=self._answered,
+        )
+        self.sent += 1
+        self.cluster.log.append(req)
+        self.connection.send(req)
+
+
+class BrokerKRaft:
+    """The KRaft parts of one broker (see the module). ``raft`` is its observer Raft client, ``nodes`` the
+    controller nodes by id (whose ``connect`` its channels use)."""
+
+    def __init__(self, broker, raft, *, nodes, new_image, kraft_config, costs, history, rng):
+        from .broker_lifecycle import BrokerLifecycleManager
+        from .metadata_loader import MetadataLoader
+
+        self.broker = broker
+        self.raft = raft
+        self.nodes = nodes
+        self.history = history
+        self.lifecycle = BrokerLifecycleManager(
+            broker.env,
+            broker.id,
+            broker.node,
+            controller=self.controller,
+            metadata_offset=self.metadata_offset,
+            request_log=broker.cluster.log,
+            kraft_config=kraft_config,
+            rng=rng,
+            history=history,
+            rack=broker.config.props.get("broker.rack"),
+        )
+        self.loader = MetadataLoader(
+            broker, raft, new_image=new_image, costs=costs, history=history, lifecycle=self.lifecycle
+        )
+        self._first = True
+
+    def controller(self):
+        """``RaftControllerNodeProvider``: the controller node the Raft client knows as leader, or None."""
+        return self.nodes.get(self.raft.leader_id) if self.raft.leader_id is not None else None
+
+    def metadata_offset(self) -> int:
+        """``CurrentMetadataOffset``: the offset of the last record the loader applied."""
+        return self.loader.last_applied_offset
+
+    def bootstrap(self, batches, image, registration: tuple, first_heartbeat_ms: float) -> None:
+        """The steady state before t=0: the log committed, the image published, registered and unfenced."""
+        self.raft.bootstrap(1, min(self.nodes) if self.raft.leader_id is None else self.raft.leader_id, batches)
+        self.loader.bootstrap(image, batches[-1].last_offset, self.raft.leader_id)
+        self._registration = registration
+        self._first_heartbeat_ms = first_heartbeat_ms
+        self.broker.broker_epoch = registration[0]
+
+    def start(self) -> None:
+        """The broker's process started (its first, or a new one): the KRaft threads start with it."""
+        b = self.broker
+        b.partition_locks.reset()
+        b.alter_isr = AlterPartitionManager(b, b.cluster, self)
+        b.replica_manager.alter_isr = b.alter_isr.submit
+        self.raft.start()
+        self.loader.start()
+        if self._first:
+            self._first = False
+            epoch, inc = self._registration
+            self.lifecycle.start(registered_epoch=epoch, incarnation=inc, first_heartbeat_ms=self._first_heartbeat_ms)
+        else:
+            self.lifecycle.start()
+            self.lifecycle.on_registered = self._registered
+
+    def _registered(self, epoch: int) -> None:
+        self.broker.broker_epoch = epoch
+
+
+def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> None:
+    """``broker_id``'s controlled shutdown at ``at_ms`` through ``WantShutDown`` (see the module), down ``down_ms``,
+    then a new process."""
+    if broker_id not in cluster.brokers:
+        raise ValueError(f"broker {broker_id} is not in the cluster {sorted(cluster.brokers)}")
+    if not down_ms >= 0:
+        raise ValueError(f"down_ms is a time in ms, at least 0, got {down_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "shutting_down", None))
+        broker.lifecycle.append((env.now, "controlled_shutdown_started", None))
+        t0 = env.now
+        granted = broker.kraft.lifecycle.begin_controlled_shutdown()
+        yield env.any_of([granted, env.timeout(CONTROLLED_SHUTDOWN_WAIT_MS)])
+        if not broker.online:
+            return  # its process ended meanwhile (a fault): nothing more to shut down
+        if granted.triggered:
+            broker.lifecycle.append((env.now, "controlled_shutdown_succeeded", env.now - t0))
+        else:
+            broker.lifecycle.append((env.now, "unclean_shutdown", None))
+        broker.shut_down()
+        broker.lifecycle.append((env.now, "shut_down", None))
+        yield env.timeout(down_ms)
+        broker.lifecycle.append((env.now, "starting", None))
+        broker.start_up(-1)
+        broker.lifecycle.append((env.now, "started", broker.broker_epoch))
+
+    env.process(run())
