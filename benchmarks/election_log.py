@@ -72,7 +72,7 @@ def main(argv=None) -> None:
     sizes = [int(x) for x in args.partitions.split(",")]
     if shutil.which("javac") is None:
         sys.exit("this benchmark needs a JDK: javac was not found")
-    from kafka_lab.sim.controller_scale import CALIBRATION
+    from kafka_lab.sim.zk.controller_scale import CALIBRATION
 
     model_us = CALIBRATION["election_log_us_per_entry_1_0"].value
     jar = scala_library()

@@ -17,9 +17,9 @@ import pytest
 
 from kafka_lab.sim import Cluster
 from kafka_lab.sim.cluster import advance
-from kafka_lab.sim.controller import CONTROLLER_SEND_RETRY_MS
-from kafka_lab.sim.fetcher import REPLICA_FETCH_BACKOFF_MS
-from kafka_lab.sim.network import ConnectionRefused
+from kafka_lab.sim.network.socket_server import ConnectionRefused
+from kafka_lab.sim.server.fetcher import REPLICA_FETCH_BACKOFF_MS
+from kafka_lab.sim.zk.controller import CONTROLLER_SEND_RETRY_MS
 
 TOPIC = "t"
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kafka_lab.sim import shutdown_in_cluster
-from kafka_lab.sim.controller_scale import shutdown_schedule
+from kafka_lab.sim.zk.controller_scale import shutdown_schedule
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_lab.sim import CostModel, ModelSettings, Scenario
-from kafka_lab.sim.metrics import Metrics
+from kafka_lab.sim.common.metrics import Metrics
 
 
 def _run_steps(steps, threads=0, name="RequestQueueSize"):

@@ -96,7 +96,7 @@ MUTATIONS = [
     # -- LeaderAndIsr (ReplicaManager.becomeLeaderOrFollower, Partition.makeLeader / makeFollower) ---------
     M(
         "lai-leader-epoch-check",
-        "replica.py",
+        "server/replica_manager.py",
         '            elif st["leader_epoch"] <= p.leader_epoch:',
         "            elif False:",
         "a LeaderAndIsr whose leader epoch is not newer than the partition's is ignored (STALE_CONTROLLER_EPOCH)",
@@ -105,7 +105,7 @@ MUTATIONS = [
     ),
     M(
         "lai-not-in-replicas",
-        "replica.py",
+        "server/replica_manager.py",
         "            if me not in replicas:\n",
         "            if False:\n",
         "a LeaderAndIsr for a partition whose replicas exclude this broker is UNKNOWN_TOPIC_OR_PARTITION",
@@ -113,7 +113,7 @@ MUTATIONS = [
     ),
     M(
         "lai-controller-epoch",
-        "replica.py",
+        "server/replica_manager.py",
         "        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):\n"
         '            return {(st["topic"], st["partition"]): "STALE_CONTROLLER_EPOCH" for st in states}',
         "        if False:\n"
@@ -123,14 +123,14 @@ MUTATIONS = [
     ),
     M(
         "make-leader-keeps-stale-follower-offsets",
-        "replica.py",
+        "server/replica_manager.py",
         "            if was_leader and rid in old:",
         "            if rid in old:",
         "a new leader forgets its followers' log end offsets (-1 until they fetch from it)",
         "Partition.makeLeader: if (isNewLeader) remoteReplicas.foreach(_.updateFetchState(UnknownOffsetMetadata, ...))",
         more=[
             (
-                "replica.py",
+                "server/replica_manager.py",
                 '        p.remote = {}\n        self._event(\n            "become_follower",',
                 '        self._event(\n            "become_follower",',
             )
@@ -139,7 +139,7 @@ MUTATIONS = [
     ),
     M(
         "make-leader-no-epoch-start",
-        "replica.py",
+        "server/replica_manager.py",
         "        p.log.assign_epoch(p.leader_epoch, p.log.leo)\n",
         "",
         "a new leader caches its epoch at its log end offset (so followers can find where the old epoch ends)",
@@ -147,7 +147,7 @@ MUTATIONS = [
     ),
     M(
         "make-leader-isr-not-caught-up",
-        "replica.py",
+        "server/replica_manager.py",
         "last_caught_up_ms=now if rid in p.isr else NEVER, last_fetch_ms=now,",
         "last_caught_up_ms=NEVER, last_fetch_ms=now,",
         "a new leader counts its ISR followers as caught up 'now' (they get replica.lag.time.max.ms)",
@@ -155,7 +155,7 @@ MUTATIONS = [
     ),
     M(
         "make-leader-no-hw-update",
-        "replica.py",
+        "server/replica_manager.py",
         '        # "we may need to increment high watermark since ISR could be down to 1"\n'
         "        self.maybe_increment_hw(p)\n",
         "",
@@ -164,7 +164,7 @@ MUTATIONS = [
     ),
     M(
         "make-leader-keeps-fetching",
-        "replica.py",
+        "server/replica_manager.py",
         "        was_leader = p.leader == self.broker_id\n        if self.fetchers is not None:\n"
         '            self.fetchers.remove_partitions([p.tp])\n        p.replicas = list(st.get("replicas", p.replicas))\n'
         '        p.leader, p.leader_epoch = self.broker_id, st["leader_epoch"]',
@@ -175,7 +175,7 @@ MUTATIONS = [
     ),
     M(
         "make-follower-keeps-purgatory",
-        "replica.py",
+        "server/replica_manager.py",
         "        if self.produce_purgatory is not None:\n            self.produce_purgatory.check_and_complete(p.tp)\n",
         "",
         "becoming follower completes the partition's delayed produces with NOT_LEADER_OR_FOLLOWER",
@@ -183,7 +183,7 @@ MUTATIONS = [
     ),
     M(
         "make-follower-leader-unavailable",
-        "replica.py",
+        "server/replica_manager.py",
         "                if cache is not None and cache.live_brokers and leader not in cache.live_brokers:",
         "                if False:",
         "a follower whose new leader is not alive in its metadata cache is not changed",
@@ -192,7 +192,7 @@ MUTATIONS = [
     # -- StopReplica (ReplicaManager.stopReplicas) -----------------------------------------------------
     M(
         "stop-replica-no-delete",
-        "replica.py",
+        "server/replica_manager.py",
         "            if delete and tp in self.partitions:",
         "            if False and tp in self.partitions:",
         "StopReplica(deletePartition=true) removes the partition and its log",
@@ -201,7 +201,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-controller-epoch",
-        "replica.py",
+        "server/replica_manager.py",
         "        if controller_epoch is not None and not self.check_controller_epoch(controller_epoch):\n"
         '            return dict.fromkeys(partitions, "STALE_CONTROLLER_EPOCH")',
         '        if False:\n            return dict.fromkeys(partitions, "STALE_CONTROLLER_EPOCH")',
@@ -210,7 +210,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-equal-epoch-accepted",
-        "replica.py",
+        "server/replica_manager.py",
         "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
         "epoch not in (-1, -2) and epoch < p.leader_epoch:",
         "StopReplica with the partition's current leader epoch is FENCED_LEADER_EPOCH (2.8; 3.x accepts it)",
@@ -218,7 +218,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-older-epoch-accepted",
-        "replica.py",
+        "server/replica_manager.py",
         "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
         "epoch not in (-1, -2) and epoch == p.leader_epoch:",
         "StopReplica with an older leader epoch is FENCED_LEADER_EPOCH",
@@ -226,7 +226,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-delete-sentinel-fenced",
-        "replica.py",
+        "server/replica_manager.py",
         "epoch not in (-1, -2) and epoch <= p.leader_epoch:",
         "epoch not in (-1,) and epoch <= p.leader_epoch:",
         "StopReplica with the deletion sentinel epoch -2 is always applied",
@@ -234,7 +234,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-keeps-purgatory",
-        "replica.py",
+        "server/replica_manager.py",
         '                self._event("stopped", tp)\n'
         "            if self.produce_purgatory is not None:\n"
         "                self.produce_purgatory.check_and_complete(tp)\n",
@@ -244,7 +244,7 @@ MUTATIONS = [
     ),
     M(
         "stop-replica-keeps-fetching",
-        "replica.py",
+        "server/replica_manager.py",
         "        if self.fetchers is not None and stop:\n            self.fetchers.remove_partitions([tp for tp, _ in stop])\n",
         "",
         "StopReplica stops the partition's fetchers",
@@ -253,7 +253,7 @@ MUTATIONS = [
     # -- high watermark, appends, acks=all (Partition.scala) --------------------------------------------
     M(
         "hw-committed-isr-not-maximal",
-        "replica.py",
+        "server/replica_manager.py",
         "if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):",
         "if r.leo < new and (rid in p.isr or now - r.last_caught_up_ms <= lag):",
         "the HW is the minimum LEO over the *maximal* ISR (a pending expand already counts)",
@@ -261,7 +261,7 @@ MUTATIONS = [
     ),
     M(
         "hw-ignores-recently-caught-up",
-        "replica.py",
+        "server/replica_manager.py",
         "if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):",
         "if r.leo < new and rid in maximal:",
         "a follower caught up within replica.lag.time.max.ms holds the HW back even outside the ISR",
@@ -269,7 +269,7 @@ MUTATIONS = [
     ),
     M(
         "hw-moves-backwards",
-        "replica.py",
+        "server/replica_manager.py",
         "        if new > p.hw:\n            p.hw = new\n",
         "        if new != p.hw:\n            p.hw = new\n",
         "the leader's HW only moves forward",
@@ -277,7 +277,7 @@ MUTATIONS = [
     ),
     M(
         "follower-hw-beyond-leo",
-        "replica.py",
+        "server/replica_manager.py",
         "        new_hw = min(leader_hw, p.log.leo)",
         "        new_hw = leader_hw",
         "a follower's HW is the leader's, capped at its own LEO",
@@ -285,7 +285,7 @@ MUTATIONS = [
     ),
     M(
         "follower-hw-beyond-leo-empty-fetch",
-        "fetcher.py",
+        "server/fetcher.py",
         "                    p.hw = min(hw, p.log.leo)",
         "                    p.hw = hw",
         "a follower's HW from a fetch with no records is still capped at its own LEO",
@@ -293,7 +293,7 @@ MUTATIONS = [
     ),
     M(
         "append-ignores-min-isr",
-        "replica.py",
+        "server/replica_manager.py",
         "            if req.acks == -1 and len(p.isr) < p.min_isr:",
         "            if False:",
         "acks=all with an ISR smaller than min.insync.replicas fails NOT_ENOUGH_REPLICAS, nothing appended",
@@ -301,7 +301,7 @@ MUTATIONS = [
     ),
     M(
         "append-min-isr-for-acks-1",
-        "replica.py",
+        "server/replica_manager.py",
         "            if req.acks == -1 and len(p.isr) < p.min_isr:",
         "            if len(p.isr) < p.min_isr:",
         "min.insync.replicas applies to acks=all only",
@@ -309,7 +309,7 @@ MUTATIONS = [
     ),
     M(
         "no-not-enough-replicas-after-append",
-        "replica.py",
+        "server/replica_manager.py",
         '            return "NONE" if p.min_isr <= len(p.maximal_isr) else "NOT_ENOUGH_REPLICAS_AFTER_APPEND"',
         '            return "NONE"',
         "HW reached with the ISR shrunk below min.insync.replicas is NOT_ENOUGH_REPLICAS_AFTER_APPEND",
@@ -317,7 +317,7 @@ MUTATIONS = [
     ),
     M(
         "acks-all-waits-on-a-follower",
-        "replica.py",
+        "server/replica_manager.py",
         '        if p is None or p.leader != self.broker_id:\n            return "NOT_LEADER_OR_FOLLOWER"\n'
         "        if p.hw >= required:",
         '        if p is None:\n            return "NOT_LEADER_OR_FOLLOWER"\n        if p.hw >= required:',
@@ -327,7 +327,7 @@ MUTATIONS = [
     # -- follower fetch on the leader (Partition.readRecords, updateFollowerFetchState) --------------------
     M(
         "fetch-no-fenced-epoch",
-        "replica.py",
+        "server/replica_manager.py",
         "            if current_epoch < p.leader_epoch:",
         "            if False:",
         "a follower fetch with an older currentLeaderEpoch is FENCED_LEADER_EPOCH",
@@ -335,7 +335,7 @@ MUTATIONS = [
     ),
     M(
         "fetch-no-unknown-epoch",
-        "replica.py",
+        "server/replica_manager.py",
         "            if current_epoch > p.leader_epoch:",
         "            if False:",
         "a follower fetch with a newer currentLeaderEpoch is UNKNOWN_LEADER_EPOCH",
@@ -343,7 +343,7 @@ MUTATIONS = [
     ),
     M(
         "fetch-divergence-ignores-epoch",
-        "replica.py",
+        "server/replica_manager.py",
         "                if epoch < last_epoch or end < offset:",
         "                if end < offset:",
         "a lastFetchedEpoch the leader does not have is a diverging epoch, even if it ends beyond the offset",
@@ -351,7 +351,7 @@ MUTATIONS = [
     ),
     M(
         "fetch-divergence-ignores-end",
-        "replica.py",
+        "server/replica_manager.py",
         "                if epoch < last_epoch or end < offset:",
         "                if epoch < last_epoch:",
         "a lastFetchedEpoch that ends below the fetch offset on the leader is a diverging epoch",
@@ -359,7 +359,7 @@ MUTATIONS = [
     ),
     M(
         "fetch-caught-up-only-at-leo",
-        "replica.py",
+        "server/replica_manager.py",
         "        elif offset >= r.last_fetch_leader_leo:\n            r.last_caught_up_ms = max(r.last_caught_up_ms, r.last_fetch_ms)\n",
         "",
         "a fetch reaching the leader's LEO as of the previous fetch makes the follower caught up as of that fetch",
@@ -367,7 +367,7 @@ MUTATIONS = [
     ),
     M(
         "fetch-no-long-poll",
-        "apis.py",
+        "server/apis.py",
         "        if not any_data and self.replica_fetch_wait_max_ms > 0:",
         "        if False:",
         "a follower fetch with nothing new waits up to replica.fetch.wait.max.ms",
@@ -375,7 +375,7 @@ MUTATIONS = [
     ),
     M(
         "append-does-not-wake-fetches",
-        "replica.py",
+        "server/replica_manager.py",
         "            if fetch_watchers is not None and tp in fetch_watchers:\n                fetches.check_and_complete(tp)\n"
         "        return required, bases, errors",
         "        return required, bases, errors",
@@ -385,7 +385,7 @@ MUTATIONS = [
     # -- ISR (Partition.maybeShrinkIsr / maybeExpandIsr, isr-expiration) ---------------------------------
     M(
         "isr-expand-before-epoch-start",
-        "replica.py",
+        "server/replica_manager.py",
         "            if offset >= p.hw and offset >= epoch_start:",
         "            if offset >= p.hw:",
         "a follower joins the ISR only once caught up to the start of the current leader epoch",
@@ -393,7 +393,7 @@ MUTATIONS = [
     ),
     M(
         "isr-expand-below-hw",
-        "replica.py",
+        "server/replica_manager.py",
         "            if offset >= p.hw and offset >= epoch_start:",
         "            if offset >= epoch_start:",
         "a follower joins the ISR only once its LEO reaches the HW",
@@ -401,7 +401,7 @@ MUTATIONS = [
     ),
     M(
         "isr-shrink-caught-up-follower",
-        "replica.py",
+        "server/replica_manager.py",
         "                and r.leo != leo\n                and now - r.last_caught_up_ms > lag\n",
         "                and now - r.last_caught_up_ms > lag\n",
         "a follower whose LEO equals the leader's is never out of sync",
@@ -409,7 +409,7 @@ MUTATIONS = [
     ),
     M(
         "isr-shrink-half-lag",
-        "replica.py",
+        "server/replica_manager.py",
         "                and now - r.last_caught_up_ms > lag\n            ]",
         "                and now - r.last_caught_up_ms > lag / 2\n            ]",
         "out of sync means not caught up for more than replica.lag.time.max.ms",
@@ -417,7 +417,7 @@ MUTATIONS = [
     ),
     M(
         "isr-expiration-period",
-        "broker.py",
+        "server/broker.py",
         "        period = self.config.replica_lag_time_max_ms / 2.0",
         "        period = self.config.replica_lag_time_max_ms",
         "the isr-expiration task runs every replica.lag.time.max.ms / 2",
@@ -425,7 +425,7 @@ MUTATIONS = [
     ),
     M(
         "isr-two-changes-in-flight",
-        "replica.py",
+        "server/replica_manager.py",
         "            if p.leader != self.broker_id or p.pending_isr is not None:",
         "            if p.leader != self.broker_id:",
         "one ISR change in flight per partition",
@@ -434,7 +434,7 @@ MUTATIONS = [
     # -- the controller (KafkaController.processAlterIsr, ControllerChannelManager) -----------------------
     M(
         "alter-isr-no-leader-epoch-check",
-        "controller.py",
+        "zk/controller.py",
         '                elif leader_epoch < st["leader_epoch"]:',
         "                elif False:",
         "AlterIsr from an older leader epoch is FENCED_LEADER_EPOCH",
@@ -442,7 +442,7 @@ MUTATIONS = [
     ),
     M(
         "alter-isr-no-zk-version-check",
-        "controller.py",
+        "zk/controller.py",
         '                elif zk_version != st["zk_version"]:',
         "                elif False:",
         "AlterIsr with a zkVersion other than the znode's is INVALID_UPDATE_VERSION",
@@ -450,7 +450,7 @@ MUTATIONS = [
     ),
     M(
         "alter-isr-no-broker-epoch-check",
-        "controller.py",
+        "zk/controller.py",
         '            if broker is None or p.get("broker_epoch", 0) != broker.broker_epoch:',
         "            if broker is None:",
         "AlterIsr from a broker epoch the controller does not know is STALE_BROKER_EPOCH",
@@ -458,7 +458,7 @@ MUTATIONS = [
     ),
     M(
         "alter-isr-published-with-leader-and-isr",
-        "controller.py",
+        "zk/controller.py",
         "                self._publish([tp for tp, _ in changed], leader_and_isr=False)",
         "                self._publish([tp for tp, _ in changed], leader_and_isr=True)",
         "an accepted AlterIsr is published with UpdateMetadata only",
@@ -466,7 +466,7 @@ MUTATIONS = [
     ),
     M(
         "controller-channel-two-in-flight",
-        "controller.py",
+        "zk/controller.py",
         "        if self.busy or not self.queue or self.removed or self._retry_armed:",
         "        if not self.queue or self.removed or self._retry_armed:",
         "the controller has one request in flight per broker",
@@ -474,7 +474,7 @@ MUTATIONS = [
     ),
     M(
         "election-keeps-leader-epoch",
-        "controller.py",
+        "zk/controller.py",
         '            st["leader"] = leader\n        st["leader_epoch"] += 1\n',
         '            st["leader"] = leader\n',
         "a leader election (every controller write of a partition's leader or ISR) bumps the leader epoch",
@@ -482,7 +482,7 @@ MUTATIONS = [
     ),
     M(
         "topic-deleted-before-every-replica",
-        "controller.py",
+        "zk/controller.py",
         "            waiting.discard(bid)\n            if not waiting:",
         "            waiting.discard(bid)\n            if True:",
         "a topic is deleted only when every replica has answered StopReplica(delete=true)",
@@ -498,7 +498,7 @@ MUTATIONS = [
     ),
     M(
         "deleted-topic-crashes-its-clients",
-        "producer.py",
+        "clients/producer.py",
         "        tps = self.cluster.topics.get(self.topic)\n        if tps is not None:\n",
         "        tps = self.cluster.partitions_of(self.topic)\n        if tps is not None:\n",
         "a client of a deleted topic keeps the partitions it knew (answered UNKNOWN_TOPIC_OR_PARTITION), the run goes on",
@@ -507,7 +507,7 @@ MUTATIONS = [
     # -- metadata cache and UpdateMetadata (ZkMetadataCache, KafkaApis) ----------------------------------
     M(
         "update-metadata-controller-epoch",
-        "replica.py",
+        "server/metadata_cache.py",
         '            if controller_epoch < self.controller_epoch:\n                return "STALE_CONTROLLER_EPOCH"',
         '            if False:\n                return "STALE_CONTROLLER_EPOCH"',
         "an UpdateMetadata from an older controller epoch is refused (STALE_CONTROLLER_EPOCH)",
@@ -515,7 +515,7 @@ MUTATIONS = [
     ),
     M(
         "metadata-leader-not-alive",
-        "replica.py",
+        "server/metadata_cache.py",
         '            elif st["leader"] < 0 or (self.live_brokers and st["leader"] not in self.live_brokers):',
         '            elif st["leader"] < 0:',
         "a partition whose leader is not a live broker is LEADER_NOT_AVAILABLE",
@@ -523,7 +523,7 @@ MUTATIONS = [
     ),
     M(
         "metadata-from-controller-not-cache",
-        "apis.py",
+        "server/apis.py",
         "        req.result = self.metadata_cache.describe(req.partitions)",
         "        st = self.broker.cluster.controller.state\n"
         '        req.result = {tp: ("NONE", st[tp]["leader"], st[tp]["leader_epoch"]) for tp in req.partitions}',
@@ -532,7 +532,7 @@ MUTATIONS = [
     ),
     M(
         "leader-and-isr-writes-metadata-cache",
-        "replica.py",
+        "server/replica_manager.py",
         '        p.remote = {}\n        self._event(\n            "become_follower",',
         "        p.remote = {}\n"
         "        if self.metadata_cache is not None and p.tp in self.metadata_cache.partitions:\n"
@@ -545,7 +545,7 @@ MUTATIONS = [
     # -- follower truncation (AbstractFetcherThread) ----------------------------------------------------
     M(
         "truncate-to-leader-end-not-min",
-        "fetcher.py",
+        "server/fetcher.py",
         "        return min(f_end, leader_end, leo)",
         "        return min(leader_end, leo)",
         "a diverging follower truncates to min(leader's end of the epoch, its own end of it, its LEO)",
@@ -553,7 +553,7 @@ MUTATIONS = [
     ),
     M(
         "truncate-ignores-unknown-epoch",
-        "fetcher.py",
+        "server/fetcher.py",
         "        if f_epoch != leader_epoch:  # an epoch unknown to the follower: truncate to its own, ask again\n"
         "            return min(f_end, leo)\n",
         "",
@@ -562,7 +562,7 @@ MUTATIONS = [
     ),
     M(
         "fetcher-no-error-backoff",
-        "fetcher.py",
+        "server/fetcher.py",
         "                    self.partitions[tp] = env.now + REPLICA_FETCH_BACKOFF_MS",
         "                    self.partitions[tp] = env.now",
         "a partition whose fetch failed waits replica.fetch.backoff.ms before the next fetch",
@@ -570,7 +570,7 @@ MUTATIONS = [
     ),
     M(
         "fetcher-applies-stale-response",
-        "fetcher.py",
+        "server/fetcher.py",
         "                if tp not in fetching or p is None or p.leader_epoch != fetches[tp][2]:",
         "                if tp not in fetching or p is None:",
         "a fetch response for a partition whose leader epoch changed in flight is dropped",
@@ -579,7 +579,7 @@ MUTATIONS = [
     # -- purgatory (DelayedOperation.scala, DelayedProduce.scala) ---------------------------------------
     M(
         "purgatory-size-never-incremented",
-        "purgatory.py",
+        "server/purgatory.py",
         "        self.size.add(len(keys))\n",
         "",
         "PurgatorySize counts one watch entry per key (partition) of every watched operation",
@@ -588,7 +588,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-num-delayed-never-incremented",
-        "purgatory.py",
+        "server/purgatory.py",
         "        self.num_delayed.add(1)\n",
         "",
         "NumDelayedOperations counts the operations watched and not yet completed",
@@ -596,7 +596,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-never-purged",
-        "purgatory.py",
+        "server/purgatory.py",
         "            if self.estimated_total - delayed > self.purge_interval:",
         "            if False:",
         "completed operations are purged from the watch lists once more than the purge interval are still watched",
@@ -604,7 +604,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-purge-at-the-interval",
-        "purgatory.py",
+        "server/purgatory.py",
         "            if self.estimated_total - delayed > self.purge_interval:",
         "            if self.estimated_total - delayed >= self.purge_interval:",
         "the purge happens when *more than* purge.interval.requests completed operations are watched",
@@ -612,7 +612,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-expiry-not-timed-out",
-        "purgatory.py",
+        "server/purgatory.py",
         '            op.errors[tp] = "REQUEST_TIMED_OUT"',
         '            op.errors[tp] = "NONE"',
         "an expired produce answers REQUEST_TIMED_OUT for the partitions still pending",
@@ -620,7 +620,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-expires-completed",
-        "purgatory.py",
+        "server/purgatory.py",
         "    def _expire(self, op) -> None:\n        if op.done:\n            return\n",
         "    def _expire(self, op) -> None:\n",
         "an operation completes once: expiry after completion does nothing",
@@ -628,7 +628,7 @@ MUTATIONS = [
     ),
     M(
         "purgatory-no-first-try",
-        "purgatory.py",
+        "server/purgatory.py",
         "        if self._check_all(op):\n            return self._complete(op)\n",
         "",
         "a delayed produce is tried before it is watched (answered at once when it can be)",
@@ -636,7 +636,7 @@ MUTATIONS = [
     ),
     M(
         "hw-move-does-not-complete-produce",
-        "replica.py",
+        "server/replica_manager.py",
         "            p.hw = new\n            purgatory = self.produce_purgatory\n"
         "            if purgatory is not None and purgatory.watchers:\n"
         "                purgatory.check_and_complete((p.topic, p.partition))\n            return True",
@@ -647,7 +647,7 @@ MUTATIONS = [
     # -- the producer (Sender, NetworkClient, Metadata) -------------------------------------------------
     M(
         "producer-accepts-older-epoch",
-        "producer.py",
+        "clients/producer.py",
         "            if known is not None and epoch < known[1]:\n                continue",
         "            if False:\n                continue",
         "metadata with a leader epoch older than one already seen is ignored (KIP-320)",
@@ -655,7 +655,7 @@ MUTATIONS = [
     ),
     M(
         "producer-refreshes-on-request-timed-out",
-        "producer.py",
+        "clients/producer.py",
         "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
         '        if err in INVALID_METADATA_ERRORS or err == "REQUEST_TIMED_OUT":\n            self.request_update()',
         "REQUEST_TIMED_OUT is retried without a metadata refresh (it is not an InvalidMetadataException)",
@@ -663,7 +663,7 @@ MUTATIONS = [
     ),
     M(
         "producer-no-refresh-on-not-leader",
-        "producer.py",
+        "clients/producer.py",
         "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
         "        if False:\n            self.request_update()",
         "NOT_LEADER_OR_FOLLOWER (an InvalidMetadataException) asks for a metadata refresh",
@@ -671,7 +671,7 @@ MUTATIONS = [
     ),
     M(
         "producer-timeout-keeps-connection",
-        "producer.py",
+        "clients/producer.py",
         "        conn.close()\n",
         "",
         "a request unanswered after request.timeout.ms closes its connection",
@@ -679,7 +679,7 @@ MUTATIONS = [
     ),
     M(
         "producer-timeout-fails-only-that-request",
-        "producer.py",
+        "clients/producer.py",
         "            if r.connection is conn:",
         "            if r is req:",
         "a closed connection fails every request in flight on it",
@@ -687,7 +687,7 @@ MUTATIONS = [
     ),
     M(
         "producer-ignores-retries",
-        "producer.py",
+        "clients/producer.py",
         '            and b.attempts <= self.cfg["retries"]\n',
         "",
         "a batch is retried at most `retries` times",
@@ -695,7 +695,7 @@ MUTATIONS = [
     ),
     M(
         "producer-ignores-delivery-timeout",
-        "producer.py",
+        "clients/producer.py",
         '            and now - b.created_ms < self.cfg["delivery.timeout.ms"]\n',
         "",
         "a batch is not retried once delivery.timeout.ms has passed since it was created",
@@ -703,7 +703,7 @@ MUTATIONS = [
     ),
     M(
         "producer-no-retry-backoff",
-        "producer.py",
+        "clients/producer.py",
         '            b.retry_at = now + self.cfg["retry.backoff.ms"]',
         "            b.retry_at = now",
         "a retried batch waits retry.backoff.ms",
@@ -711,7 +711,7 @@ MUTATIONS = [
     ),
     M(
         "producer-ignores-max-in-flight",
-        "producer.py",
+        "clients/producer.py",
         "            while tps and self.in_flight.get(bid, 0) < limit:",
         "            while tps:",
         "at most max.in.flight.requests.per.connection requests in flight per connection",
@@ -719,7 +719,7 @@ MUTATIONS = [
     ),
     M(
         "producer-retry-at-the-tail",
-        "producer.py",
+        "clients/producer.py",
         "            self._queue(b.tp).appendleft(b)",
         "            self._queue(b.tp).append(b)",
         "a retried batch goes back to the head of its partition's queue",
@@ -727,7 +727,7 @@ MUTATIONS = [
     ),
     M(
         "producer-drain-misses-a-filled-partition",
-        "producer.py",
+        "clients/producer.py",
         "        self._filled.add(tp)\n        return queue",
         "        return queue",
         "every batch handed over is sent: the sender looks at every partition whose queue holds one",
@@ -735,7 +735,7 @@ MUTATIONS = [
     ),
     M(
         "sticky-partitions-not-rebuilt-after-metadata",
-        "producer.py",
+        "clients/producer.py",
         "        if known is None or known[0] is not tps or known[1] != leaders.version:",
         "        if known is None:",
         "the sticky partitioner chooses among the partitions that have a leader in the latest metadata",
@@ -743,7 +743,7 @@ MUTATIONS = [
     ),
     M(
         "producer-no-age-refresh",
-        "producer.py",
+        "clients/producer.py",
         "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)",
         '(self.retry_backoff_ms if self.update_requested else float("inf"))',
         "metadata is refreshed metadata.max.age.ms after the last refresh even when no update was asked for",
@@ -751,7 +751,7 @@ MUTATIONS = [
     ),
     M(
         "producer-age-refresh-early",
-        "producer.py",
+        "clients/producer.py",
         "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms)",
         "(self.retry_backoff_ms if self.update_requested else self.metadata_max_age_ms / 2)",
         "an age-based metadata refresh is not sent before metadata.max.age.ms has passed since the last refresh",
@@ -759,7 +759,7 @@ MUTATIONS = [
     ),
     M(
         "producer-no-refresh-after-refused-connection",
-        "producer.py",
+        "clients/producer.py",
         "            self.last_refresh_ms = now\n        self.request_update()\n",
         "            self.last_refresh_ms = now\n",
         "a connection refused by a broker that is down asks for a metadata update (sent within retry.backoff.ms)",
@@ -767,7 +767,7 @@ MUTATIONS = [
         "Sender.completeBatch: NetworkException is an InvalidMetadataException",
         more=[
             (
-                "producer.py",
+                "clients/producer.py",
                 "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
                 '        if err in INVALID_METADATA_ERRORS and err != "NETWORK_EXCEPTION":\n            self.request_update()',
             )
@@ -775,7 +775,7 @@ MUTATIONS = [
     ),
     M(
         "producer-no-refresh-after-client-timeout",
-        "producer.py",
+        "clients/producer.py",
         '                    self._complete_batch(b, "NETWORK_EXCEPTION", -1)\n        self.request_update()\n',
         '                    self._complete_batch(b, "NETWORK_EXCEPTION", -1)\n',
         "a request timed out by the client (its connection closed) asks for a metadata update",
@@ -783,7 +783,7 @@ MUTATIONS = [
         "Sender.completeBatch: NetworkException is an InvalidMetadataException",
         more=[
             (
-                "producer.py",
+                "clients/producer.py",
                 "        if err in INVALID_METADATA_ERRORS:\n            self.request_update()",
                 '        if err in INVALID_METADATA_ERRORS and err != "NETWORK_EXCEPTION":\n            self.request_update()',
             )
@@ -791,7 +791,7 @@ MUTATIONS = [
     ),
     M(
         "sticky-ignores-leaders",
-        "producer.py",
+        "clients/producer.py",
         "            available = [tp for tp in tps if tp in leaders and leaders[tp][0] >= 0]\n",
         "            available = list(tps)\n",
         "the sticky partitioner picks among the partitions that have a leader in the producer's metadata",
@@ -799,7 +799,7 @@ MUTATIONS = [
     ),
     M(
         "sticky-may-repeat",
-        "producer.py",
+        "clients/producer.py",
         "            avail.remove(self._sticky)  # a partition is listed once\n",
         "            pass\n",
         "a new batch's sticky partition differs from the previous one when more than one is available",
@@ -807,7 +807,7 @@ MUTATIONS = [
     ),
     M(
         "sticky-no-leader-excludes-previous",
-        "producer.py",
+        "clients/producer.py",
         "            self._sticky = tps[int(self.rng.integers(len(tps)))]\n",
         "            avail = [tp for tp in tps if tp != self._sticky] or list(tps)\n"
         "            self._sticky = avail[int(self.rng.integers(len(avail)))]\n",
@@ -816,7 +816,7 @@ MUTATIONS = [
     ),
     M(
         "sticky-first-available",
-        "producer.py",
+        "clients/producer.py",
         "        self._sticky = avail[int(self.rng.integers(len(avail)))]\n",
         "        self._sticky = avail[0]\n",
         "the sticky partition is drawn at random among the available ones: every one is used",
@@ -824,7 +824,7 @@ MUTATIONS = [
     ),
     M(
         "producer-default-acks-all",
-        "producer.py",
+        "clients/producer.py",
         '    "acks": 1,\n',
         '    "acks": "all",\n',
         "a producer's default acks is 1 in 2.8 (all only from 3.0)",
@@ -832,7 +832,7 @@ MUTATIONS = [
     ),
     M(
         "producer-default-retries-zero",
-        "producer.py",
+        "clients/producer.py",
         '    "retries": 2147483647,\n',
         '    "retries": 0,\n',
         "a producer's default retries is Integer.MAX_VALUE (bounded by delivery.timeout.ms)",
@@ -840,7 +840,7 @@ MUTATIONS = [
     ),
     M(
         "producer-default-max-in-flight-1",
-        "producer.py",
+        "clients/producer.py",
         '    "max.in.flight.requests.per.connection": 5,\n',
         '    "max.in.flight.requests.per.connection": 1,\n',
         "a producer's default max.in.flight.requests.per.connection is 5",
@@ -848,7 +848,7 @@ MUTATIONS = [
     ),
     M(
         "consumer-reads-beyond-hw",
-        "apis.py",
+        "server/apis.py",
         "            start = offsets.get(tp, part.hw)\n            result[tp] = (part.hw, max(0, part.hw - start))",
         "            start = offsets.get(tp, part.hw)\n            result[tp] = (part.leo, max(0, part.leo - start))",
         "a consumer reads only up to the high watermark",
@@ -857,7 +857,7 @@ MUTATIONS = [
     # -- the ledger and the log --------------------------------------------------------------------------
     M(
         "ledger-truncated-counted-committed",
-        "ledger.py",
+        "clients/ledger.py",
         '    kept[acknowledged] = np.where(copies[acknowledged] > 0, "committed", "truncated")',
         '    kept[acknowledged] = "committed"',
         "an acknowledged batch the leader's log no longer holds is truncated, not committed",
@@ -865,7 +865,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-failed-counted-pending",
-        "ledger.py",
+        "clients/ledger.py",
         '    kept = np.array(cols["outcome"], dtype=object)',
         '    kept = np.array([o if o != "failed" else "pending" for o in cols["outcome"]], dtype=object)',
         "a batch whose error was returned to the application is failed, not pending",
@@ -873,7 +873,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-latency-from-creation",
-        "ledger.py",
+        "clients/ledger.py",
         '    cols["latency_ms"] = cols["done_ms"] - cols["first_sent_ms"]',
         '    cols["latency_ms"] = cols["done_ms"] - cols["created_ms"]',
         "a batch's latency runs from the producer's first send of it, not from when the application handed it over",
@@ -881,7 +881,7 @@ MUTATIONS = [
     ),
     M(
         "producer-acks0-waits-for-the-broker",
-        "producer.py",
+        "clients/producer.py",
         "        if req.acks == 0:\n            for b in batches:",
         "        if False:\n            for b in batches:",
         "an acks=0 batch is done once its request is written: no response is expected, none is waited for",
@@ -890,7 +890,7 @@ MUTATIONS = [
     ),
     M(
         "producer-wrong-leader-time-not-counted",
-        "producer.py",
+        "clients/producer.py",
         "                b.wrong_leader_ms += now - refused",
         "                pass",
         "a send refused NOT_LEADER_OR_FOLLOWER costs the batch the time until its next send",
@@ -898,7 +898,7 @@ MUTATIONS = [
     ),
     M(
         "producer-refresh-only-one-timer",
-        "producer.py",
+        "clients/producer.py",
         "        if self._refresh_at is None or at < self._refresh_at:",
         "        if self._refresh_at is None:",
         "a metadata update asked for is sent retry.backoff.ms after the last refresh, before the age-based one",
@@ -906,7 +906,7 @@ MUTATIONS = [
     ),
     M(
         "producer-failed-refused-batch-loses-nothing",
-        "producer.py",
+        "clients/producer.py",
         "            b.wrong_leader_ms = b.wrong_leader_ms_at(now)  # a refused batch that fails lost the time until then\n",
         "",
         "a batch refused NOT_LEADER_OR_FOLLOWER that then fails lost the time from that send to its failure",
@@ -914,7 +914,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-wrong-leader-time-ignores-a-pending-retry",
-        "ledger.py",
+        "clients/ledger.py",
         '    cols["wrong_leader_ms"] = np.array([b.wrong_leader_ms_at(now) for b in batches], dtype=np.float64)',
         '    cols["wrong_leader_ms"] = np.array([b.wrong_leader_ms for b in batches], dtype=np.float64)',
         "a refused batch not sent again by the run's end has lost the time from the refused send to the end",
@@ -930,7 +930,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-no-duplicates",
-        "ledger.py",
+        "clients/ledger.py",
         '    cols["duplicates"] = np.maximum(copies - 1, 0)',
         '    cols["duplicates"] = np.zeros_like(copies)',
         "a retried batch the leader appended twice is a duplicate (no idempotence)",
@@ -938,7 +938,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-drops-pending",
-        "ledger.py",
+        "clients/ledger.py",
         "    none: Counter = Counter()\n",
         '    batches = [b for b in batches if b.outcome != "pending"]\n    none: Counter = Counter()\n',
         "every batch handed over is in the ledger, pending ones too: the outcomes add up to what was handed over",
@@ -946,7 +946,7 @@ MUTATIONS = [
     ),
     M(
         "producer-loses-handed-over-batches",
-        "producer.py",
+        "clients/producer.py",
         "            self.batches.append(b)\n",
         "            if b.batch_id % 10:\n                self.batches.append(b)\n",
         "every batch the application hands over is a row of the ledger (a batch the producer forgets is lost "
@@ -955,7 +955,7 @@ MUTATIONS = [
     ),
     M(
         "leader-append-no-epoch-entry",
-        "log.py",
+        "server/log.py",
         "        if not self.epochs or leader_epoch > self.epochs[-1][0]:\n            self.assign_epoch(leader_epoch, base)",
         "        if not self.epochs:\n            self.assign_epoch(leader_epoch, base)",
         "a leader's first append in a new leader epoch starts that epoch in the leader-epoch cache",
@@ -963,7 +963,7 @@ MUTATIONS = [
     ),
     M(
         "log-truncate-at-end-keeps-epoch",
-        "log.py",
+        "server/log.py",
         "            while self.epochs and self.epochs[-1][1] >= self.leo:\n"
         "                self.epochs.pop()\n            return []",
         "            return []",
@@ -972,7 +972,7 @@ MUTATIONS = [
     ),
     M(
         "log-truncate-keeps-epochs",
-        "log.py",
+        "server/log.py",
         "        while self.epochs and self.epochs[-1][1] >= self.leo:\n            self.epochs.pop()\n        return removed",
         "        return removed",
         "truncation drops the epoch entries that start at or after the new log end",
@@ -981,7 +981,7 @@ MUTATIONS = [
     # -- lab 07: ZooKeeper, the controller at scale, fencing (1.0/1.1/2.8 KafkaController, ZooKeeperClient) ----
     M(
         "zk-session-expired",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         '            if not session.alive:\n                raise ZkError("SESSIONEXPIRED", getattr(op, "path", "/"))\n',
         "",
         "ZooKeeper refuses a request on a session it has ended (SESSIONEXPIRED)",
@@ -989,7 +989,7 @@ MUTATIONS = [
     ),
     M(
         "zk-version-condition",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         "            if o.version != -1 and o.path in self.znodes and self.znodes[o.path].version != o.version:\n",
         "            if False:\n",
         "a write with an expected version fails BADVERSION when the znode's version differs",
@@ -997,7 +997,7 @@ MUTATIONS = [
     ),
     M(
         "zk-create-exists",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         '                if present(o.path):\n                    raise ZkError("NODEEXISTS", o.path)\n',
         "",
         "create on an existing path fails NODEEXISTS (who wins the election)",
@@ -1005,7 +1005,7 @@ MUTATIONS = [
     ),
     M(
         "zk-watch-not-one-shot",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         "        for cb in self.watches.pop(path, {}).values():",
         "        for cb in list(self.watches.get(path, {}).values()):",
         "a watch fires once, then is gone",
@@ -1013,7 +1013,7 @@ MUTATIONS = [
     ),
     M(
         "zk-closed-session-keeps-watches",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         "        for watchers in self.watches.values():  # its watches go with it: it is told nothing more\n"
         "            watchers.pop(session.id, None)\n",
         "",
@@ -1022,7 +1022,7 @@ MUTATIONS = [
     ),
     M(
         "election-log-not-the-whole-cluster",
-        "controller_scale.py",
+        "zk/controller_scale.py",
         "        cluster = cluster_partitions(n) if cluster_size is None else int(cluster_size)\n",
         "        cluster = 25_000\n",
         "1.0 logs every partition of the cluster after each election: the line grows with the cluster (quadratic)",
@@ -1030,7 +1030,7 @@ MUTATIONS = [
     ),
     M(
         "election-log-on-followed-partitions",
-        "controller_scale.py",
+        "zk/controller_scale.py",
         "np.where(leads, election_log, 0.0)",
         "election_log",
         "only a led partition is elected (and logs the cluster); a followed one goes through the replica state machine",
@@ -1038,7 +1038,7 @@ MUTATIONS = [
     ),
     M(
         "failover-election-log-not-the-cluster",
-        "controller_scale.py",
+        "zk/controller_scale.py",
         "        step = r_lat + reply + w_lat + reply + _election_log_ms(beh, n)\n",
         "        step = r_lat + reply + w_lat + reply + _election_log_ms(beh, 25_000)\n",
         "after a failover each 1.0 election logs every partition of the cluster (n), not a fixed-size line",
@@ -1046,7 +1046,7 @@ MUTATIONS = [
     ),
     M(
         "failover-1-0-sends-as-it-elects",
-        "controller_scale.py",
+        "zk/controller_scale.py",
         "        t = loaded + float(step.sum())\n    else:",
         "        t = loaded + np.cumsum(step)\n    else:",
         "1.0's failover elections go into one batch of requests, sent when every election is done",
@@ -1055,7 +1055,7 @@ MUTATIONS = [
     ),
     M(
         "zk-pipeline-no-window",
-        "zookeeper.py",
+        "zk/zookeeper.py",
         "    n, w = lat.size, int(max_in_flight)\n",
         "    n, w = lat.size, int(max_in_flight) * (2 if int(max_in_flight) > 1 else 1)\n",
         "a pipelined client keeps at most zookeeper.max.in.flight.requests (10) requests in flight",
@@ -1063,7 +1063,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-no-epoch-check-on-writes",
-        "fencing.py",
+        "zk/fencing.py",
         '            op = Multi((Check("/controller_epoch", self.epoch_version), op))\n',
         "            pass\n",
         "every 2.1+ controller write is multi(check /controller_epoch at the version it set, write)",
@@ -1071,7 +1071,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-brokers-accept-old-epochs",
-        "fencing.py",
+        "zk/fencing.py",
         "        if w.fencing and stale_epoch:\n",
         "        if False:\n",
         "a broker refuses a control request with a lower controller epoch than it has seen",
@@ -1079,7 +1079,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-no-broker-epoch",
-        "fencing.py",
+        "zk/fencing.py",
         "        if w.broker_epoch_check and stale_incarnation:\n",
         "        if False:\n",
         "a broker refuses a control request meant for its previous incarnation (KIP-380)",
@@ -1087,7 +1087,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-partition-leader-epoch",
-        "fencing.py",
+        "zk/fencing.py",
         '                if st["leader_epoch"] <= current:\n',
         "                if False:\n",
         "a LeaderAndIsr with a leader epoch not newer than the partition's is ignored",
@@ -1095,7 +1095,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-reelect-does-not-wait",
-        "fencing.py",
+        "zk/fencing.py",
         "        if self.env.now < b.busy_until:  # the event waits behind the one being processed\n",
         "        if False:\n",
         "the controller has one event thread: its own Reelect waits behind the event in progress",
@@ -1103,7 +1103,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-bounce-unseen",
-        "fencing.py",
+        "zk/fencing.py",
         "        bounced = known and self.broker_epoch_check and czxid > ctl.broker_epochs.get(bid, -1)\n",
         "        bounced = False\n",
         "the controller treats a broker whose registration czxid grew as bounced",
@@ -1111,7 +1111,7 @@ MUTATIONS = [
     ),
     M(
         "fencing-off-keeps-broker-epoch",
-        "fencing.py",
+        "zk/fencing.py",
         "        broker_epoch_check=fencing,\n",
         "        broker_epoch_check=True,\n",
         "the zombie experiment's 'fencing off' is every 2.2 fence off, the broker epoch (KIP-380, 2.2) included",
@@ -1245,7 +1245,7 @@ MUTATIONS = [
     ),
     M(
         "broker-config-drops-reserved-max-id",
-        "config.py",
+        "server/config.py",
         '_TYPED_LISTENER_KEYS = ("port", "advertised.port", "broker.id", "reserved.broker.max.id", "broker.id.generation.enable")',
         '_TYPED_LISTENER_KEYS = ("port", "advertised.port", "broker.id")',
         "a broker's reserved.broker.max.id and broker.id.generation.enable reach the broker.id check, as ints or bools",
@@ -1253,7 +1253,7 @@ MUTATIONS = [
     ),
     M(
         "acks-bool-accepted",
-        "producer.py",
+        "clients/producer.py",
         "    if isinstance(acks, (bool, np.bool_)) or not isinstance(acks, numbers.Integral):\n",
         "    if not isinstance(acks, numbers.Integral):\n",
         "acks=True is not acks=1: a bool is no acks value (Python counts it an int)",
@@ -1261,7 +1261,7 @@ MUTATIONS = [
     ),
     M(
         "acks-string-numbers-refused",
-        "producer.py",
+        "clients/producer.py",
         '_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}',
         '_ACKS = {"all": -1, "-1": -1}',
         "acks takes the strings Kafka takes: all, -1, 0, 1",
@@ -1269,7 +1269,7 @@ MUTATIONS = [
     ),
     M(
         "acks-string-untrimmed",
-        "producer.py",
+        "clients/producer.py",
         "        value = java_trim(acks)\n",
         "        value = acks\n",
         "an acks string is trimmed before it is validated, as ConfigDef trims every STRING",
@@ -1277,7 +1277,7 @@ MUTATIONS = [
     ),
     M(
         "producer-unknown-partition-accepted",
-        "producer.py",
+        "clients/producer.py",
         "            if (topic, p) not in known:\n",
         "            if False:\n",
         "a producer's fixed partitions are partitions of its topic (else its batches would wait forever)",
@@ -1285,7 +1285,7 @@ MUTATIONS = [
     ),
     M(
         "election-of-unknown-partition",
-        "controller.py",
+        "zk/controller.py",
         "        if st is None:\n            ids = sorted(",
         "        if False:\n            ids = sorted(",
         "an election for a partition the controller does not know is UNKNOWN_TOPIC_OR_PARTITION",
@@ -1293,7 +1293,7 @@ MUTATIONS = [
     ),
     M(
         "election-checked-at-call",
-        "controller.py",
+        "zk/controller.py",
         "        if at_ms <= self.env.now:\n            refused = self._election_refusal(tp, new_leader)\n",
         "        if True:\n            refused = self._election_refusal(tp, new_leader)\n",
         "an election asked for later is checked when the controller decides it: a partition created meanwhile "
@@ -1302,7 +1302,7 @@ MUTATIONS = [
     ),
     M(
         "election-unchecked-when-decided",
-        "controller.py",
+        "zk/controller.py",
         "            if refused is not None:\n                self._election_failed(tp, new_leader, st, refused[0])\n"
         "                return\n",
         "",
@@ -1312,7 +1312,7 @@ MUTATIONS = [
     ),
     M(
         "election-during-deletion",
-        "controller.py",
+        "zk/controller.py",
         "        if tp[0] in self.deleting:\n",
         "        if False:\n",
         'no leader is elected for a topic queued for deletion: INVALID_TOPIC_EXCEPTION, "The topic is being deleted"',
@@ -1320,7 +1320,7 @@ MUTATIONS = [
     ),
     M(
         "deletion-queue-never-emptied",
-        "controller.py",
+        "zk/controller.py",
         "                self.deleting.discard(topic)\n",
         "",
         "a topic leaves the deletion queue when its deletion completes (its name, created again, is a live topic)",
@@ -1328,7 +1328,7 @@ MUTATIONS = [
     ),
     M(
         "election-write-after-deletion",
-        "controller.py",
+        "zk/controller.py",
         "            if self.state.get(tp) is not st:",
         "            if False:",
         "an election whose partition's deletion completed while its state was being written changes nothing",
@@ -1336,7 +1336,7 @@ MUTATIONS = [
     ),
     M(
         "options-non-finite-accepted",
-        "options.py",
+        "common/options.py",
         "        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):\n",
         "        if isinstance(v, bool) or not isinstance(v, numbers.Real):\n",
         "an experiment's numeric option is a finite number: NaN and infinities are refused (they once hung a run)",
@@ -1360,7 +1360,7 @@ MUTATIONS = [
     ),
     M(
         "restart-race-times-unchecked",
-        "fencing.py",
+        "zk/fencing.py",
         "    check_options({k: v for k, v in given.items() if v is not None}, _RESTART_RACE_RANGES)\n",
         "",
         "the restart race's restart_ms (> 0) and backlog_ms (>= 0) are finite numbers in range",
@@ -1368,7 +1368,7 @@ MUTATIONS = [
     ),
     M(
         "zombie-times-unchecked",
-        "fencing.py",
+        "zk/fencing.py",
         "    check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)\n",
         "",
         "the zombie's pause_ms, reconnect_ms, event_lag_ms (>= 0), pause_at_ms (>= 50) and session_timeout_ms are "
@@ -1377,7 +1377,7 @@ MUTATIONS = [
     ),
     M(
         "election-session-timeout-unchecked",
-        "fencing.py",
+        "zk/fencing.py",
         '    check_options({"session_timeout_ms": session_timeout_ms}, _SESSION_TIMEOUT_RANGE)\n',
         "",
         "controller_election's session_timeout_ms is a finite whole number more than 0 (NaN once meant no failover)",
@@ -1385,7 +1385,7 @@ MUTATIONS = [
     ),
     M(
         "session-timeout-zero-accepted",
-        "fencing.py",
+        "zk/fencing.py",
         '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
         '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, False)}',
         "a session timeout of 0 is refused by the experiments' own check, with the range in the message",
@@ -1393,7 +1393,7 @@ MUTATIONS = [
     ),
     M(
         "session-timeout-fraction-accepted",
-        "fencing.py",
+        "zk/fencing.py",
         '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (True, 0, True)}',
         '_SESSION_TIMEOUT_RANGE = {"session_timeout_ms": (False, 0, True)}',
         "a session timeout is a whole number of ms, as zookeeper.session.timeout.ms (an INT) is",
@@ -1402,7 +1402,7 @@ MUTATIONS = [
     # -- restarts and controller changes (KafkaController, KafkaServer; kafka_lab/sim/lifecycle.py) ---------
     M(
         "cs-new-leader-in-isr",
-        "controller.py",
+        "zk/controller.py",
         '                        if r in st["isr"] and r in self.live_brokers and r not in self.shutting_down',
         "                        if r in self.live_brokers and r not in self.shutting_down",
         "a controlled shutdown moves leadership only to a live ISR member that is not shutting down",
@@ -1410,7 +1410,7 @@ MUTATIONS = [
     ),
     M(
         "cs-stop-followers",
-        "controller.py",
+        "zk/controller.py",
         '                self.send(broker, "StopReplica", partitions=followed, delete_partitions=False, at_ms=self.env.now)\n',
         "                pass\n",
         "a controlled shutdown sends StopReplica(deletePartition=false) for the partitions the broker follows",
@@ -1418,7 +1418,7 @@ MUTATIONS = [
     ),
     M(
         "cs-stale-broker-epoch",
-        "controller.py",
+        "zk/controller.py",
         '            if broker is not None and p.get("broker_epoch", 0) < broker.broker_epoch:',
         "            if False:",
         "a ControlledShutdown from an older broker epoch is STALE_BROKER_EPOCH",
@@ -1426,7 +1426,7 @@ MUTATIONS = [
     ),
     M(
         "cs-retries",
-        "lifecycle.py",
+        "zk/lifecycle.py",
         "            yield env.timeout(CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)\n",
         "            break\n",
         "a failed controlled shutdown is retried after controlled.shutdown.retry.backoff.ms, up to the retries",
@@ -1434,7 +1434,7 @@ MUTATIONS = [
     ),
     M(
         "down-broker-refuses",
-        "network.py",
+        "network/socket_server.py",
         "        if not self.processors:\n            raise ConnectionRefused(",
         "        if False:\n            raise ConnectionRefused(",
         "a broker whose process is not running refuses connections",
@@ -1442,17 +1442,17 @@ MUTATIONS = [
     ),
     M(
         "stopped-broker-keeps-running",
-        "node.py",
+        "server/node.py",
         "            if proc.is_alive and proc is not active:\n                proc.interrupt(_STOPPED)\n",
         "            pass\n",
         "a stopped broker's threads stop with its process: they handle, send and append nothing while it is down",
         "KafkaServer.shutdown: socketServer, dataPlaneRequestHandlerPool, replicaManager (fetchers) shut down",
-        more=[("node.py", "        self.incarnation += 1\n", "")],
+        more=[("server/node.py", "        self.incarnation += 1\n", "")],
         review=True,
     ),
     M(
         "stopped-broker-keeps-fetching",
-        "fetcher.py",
+        "server/fetcher.py",
         "        self.broker.node.thread(self._run())",
         "        self.env.process(self._run())",
         "a follower's fetcher threads belong to its process: a stopped broker fetches nothing",
@@ -1461,7 +1461,7 @@ MUTATIONS = [
     ),
     M(
         "stopped-broker-keeps-connections",
-        "network.py",
+        "network/socket_server.py",
         "        for conn in list(self.connections):\n            conn.server_close()\n",
         "        pass\n",
         "the connections to a broker close when its process stops: its clients see disconnections at once",
@@ -1469,14 +1469,14 @@ MUTATIONS = [
     ),
     M(
         "controller-work-outlives-its-broker",
-        "controller.py",
+        "zk/controller.py",
         "                        if not owner.online:\n                            return  # the controller's broker is not",
         "                        if False:\n                            return  # the controller's broker is not",
         "the controller's work runs in its broker's process: a controller whose broker stopped decides nothing",
         "KafkaServer.shutdown → KafkaController.shutdown (the controller-event-thread and request senders stop)",
         more=[
             (
-                "controller.py",
+                "zk/controller.py",
                 "                if node is not None and node.incarnation != incarnation:",
                 "                if False:",
             )
@@ -1485,7 +1485,7 @@ MUTATIONS = [
     ),
     M(
         "controller-channel-outlives-its-broker",
-        "controller.py",
+        "zk/controller.py",
         "        if own is not None and not own.online:\n            return  # the controller's broker stopped",
         "        if False:\n            return  # the controller's broker stopped",
         "the controller's request senders stop with its broker's process: nothing it had queued goes out",
@@ -1493,7 +1493,7 @@ MUTATIONS = [
     ),
     M(
         "controller-elected-after-its-broker-stopped",
-        "controller.py",
+        "zk/controller.py",
         "                if self.brokers[winner].online:\n                    break\n",
         "                break\n",
         "a broker whose process stops during a controller election does not become the controller",
@@ -1501,7 +1501,7 @@ MUTATIONS = [
     ),
     M(
         "fetcher-no-backoff-on-disconnect",
-        "fetcher.py",
+        "server/fetcher.py",
         "            if until <= now:\n                self.partitions[tp] = now + REPLICA_FETCH_BACKOFF_MS\n",
         "            pass\n",
         "a fetch that fails whole waits replica.fetch.backoff.ms, then delays its partitions as much again",
@@ -1510,7 +1510,7 @@ MUTATIONS = [
     ),
     M(
         "controller-channel-no-resend",
-        "controller.py",
+        "zk/controller.py",
         "            self.queue.appendleft(again)\n",
         "",
         "a control request lost with its connection is sent again, 100 ms later, on a new connection",
@@ -1518,7 +1518,7 @@ MUTATIONS = [
     ),
     M(
         "producer-drains-to-refused-node",
-        "producer.py",
+        "clients/producer.py",
         "            if self.connection(bid) is None:  # not ready (Sender drops the node): its batches wait",
         "            if False:",
         "the producer drains no batch for a broker it has no connection to (refused, or in its reconnect backoff)",
@@ -1527,7 +1527,7 @@ MUTATIONS = [
     ),
     M(
         "acks0-error-keeps-connection",
-        "apis.py",
+        "server/apis.py",
         '            req.close_connection = req.error != "NONE"',
         "            req.close_connection = False",
         "an acks=0 produce that fails on some partition closes its connection, so the producer refreshes its metadata",
@@ -1536,7 +1536,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-offline-is-truncated",
-        "ledger.py",
+        "clients/ledger.py",
         "    if len(lost) and offline:",
         "    if False:",
         "an acknowledged batch of a partition with no leader that a replica's log holds is offline, not lost",
@@ -1545,7 +1545,7 @@ MUTATIONS = [
     ),
     M(
         "ledger-acks0-refused-is-truncated",
-        "ledger.py",
+        "clients/ledger.py",
         '            kept[i] = "unwritten" if req is not None and req.end == req.end else "pending"',
         '            kept[i] = "truncated"',
         "an acks=0 batch no log ever held is unwritten (never in a log), or pending while no broker has handled it",
@@ -1554,7 +1554,7 @@ MUTATIONS = [
     ),
     M(
         "restart-forgets-epochs",
-        "replica.py",
+        "server/replica_manager.py",
         "            p.leader, p.leader_epoch = -1, -1\n",
         "            pass\n",
         "a restarted broker keeps its logs but not the leader epochs it knew: the controller's LeaderAndIsr applies",
@@ -1562,7 +1562,7 @@ MUTATIONS = [
     ),
     M(
         "failover-new-epoch",
-        "controller.py",
+        "zk/controller.py",
         "            self.id, self.epoch = winner, self.epoch + 1",
         "            self.id, self.epoch = winner, self.epoch",
         "a new controller increments /controller_epoch",
@@ -1570,7 +1570,7 @@ MUTATIONS = [
     ),
     M(
         "election-needs-controller",
-        "controller.py",
+        "zk/controller.py",
         '            if self.id < 0:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
         '            if False:\n                self._election_failed(tp, new_leader, st, "NOT_CONTROLLER")\n',
         "no leader is elected while there is no controller (between a resignation and the next election)",
@@ -1578,7 +1578,7 @@ MUTATIONS = [
     ),
     M(
         "broker-failure-keeps-leader",
-        "controller.py",
+        "zk/controller.py",
         "                elected = self._elect_offline()\n                changed = [",
         "                elected = []\n                changed = [",
         "a broker that leaves while it still leads loses that leadership: a live ISR member takes over, or none",
@@ -1586,7 +1586,7 @@ MUTATIONS = [
     ),
     M(
         "offline-election-isr-order",
-        "controller.py",
+        "zk/controller.py",
         '        leader = next((r for r in st["replicas"] if r in online and r in isr), None)',
         "        leader = next((r for r in isr if r in online), None)",
         "an offline partition elects the first live ISR member in the order of its assignment, not of its ISR",
@@ -1594,7 +1594,7 @@ MUTATIONS = [
     ),
     M(
         "offline-election-unclean",
-        "controller.py",
+        "zk/controller.py",
         "        if leader is not None or tp[0] not in self.unclean_topics:\n",
         "        if leader is not None:\n",
         "unclean.leader.election.enable=false: a replica outside the ISR never leads an offline partition",
@@ -1602,7 +1602,7 @@ MUTATIONS = [
     ),
     M(
         "offline-replica-empties-isr",
-        "controller.py",
+        "zk/controller.py",
         '        isr = st["isr"] if len(st["isr"]) == 1 else [r for r in st["isr"] if r != bid]',
         '        isr = [r for r in st["isr"] if r != bid]',
         "a replica going offline leaves the ISR, except the ISR's last member, which stays",
@@ -1610,7 +1610,7 @@ MUTATIONS = [
     ),
     M(
         "startup-no-offline-election",
-        "controller.py",
+        "zk/controller.py",
         "            if self._offline():\n                yield self.env.timeout(self.zk_latency_ms)\n                elected",
         "            if False:\n                yield self.env.timeout(self.zk_latency_ms)\n                elected",
         "a broker that starts can bring back an offline partition whose ISR it is in: the controller elects",
@@ -1618,7 +1618,7 @@ MUTATIONS = [
     ),
     M(
         "failover-keeps-dead-leaders",
-        "controller.py",
+        "zk/controller.py",
         "            if gone or self._offline():\n",
         "            if False:\n",
         "a new controller takes the replicas of brokers that are gone offline and elects for offline partitions",
@@ -1626,7 +1626,7 @@ MUTATIONS = [
     ),
     M(
         "offline-election-shutting-down-online",
-        "controller.py",
+        "zk/controller.py",
         "        return self.live_brokers - self.shutting_down",
         "        return set(self.live_brokers)",
         "an offline election neither elects a broker in controlled shutdown nor keeps it in the new ISR",
@@ -1634,7 +1634,7 @@ MUTATIONS = [
     ),
     M(
         "broker-failure-touches-deleting-topic",
-        "controller.py",
+        "zk/controller.py",
         ' or bid in self.state[tp]["isr"]) and tp[0] not in self.deleting',
         ' or bid in self.state[tp]["isr"])',
         "a broker failure leaves the partitions of a topic being deleted as they are",
@@ -1642,7 +1642,7 @@ MUTATIONS = [
     ),
     M(
         "offline-election-failure-unrecorded",
-        "controller.py",
+        "zk/controller.py",
         '                self.failed_state_changes.append((self.env.now, *tp, "OfflinePartition", OFFLINE_STRATEGY))\n',
         "                pass\n",
         "an offline partition's election that finds no live ISR member is kept as failed (an ERROR line)",
@@ -1650,7 +1650,7 @@ MUTATIONS = [
     ),
     M(
         "controlled-shutdown-failure-unrecorded",
-        "controller.py",
+        "zk/controller.py",
         '                    self.failed_state_changes.append((self.env.now, *tp, "OnlinePartition", SHUTDOWN_STRATEGY))\n',
         "                    pass\n",
         "a controlled shutdown's move that finds no other live ISR member is logged as a failed state change",
@@ -1658,7 +1658,7 @@ MUTATIONS = [
     ),
     M(
         "offline-election-tries-deleting-topic",
-        "controller.py",
+        "zk/controller.py",
         'if st["leader"] not in live and tp[0] not in deleting and (topic is None or tp[0] == topic)',
         'if st["leader"] not in live and (topic is None or tp[0] == topic)',
         "the offline elections leave out the partitions of a topic queued for deletion",
@@ -1666,7 +1666,7 @@ MUTATIONS = [
     ),
     M(
         "unclean-election-keeps-the-old-isr",
-        "controller.py",
+        "zk/controller.py",
         "                self._write_state(tp, leader=leader, isr=[leader])\n",
         '                self._write_state(tp, leader=leader, isr=st["isr"])\n',
         "an unclean election writes the new leader alone as the ISR",
@@ -1674,7 +1674,7 @@ MUTATIONS = [
     ),
     M(
         "unclean-election-last-in-assignment",
-        "controller.py",
+        "zk/controller.py",
         '        leader = next((r for r in st["replicas"] if r in online), None)\n',
         '        leader = next((r for r in reversed(st["replicas"]) if r in online), None)\n',
         "an unclean election takes the first live replica in assignment order",
@@ -1682,7 +1682,7 @@ MUTATIONS = [
     ),
     M(
         "unclean-enable-triggers-nothing",
-        "controller.py",
+        "zk/controller.py",
         "            if self._offline(topic):\n",
         "            if False:\n",
         "turning unclean election on for a topic tries its offline partitions at once",
@@ -1690,7 +1690,7 @@ MUTATIONS = [
     ),
     M(
         "unclean-enable-tries-every-topic",
-        "controller.py",
+        "zk/controller.py",
         "                elected = self._elect_offline(topic)\n",
         "                elected = self._elect_offline()\n",
         "turning unclean election on for a topic tries that topic's offline partitions only",
@@ -1698,7 +1698,7 @@ MUTATIONS = [
     ),
     M(
         "unclean-config-outlives-its-topic",
-        "controller.py",
+        "zk/controller.py",
         "                self.unclean_topics.discard(topic)  # /config/topics/<topic> goes with it\n",
         "",
         "a deleted topic's unclean.leader.election.enable goes with it: the name created again has the default",
@@ -1706,7 +1706,7 @@ MUTATIONS = [
     ),
     M(
         "boolean-config-lenient",
-        "config.py",
+        "server/config.py",
         "    if isinstance(raw, bool):\n        return raw\n",
         "    if not isinstance(raw, str):\n        return bool(raw)\n",
         "a BOOLEAN config is a bool or the text true/false; anything else is refused with Kafka's message",
@@ -1714,7 +1714,7 @@ MUTATIONS = [
     ),
     M(
         "broker-failure-drops-other-elections",
-        "controller.py",
+        "zk/controller.py",
         "                self._publish(list(dict.fromkeys(changed + elected)), leader_and_isr=True)",
         "                self._publish(changed, leader_and_isr=True)",
         "an election a broker failure's trigger makes is sent, also of a partition the broker did not lead",
@@ -1722,7 +1722,7 @@ MUTATIONS = [
     ),
     M(
         "startup-sends-no-online-replica-update-metadata",
-        "controller.py",
+        "zk/controller.py",
         "                for other in sorted(self.live_brokers & set(self.brokers)):\n"
         '                    self.send(self.brokers[other], "UpdateMetadata", states, batch=batch)\n',
         "",
@@ -1731,7 +1731,7 @@ MUTATIONS = [
     ),
     M(
         "leader-and-isr-log-ignores-topic-min-isr",
-        "replica.py",
+        "server/replica_manager.py",
         "                min_isr = self.topic_min_isr.get(tp[0], self.min_insync_replicas)\n",
         "                min_isr = self.min_insync_replicas\n",
         "a log a LeaderAndIsr creates has its topic's min.insync.replicas, not only the broker's default",
@@ -1779,7 +1779,7 @@ MUTATIONS = [
     ),
     M(
         "truncation-event-hw-after",
-        "replica.py",
+        "server/replica_manager.py",
         "            hw=hw_before,\n",
         "            hw=p.hw,\n",
         "the truncation's WARN compares the new high watermark with the one before the truncation",
@@ -1795,7 +1795,7 @@ MUTATIONS = [
     ),
     M(
         "new-partition-without-live-replica-gets-no-leader-ever",
-        "controller.py",
+        "zk/controller.py",
         "            if tp in self.new_partitions:  # NewPartition: initialized, not elected\n",
         "            if False:\n",
         "a partition created with no live replica is initialized (leader = first live replica, ISR = the live "
@@ -1804,7 +1804,7 @@ MUTATIONS = [
     ),
     M(
         "new-partition-leadership-sent-before-it-has-one",
-        "controller.py",
+        "zk/controller.py",
         "        tps = [tp for tp in tps if tp not in self.new_partitions]  # a NewPartition has no leadership to send\n",
         "",
         "a NewPartition has no leadership: no LeaderAndIsr or UpdateMetadata names it until it is initialized",
@@ -1821,7 +1821,7 @@ MUTATIONS = [
     ),
     M(
         "broker-failure-skips-offline-trigger",
-        "controller.py",
+        "zk/controller.py",
         "            if not changed and self._offline():\n",
         "            if False:\n",
         "every broker failure tries the offline partitions again, also one whose broker held no replica of them",
@@ -1837,7 +1837,7 @@ MUTATIONS = [
     ),
     M(
         "failover-publishes-deleting-topic",
-        "controller.py",
+        "zk/controller.py",
         "                changed = [tp for tp in dict.fromkeys(changed + elected) if tp[0] not in self.deleting]",
         "                changed = list(dict.fromkeys(changed + elected))",
         "on failover a topic being deleted has its offline replicas' ISR written but gets no LeaderAndIsr",
@@ -1845,7 +1845,7 @@ MUTATIONS = [
     ),
     M(
         "election-logged-from-online",
-        "controller.py",
+        "zk/controller.py",
         '        was = "OnlinePartition" if st["leader"] in self.live_brokers else "OfflinePartition"',
         '        was = "OnlinePartition"',
         "an election of a partition with no live leader is logged from OfflinePartition",
@@ -1889,7 +1889,7 @@ MUTATIONS = [
     ),
     M(
         "broker-startup-lai",
-        "controller.py",
+        "zk/controller.py",
         '                self.send(self.brokers[bid], "LeaderAndIsr", states, batch=batch)\n',
         "",
         "a broker that starts gets a LeaderAndIsr for each replica it holds",
@@ -1914,7 +1914,7 @@ MUTATIONS = [
     ),
     M(
         "follower-fetch-through-client-listener",
-        "fetcher.py",
+        "server/fetcher.py",
         "            leader.config.inter_broker_listener_name, self.client_id, client_host=",
         "            self.cluster.client_listener(leader), self.client_id, client_host=",
         "a follower fetches through the leader's inter-broker listener",
@@ -1922,7 +1922,7 @@ MUTATIONS = [
     ),
     M(
         "follower-fetch-not-in-request-log",
-        "fetcher.py",
+        "server/fetcher.py",
         "            self.cluster.log.append(req)\n            self.connection.send(req)\n",
         "            self.connection.send(req)\n",
         "a follower's Fetch is a request of the leader's like any other: in its request log",
@@ -1930,7 +1930,7 @@ MUTATIONS = [
     ),
     M(
         "controller-listener-from-the-target",
-        "controller.py",
+        "zk/controller.py",
         "        self.route = controller_route(controller.brokers[controller.id], broker)\n",
         "        self.route = controller_route(broker, broker)\n",
         "the controller picks the listener for every broker from its own config; the broker's config picks the plane",
@@ -1955,7 +1955,7 @@ MUTATIONS = [
     ),
     M(
         "alter-isr-through-the-controllers-inter-broker-listener",
-        "fetcher.py",
+        "server/alter_isr.py",
         "                self.broker.config.controller_to_broker_listener_name,\n",
         "                controller.config.inter_broker_listener_name,\n",
         "a broker's AlterIsr goes to the controller's endpoint of the listener its own config names for the controller",

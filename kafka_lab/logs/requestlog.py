@@ -35,7 +35,7 @@ import hashlib
 import json
 import math
 
-from ..sim.log import RECORDS
+from ..sim.server.log import RECORDS
 from .slots import BROKER_EPOCH, LEADER_EPOCH, OFFSET, ZK_VERSION
 
 __all__ = [
@@ -719,7 +719,7 @@ def text_message(req, view: BrokerView, correlation_id: int | None = None) -> st
 
 
 def _api_keys():
-    from kafka_lab.sim.apis import API_KEYS
+    from kafka_lab.sim.server.apis import API_KEYS
 
     return API_KEYS
 

@@ -71,7 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kafka_lab.sim.network import DISCONNECTED
+from kafka_lab.sim.network.socket_server import DISCONNECTED
 
 from . import messages as m
 from .damage import Damage

@@ -41,18 +41,18 @@ against 1.1+, with the calibration table), :mod:`.fencing` (:func:`controller_el
     (6.5, 2.75)
 """
 
-from .apis import CostModel, default_costs
-from .broker import Broker
+from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
-from .config import BrokerConfig, ModelSettings
-from .controller_scale import controlled_shutdown, controller_failover
-from .distributions import Deterministic, Empirical, Exponential, LogNormal
-from .fencing import broker_restart_race, controller_election, zombie_controller
+from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
-from .ledger import OUTCOMES
-from .records import TIMING_COLUMNS, Request
+from .network.request import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
+from .server.apis import CostModel, default_costs
+from .server.broker import Broker
+from .server.config import BrokerConfig, ModelSettings
 from .shutdown_cluster import shutdown_in_cluster
+from .zk.controller_scale import controlled_shutdown, controller_failover
+from .zk.fencing import broker_restart_race, controller_election, zombie_controller
 
 __all__ = [
     "Broker",

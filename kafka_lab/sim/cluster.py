@@ -43,12 +43,13 @@ import simpy
 
 from kafka_lab.listeners.examples import CLIENT_LISTENER
 
-from .broker import Broker
-from .config import ModelSettings, boolean_setting
-from .controller import Controller
-from .ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
-from .producer import KafkaConsumer, KafkaProducer
-from .records import RequestLog, requests_frame
+from .clients.consumer import KafkaConsumer
+from .clients.ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
+from .clients.producer import KafkaProducer
+from .network.request import RequestLog, requests_frame
+from .server.broker import Broker
+from .server.config import ModelSettings, boolean_setting
+from .zk.controller import Controller
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
@@ -267,7 +268,7 @@ class Cluster:
         that listener is refused here with Kafka's ``BrokerEndPointNotAvailableException`` and message, rather
         than deep inside a run (Kafka fails when that broker becomes the controller: "Error while electing or
         becoming controller on broker N. Trigger controller movement immediately")."""
-        from .controller import controller_route
+        from .zk.controller import controller_route
 
         registered = {
             bid: {e.listener_name for e in b.config.listeners.advertised_listeners} for bid, b in self.brokers.items()
@@ -482,13 +483,13 @@ class Cluster:
     # -- brokers and the controller over time ------------------------------------------------------------
     def restart_broker(self, broker_id: int, *, at_ms: float, down_ms: float) -> None:
         """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.lifecycle`)."""
-        from .lifecycle import restart_broker
+        from .zk.lifecycle import restart_broker
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
 
     def move_controller(self, *, at_ms: float) -> None:
         """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.lifecycle`)."""
-        from .lifecycle import move_controller
+        from .zk.lifecycle import move_controller
 
         move_controller(self, at_ms=at_ms)
 

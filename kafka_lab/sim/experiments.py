@@ -24,12 +24,12 @@ import inspect
 import numpy as np
 import pandas as pd
 
-from .apis import CostModel
-from .config import ModelSettings
-from .distributions import Deterministic, Exponential
-from .records import IN_FLIGHT
+from .common.distributions import Deterministic, Exponential
+from .common.theory import mm_c_wait
+from .network.request import IN_FLIGHT
 from .scenario import Results, Scenario
-from .theory import mm_c_wait
+from .server.apis import CostModel
+from .server.config import ModelSettings
 
 __all__ = [
     "lab_properties",

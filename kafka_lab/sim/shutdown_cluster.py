@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .apis import CostModel, default_costs
 from .cluster import Cluster, ClusterResults, advance
-from .config import ModelSettings
-from .controller_scale import shutdown_schedule
-from .distributions import Exponential
-from .options import check_options
+from .common.distributions import Exponential
+from .common.options import check_options
+from .server.apis import CostModel, default_costs
+from .server.config import ModelSettings
+from .zk.controller_scale import shutdown_schedule
 
 __all__ = ["ClusterShutdown", "shutdown_in_cluster"]
 

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
+from kafka_lab.sim.common.theory import mm_c_wait, saturation_rate
 from kafka_lab.sim.experiments import (
     DESIGNS,
     controller_behind_backlog,
@@ -32,8 +33,7 @@ from kafka_lab.sim.experiments import (
     steady_load,
     wait_for_handler_ms,
 )
-from kafka_lab.sim.records import IN_FLIGHT
-from kafka_lab.sim.theory import mm_c_wait, saturation_rate
+from kafka_lab.sim.network.request import IN_FLIGHT
 
 from . import (
     GREY,

@@ -18,8 +18,8 @@ and the controller are brokers of the cluster (:mod:`.fetcher`, :mod:`.controlle
 
 from __future__ import annotations
 
-from .distributions import Exponential
-from .records import Request
+from ..common.distributions import Exponential
+from ..network.request import Request
 
 __all__ = ["Producer", "Consumer", "MetadataClient"]
 

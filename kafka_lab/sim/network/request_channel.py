@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .metrics import Gauge
+from ..common.metrics import Gauge
 
 __all__ = ["RequestQueue"]
 

@@ -23,8 +23,10 @@ are gone, its threads idle), where Kafka's JMX would have nothing at all.
 
 from __future__ import annotations
 
+from ..common.metrics import Metrics
+from ..network.request_channel import RequestQueue
+from ..network.socket_server import Acceptor, Processor
 from .apis import KafkaApis, default_costs
-from .channel import RequestQueue
 from .config import (
     CONTROL_PLANE_HANDLERS,
     CONTROL_PLANE_PROCESSORS,
@@ -33,11 +35,10 @@ from .config import (
     ModelSettings,
 )
 from .handlers import RequestHandlerPool
-from .metrics import Metrics
-from .network import Acceptor, Processor
+from .metadata_cache import MetadataCache
 from .node import Node
 from .purgatory import FetchPurgatory, ProducePurgatory
-from .replica import MetadataCache, ReplicaManager
+from .replica_manager import ReplicaManager
 
 __all__ = ["Broker", "Plane"]
 
@@ -163,7 +164,8 @@ class Broker:
             cp = self.planes["control"]
             cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis, node=node)
         if self.cluster is not None:
-            from .fetcher import AlterIsrManager, ReplicaFetcherManager
+            from .alter_isr import AlterIsrManager
+            from .fetcher import ReplicaFetcherManager
 
             self.fetchers = rm.fetchers = ReplicaFetcherManager(self, self.cluster, settings.replica_append_ms)
             self.alter_isr = AlterIsrManager(self, self.cluster)

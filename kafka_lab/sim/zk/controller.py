@@ -67,9 +67,9 @@ from collections import deque
 
 import numpy as np
 
-from .apis import CONTROLLER_APIS
-from .network import DISCONNECTED, ConnectionRefused
-from .records import Request
+from ..network.request import Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
+from ..server.apis import CONTROLLER_APIS
 
 #: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
 CONTROLLER_SEND_RETRY_MS = 100.0

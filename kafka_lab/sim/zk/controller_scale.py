@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .apis import default_costs
+from ..server.apis import default_costs
 from .zookeeper import pipeline_completions, pipeline_time
 
 __all__ = [

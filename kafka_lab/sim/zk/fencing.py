@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from .apis import default_costs
+from ..common.options import check_options
+from ..server.apis import default_costs
 from .controller_scale import CALIBRATION
-from .options import check_options
 from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, ZooKeeper
 
 __all__ = [
