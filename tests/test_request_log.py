@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from kafka_lab.sim import Cluster, Scenario
-from kafka_lab.sim import records as records_mod
+from kafka_lab.sim.network import request as records_mod
 from kafka_lab.sim.network.request import STREAMED_APIS, Request, RequestLog, RequestRecord, requests_frame
 
 RAW = ["sent", "start", "enqueue", "dequeue", "api_local_complete", "response_complete", "response_dequeue", "end"]
