@@ -193,7 +193,8 @@ def test_distributions():
 
 
 @pytest.mark.parametrize(
-    "module", ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.common.theory", "kafka_lab.sim.common.distributions"]
+    "module",
+    ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.common.theory", "kafka_lab.sim.common.distributions"],
 )
 def test_docstring_examples_run(module):
     import doctest
