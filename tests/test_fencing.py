@@ -203,7 +203,7 @@ def test_the_restart_race_times_say_what_they_accept(kw, error, message):
     ],
 )
 def test_the_zombie_times_say_what_they_accept(kw, error, message):
-    """Each of zombie_controller's times says what it takes (kafka_lab.sim.options), as the restart race's do."""
+    """Each of zombie_controller's times says what it takes (kafka_lab.sim.common.options), as the restart race's do."""
     with pytest.raises(error, match=re.escape(message)):
         zombie_controller(fencing=True, seed=0, **kw)
 

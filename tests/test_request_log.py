@@ -1,4 +1,4 @@
-"""The request log keeps columns, not objects (kafka_lab/sim/records.py), and loses nothing by it.
+"""The request log keeps columns, not objects (kafka_lab/sim/network/request.py), and loses nothing by it.
 
 The truth for the DataFrame is the direct reading: every request object of the run kept alive beside
 the model (a test hook, not the model's log), read when the run ends, one row each, with the timings of

@@ -1,4 +1,4 @@
-"""kafka_lab.sim.metrics: change logs, exact integrals and time averages, sampled frames under Kafka's names.
+"""kafka_lab.sim.common.metrics: change logs, exact integrals and time averages, sampled frames under Kafka's names.
 
 Truths: step functions whose areas are counted by hand (or, in the property test, by summing
 rectangles with exact fractions), and the definition of an idle fraction in Kafka's pool metrics

@@ -179,7 +179,7 @@ def server_startup(cluster, b: int) -> list:
 
 def controller_channel(cluster, c: int, b: int, view):
     """``RequestSendThread``'s line as controller ``c`` connects to broker ``b``: on the listener controller
-    ``c``'s own config names (:func:`~kafka_lab.sim.controller.controller_route`), at broker ``b``'s port for it."""
+    ``c``'s own config names (:func:`~kafka_lab.sim.zk.controller.controller_route`), at broker ``b``'s port for it."""
     from kafka_lab.sim.zk.controller import controller_route
 
     route = controller_route(cluster.brokers[c], cluster.brokers[b])

@@ -8,12 +8,12 @@
     >>> sorted(set(res.ledger["outcome"].astype(str)))
     ['committed', 'pending']
 
-Each broker is the broker model of lab 03 (:class:`~kafka_lab.sim.broker.Broker`) with its own
+Each broker is the broker model of lab 03 (:class:`~kafka_lab.sim.server.broker.Broker`) with its own
 properties: its listeners, ``broker.rack``, and ``control.plane.listener.name`` or not, so a cluster
 half-way through KIP-291's migration is a valid cluster. Topics are placed by Kafka's own assignment
 (:func:`kafka_lab.assignment.assign_replicas_to_brokers`, rack-aware when brokers have racks). Followers
-are brokers: they replicate through the leader's request path (:mod:`.fetcher`). One broker is the
-controller (:mod:`.controller`); it connects to every broker on the listener its own config names
+are brokers: they replicate through the leader's request path (:mod:`.server.fetcher`). One broker is the
+controller (:mod:`.zk.controller`); it connects to every broker on the listener its own config names
 (``control.plane.listener.name``, else the inter-broker listener), which each broker serves on its control
 plane only if it names it too. Clients connect to their own listener (``client_listener``, KIP-291's
 ``EXTERNAL``), brokers fetch from each other on ``INTERNAL``.
@@ -24,7 +24,7 @@ producer's arrivals and partitioner. Switching the control plane on changes noth
 so a comparison with and without it is paired: same arrivals, same batches, only the broker differs.
 
 :meth:`Cluster.run` returns :class:`ClusterResults`: the request log of every broker (``broker_id``
-column), every broker's metrics, the ledger (:mod:`.ledger`), the staleness of each broker's metadata
+column), every broker's metrics, the ledger (:mod:`.clients.ledger`), the staleness of each broker's metadata
 after each controller decision, and each partition's unavailability.
 """
 
@@ -211,7 +211,7 @@ class Cluster:
         self.client_listener_name = client_listener.upper()  # listener names are upper-cased, as Kafka does
         self.seed = seed
         self.env = simpy.Environment()
-        self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (records.py)
+        self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (network/request.py)
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
         for bid, props in brokers.items():
@@ -482,13 +482,13 @@ class Cluster:
 
     # -- brokers and the controller over time ------------------------------------------------------------
     def restart_broker(self, broker_id: int, *, at_ms: float, down_ms: float) -> None:
-        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.lifecycle`)."""
+        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.zk.lifecycle`)."""
         from .zk.lifecycle import restart_broker
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
 
     def move_controller(self, *, at_ms: float) -> None:
-        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.lifecycle`)."""
+        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`)."""
         from .zk.lifecycle import move_controller
 
         move_controller(self, at_ms=at_ms)

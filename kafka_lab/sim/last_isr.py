@@ -40,7 +40,7 @@ class LastIsrMember:
     controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
     hw_at_stop: dict  # broker -> its replica's high watermark when it stopped
-    outcomes: dict  # the ledger: batches per outcome (kafka_lab.sim.ledger.OUTCOMES)
+    outcomes: dict  # the ledger: batches per outcome (kafka_lab.sim.clients.ledger.OUTCOMES)
     unclean: bool = False  # the topic's unclean.leader.election.enable
     isr_elected: list = field(default_factory=list)  # the ISR the controller wrote with the election that ended it
     unclean_elections: int = 0  # of them, unclean: a leader from outside the ISR

@@ -568,7 +568,7 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms:
     """The live experiment: produce rate (primary), threads, queue, control plane and the rejected alternative.
 
     Each Produce takes ``service_ms`` of a handler on average (exponential); the summary's offered load is
-    ρ = rate / :func:`~kafka_lab.sim.theory.saturation_rate` of the handlers.
+    ρ = rate / :func:`~kafka_lab.sim.common.theory.saturation_rate` of the handlers.
     """
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")

@@ -10,7 +10,7 @@ Both planes hand requests to the same ``KafkaApis`` and the same replica manager
 Clients and the controller are separate processes: they :meth:`Broker.connect` to a listener of a
 broker, as a real client opens a socket to an advertised endpoint.
 
-The broker's threads and timers belong to its process (:class:`~kafka_lab.sim.node.Node`). What outlives
+The broker's threads and timers belong to its process (:class:`~kafka_lab.sim.server.node.Node`). What outlives
 a process is what a restarted broker finds again: its configuration, its listeners (the acceptors' ports),
 its logs, the request handlers' cost model (one random stream per broker), and its metrics' history.
 Everything else is made new at each start-up (:meth:`Broker.start_up`): request queues, processors,
@@ -182,7 +182,7 @@ class Broker:
 
     @property
     def online(self) -> bool:
-        """Whether its process is running (False from a shutdown to the next start-up, :mod:`.lifecycle`)."""
+        """Whether its process is running (False from a shutdown to the next start-up, :mod:`kafka_lab.sim.zk.lifecycle`)."""
         return self.node.alive
 
     def shut_down(self) -> None:
@@ -218,7 +218,7 @@ class Broker:
 
     def connect(self, listener: str, client_id: str, client_host: str = "10.0.0.1", on_disconnect=None):
         """Open a connection to ``listener`` (the acceptor assigns it a processor); ``on_disconnect(connection)``
-        is called if the broker closes it. :class:`~kafka_lab.sim.network.ConnectionRefused` when the broker's
+        is called if the broker closes it. :class:`~kafka_lab.sim.network.socket_server.ConnectionRefused` when the broker's
         process is not running."""
         try:
             acceptor = self.acceptors[listener]
@@ -230,6 +230,6 @@ class Broker:
 
     def controller_connection(self, listener: str, controller_id: int):
         """The connection controller ``controller_id`` opens to ``listener``, the name *its* config picks
-        (:func:`~kafka_lab.sim.controller.controller_route`); this broker's acceptor for that listener puts it on
+        (:func:`~kafka_lab.sim.zk.controller.controller_route`); this broker's acceptor for that listener puts it on
         the control plane if this broker's ``control.plane.listener.name`` names it, else on the data plane."""
         return self.connect(listener, f"controller-{controller_id}", client_host="10.0.0.100")

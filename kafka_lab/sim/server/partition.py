@@ -1,7 +1,7 @@
 """One replica of a partition on one broker (Kafka 2.8).
 
 :class:`Partition` is ``kafka.cluster.Partition`` reduced to what replication needs. On every broker
-that holds a replica it has a real :class:`~kafka_lab.sim.log.Log` (batches and leader-epoch cache),
+that holds a replica it has a real :class:`~kafka_lab.sim.server.log.Log` (batches and leader-epoch cache),
 the leader and leader epoch it was last told, and its high watermark (HW). On the leader it also
 keeps, per follower, what ``kafka.cluster.Replica`` keeps: the follower's log end offset as its last
 fetch reported it (-1, unknown, until a fetch after this broker became leader) and

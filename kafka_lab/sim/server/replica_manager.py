@@ -49,7 +49,7 @@ __all__ = ["ReplicaManager"]
 
 
 class ReplicaManager:
-    """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.replica`."""
+    """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.server.replica_manager`."""
 
     def __init__(
         self, broker_id: int, env=None, *, replica_lag_time_max_ms: float = 30000.0, min_insync_replicas: int = 1

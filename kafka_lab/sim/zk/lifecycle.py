@@ -5,25 +5,25 @@
 1. *controlled shutdown*: the broker sends ``ControlledShutdown`` (its id and broker epoch) to the
    controller's broker on the inter-broker listener, through that broker's request path; the
    controller moves leadership of the partitions it leads and stops its follower replicas
-   (:meth:`~kafka_lab.sim.controller.Controller.handle_controlled_shutdown`) and answers with the
+   (:meth:`~kafka_lab.sim.zk.controller.Controller.handle_controlled_shutdown`) and answers with the
    partitions it still leads. An error or a partition left is retried after
    ``controlled.shutdown.retry.backoff.ms`` (5000), up to ``controlled.shutdown.max.retries`` (3) times;
-2. *shut down*: its process ends (:mod:`.node`): every thread stops with what it had in hand, every
+2. *shut down*: its process ends (:mod:`kafka_lab.sim.server.node`): every thread stops with what it had in hand, every
    connection closes (a request in flight fails ``NETWORK_EXCEPTION`` at its client, as a disconnection
    does), new connections are refused, and its ZooKeeper session closes, so its
    registration znode is gone: the controller hears of it a ZooKeeper round trip later
-   (:meth:`~kafka_lab.sim.controller.Controller.on_broker_failure`). When the broker *is* the
+   (:meth:`~kafka_lab.sim.zk.controller.Controller.on_broker_failure`). When the broker *is* the
    controller, ``/controller`` goes with the session and the other brokers elect a new controller
-   (:meth:`~kafka_lab.sim.controller.Controller.fail_over`);
+   (:meth:`~kafka_lab.sim.zk.controller.Controller.fail_over`);
 3. *down* for ``down_ms``: what a real restart spends on the JVM, log recovery and registration is
    one gap here, with nothing logged;
 4. *start-up*: a new process on the same logs, with a new broker epoch (KIP-380: the registration
    znode's new ``czxid``); the controller sends it the cluster's state and a LeaderAndIsr for each
-   replica it holds (:meth:`~kafka_lab.sim.controller.Controller.on_broker_startup`); it truncates and
+   replica it holds (:meth:`~kafka_lab.sim.zk.controller.Controller.on_broker_startup`); it truncates and
    fetches as a follower until the leaders take it back into their ISRs.
 
 Leadership does not come back by itself: the controller's preferred-replica election does that
-(``auto.leader.rebalance.enable``; :meth:`~kafka_lab.sim.controller.Controller.elect_leader`).
+(``auto.leader.rebalance.enable``; :meth:`~kafka_lab.sim.zk.controller.Controller.elect_leader`).
 
 **A controller move** (:func:`move_controller`): ``/controller`` deleted while its broker stays up
 (an operator forcing a re-election); the same election as above, with every broker alive.
