@@ -1,5 +1,5 @@
 """The quorum controller (kafka_lab/sim/kraft/quorum_controller.py) with brokers that run only what the controller
-sees of them: a Raft observer and a ``BrokerLifecycleManager`` (kafka_lab/sim/broker_lifecycle.py), against Kafka
+sees of them: a Raft observer and a ``BrokerLifecycleManager`` (kafka_lab/sim/server/broker_lifecycle.py), against Kafka
 4.0's ``QuorumController``, ``ReplicationControlManager``, ``BrokerHeartbeatManager``, ``ClusterControlManager`` and
 ``BrokerLifecycleManager`` (docs/kafka-reference.md §8.5, §8.6).
 
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import simpy
 
-from kafka_lab.sim.broker_lifecycle import BrokerLifecycleManager
 from kafka_lab.sim.kraft.config import KRaftConfig
 from kafka_lab.sim.kraft.quorum import Quorum
 from kafka_lab.sim.kraft.raft import RaftClient
-from kafka_lab.sim.node import Node
-from kafka_lab.sim.records import RequestLog, requests_frame
+from kafka_lab.sim.network.request import RequestLog, requests_frame
+from kafka_lab.sim.server.broker_lifecycle import BrokerLifecycleManager
+from kafka_lab.sim.server.node import Node
 
 TOPIC = "t"
 

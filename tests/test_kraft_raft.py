@@ -16,7 +16,7 @@ import simpy
 from kafka_lab.sim.kraft.config import KRaftConfig
 from kafka_lab.sim.kraft.quorum import Quorum
 from kafka_lab.sim.kraft.raft import MAX_FETCH_WAIT_MS, QuorumConfig
-from kafka_lab.sim.records import RequestLog, requests_frame
+from kafka_lab.sim.network.request import RequestLog, requests_frame
 
 
 def quorum(n=3, seed=0, **config):

@@ -9,7 +9,7 @@ here so that the ZooKeeper-mode cluster stays as it was:
   :func:`kafka_lab.listeners.resolve_kraft` with 4.0's rules (``control.plane.listener.name`` among the refused,
   with Kafka's message);
 - a :class:`~kafka_lab.sim.kraft.quorum.Quorum` of controller nodes (ids distinct from the brokers');
-- each broker's KRaft parts (:class:`~kafka_lab.sim.broker_kraft.BrokerKRaft`): a Raft observer, the metadata
+- each broker's KRaft parts (:class:`~kafka_lab.sim.server.broker_kraft.BrokerKRaft`): a Raft observer, the metadata
   loader, the lifecycle manager, the ``AlterPartition`` sender, started with every process of the broker;
 - ``cluster.controller`` is :class:`~kafka_lab.sim.kraft.control.KRaftControl` (the same questions, answered
   from the quorum).
@@ -92,7 +92,7 @@ class KRaftMode:
                 io_ms=q.costs.raft_io_ms,
                 client_host=f"10.0.1.{bid % 250}",
             )
-            from .broker_kraft import BrokerKRaft
+            from .server.broker_kraft import BrokerKRaft
 
             b.kraft = BrokerKRaft(
                 b,

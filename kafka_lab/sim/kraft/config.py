@@ -22,7 +22,7 @@ timeouts), and the one that grows with a cluster's size is bounded by a publishe
   small cluster is cheaper to copy: the model overstates it there, by a few µs);
 - ``apply_partition_ms`` (0.05): ``ReplicaManager.applyDelta``'s work per partition of this broker that
   becomes leader or follower: the same cost the ZooKeeper-mode model gives a LeaderAndIsr per partition
-  (:func:`~kafka_lab.sim.apis.default_costs`), so a comparison of the two modes changes the path, not the
+  (:func:`~kafka_lab.sim.server.apis.default_costs`), so a comparison of the two modes changes the path, not the
   work.
 """
 

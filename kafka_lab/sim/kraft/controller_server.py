@@ -5,8 +5,8 @@ A controller node is built from its properties as Kafka reads them (``process.ro
 ``listeners=CONTROLLER://...``, ``controller.listener.names``, ``controller.quorum.voters``), resolved and
 checked by :func:`kafka_lab.listeners.resolve_kraft` (docs/kafka-reference.md §8.3). It serves its controller
 listener with the same network layer a broker uses: an acceptor, ``num.network.threads`` processors, a request
-queue of ``queued.max.requests`` and ``num.io.threads`` request handler threads (:mod:`kafka_lab.sim.network`,
-:mod:`kafka_lab.sim.channel`, :mod:`kafka_lab.sim.handlers`), so a controller's requests appear in the
+queue of ``queued.max.requests`` and ``num.io.threads`` request handler threads (:mod:`kafka_lab.sim.network.socket_server`,
+:mod:`kafka_lab.sim.network.request_channel`, :mod:`kafka_lab.sim.server.handlers`), so a controller's requests appear in the
 cluster's request log with Kafka's timings, their ``broker_id`` the controller's node id.
 
 ``ControllerApis`` hands each request on, as Kafka's does: ``Vote``, ``BeginQuorumEpoch``, ``EndQuorumEpoch``
@@ -16,7 +16,7 @@ short (``controller_api_ms``), and the answer comes when the raft thread or the 
 its part (the request's ``remoteTime``). A heartbeat carries a deadline, half the heartbeat interval after the
 handler took it (``handleBrokerHeartBeatRequest``).
 
-Every thread and timer of the node goes through its :class:`~kafka_lab.sim.node.Node`: when the process
+Every thread and timer of the node goes through its :class:`~kafka_lab.sim.server.node.Node`: when the process
 stops, its raft thread, event thread, processors and handlers stop with it, its connections close, and new ones
 are refused; :meth:`ControllerServer.start_up` builds a new process on the same disk (its Raft log and quorum
 state).
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from kafka_lab.listeners import resolve_kraft
 
-from ..broker import Plane
-from ..handlers import RequestHandlerPool
-from ..metrics import Metrics
-from ..network import Acceptor, Processor
-from ..node import Node
-from ..records import IN_FLIGHT
+from ..common.metrics import Metrics
+from ..network.request import IN_FLIGHT
+from ..network.socket_server import Acceptor, Processor
+from ..server.broker import Plane
+from ..server.handlers import RequestHandlerPool
+from ..server.node import Node
 from .quorum_controller import ControllerError, QuorumController
 from .raft import RAFT_APIS, RaftClient
 
@@ -175,7 +175,7 @@ class ControllerServer:
         return self.node.alive
 
     def connect(self, listener: str, client_id: str, client_host: str = "10.0.0.1", on_disconnect=None):
-        """A connection to this node's controller listener (:class:`~kafka_lab.sim.network.ConnectionRefused`
+        """A connection to this node's controller listener (:class:`~kafka_lab.sim.network.socket_server.ConnectionRefused`
         while its process is not running)."""
         if listener != self.listener_name:
             raise ValueError(f"controller {self.id} listens on {self.listener_name}, not {listener!r}")

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..config import ModelSettings
+from ..server.config import ModelSettings
 from .config import KRaftConfig, KRaftCosts
 from .controller_server import ControllerServer, controller_properties
 from .raft import RaftHistory

@@ -64,8 +64,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from itertools import count
 
-from ..network import DISCONNECTED, ConnectionRefused
-from ..records import Request
+from ..network.request import Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from .records import METADATA_TOPIC, MetadataRecord, RecordBatch
 
 __all__ = [
@@ -242,7 +242,7 @@ class RaftClient:
     """One node's ``KafkaRaftClient``: a voter (``voter=True``) or an observer, on its node's raft IO thread.
 
     ``peers`` maps each voter id to the object its connections go to (a controller node's ``connect``);
-    ``node`` is this node's process gate (:class:`~kafka_lab.sim.node.Node`); ``rng`` its random stream (the
+    ``node`` is this node's process gate (:class:`~kafka_lab.sim.server.node.Node`); ``rng`` its random stream (the
     election timeouts and backoffs, an observer's choice of voter); ``log`` the cluster's request log;
     ``history`` the quorum-wide :class:`RaftHistory` the checks and results read.
     """

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from itertools import count
 
-from .fetcher import ALTER_ISR_RETRY_MS, AlterIsrManager
-from .network import ConnectionRefused
-from .records import Request
+from ..network.request import Request
+from ..network.socket_server import ConnectionRefused
+from .alter_isr import ALTER_ISR_RETRY_MS, AlterIsrManager
 
 __all__ = ["BrokerKRaft", "AlterPartitionManager", "restart_broker", "CONTROLLED_SHUTDOWN_WAIT_MS"]
 
@@ -34,7 +34,7 @@ CONTROLLED_SHUTDOWN_WAIT_MS = 300_000.0
 
 class AlterPartitionManager(AlterIsrManager):
     """``AlterPartition`` to the active controller (its Raft leader), one in flight, changes batched, retried after
-    50 ms on an error or a lost connection (as :class:`~kafka_lab.sim.fetcher.AlterIsrManager`)."""
+    50 ms on an error or a lost connection (as :class:`~kafka_lab.sim.server.alter_isr.AlterIsrManager`)."""
 
     def __init__(self, broker, cluster, kraft):
         super().__init__(broker, cluster)

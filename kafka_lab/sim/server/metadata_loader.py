@@ -11,7 +11,7 @@ delivery the loader replays the records into its image (``MetadataDelta``) and p
    leader epoch, ISR and replicas, the unfenced brokers as the live ones, the active controller;
 2. ``ReplicaManager.applyDelta``: for each changed partition this broker holds, *become leader* (a new
    leader epoch naming it) or *become follower* (a new leader epoch naming another, or none), with what that
-   does in ZooKeeper mode (:mod:`.replica`): the fetchers stop and start, a follower's delayed produces complete
+   does in ZooKeeper mode (:mod:`.replica_manager`): the fetchers stop and start, a follower's delayed produces complete
    ``NOT_LEADER_OR_FOLLOWER``; a change of the ISR alone (same leader epoch, a newer partition epoch) updates it.
    Each such partition first waits for an append in progress on it (``Partition.leaderIsrUpdateLock``: the
    append holds its read lock, ``makeLeader``/``makeFollower`` its write lock).
@@ -81,7 +81,7 @@ class MetadataLoader:
     """One broker's metadata loader and publisher (see the module).
 
     ``new_image`` makes an empty image (:class:`~kafka_lab.sim.kraft.records.MetadataImage`); ``lifecycle`` is the
-    broker's :class:`~kafka_lab.sim.broker_lifecycle.BrokerLifecycleManager` (told when the first metadata is
+    broker's :class:`~kafka_lab.sim.server.broker_lifecycle.BrokerLifecycleManager` (told when the first metadata is
     published)."""
 
     def __init__(self, broker, raft, *, new_image, costs, history, lifecycle=None):

@@ -38,8 +38,8 @@ import uuid
 from collections import deque
 from itertools import count
 
-from .network import DISCONNECTED, ConnectionRefused
-from .records import Request
+from ..network.request import Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
 
 __all__ = ["BrokerLifecycleManager", "NodeToControllerChannel", "CHANNEL_RETRY_MS", "STARTING_HEARTBEAT_MS"]
 
