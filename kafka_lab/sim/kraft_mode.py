@@ -31,6 +31,8 @@ from .kraft.control import KRaftControl
 from .kraft.quorum import Quorum
 from .kraft.raft import RaftClient
 from .kraft.records import MetadataImage
+from .server.broker_kraft import BrokerKRaft
+from .server.metadata_loader import PartitionLocks
 
 __all__ = ["kraft_broker_properties", "KRaftMode"]
 
@@ -92,8 +94,7 @@ class KRaftMode:
                 io_ms=q.costs.raft_io_ms,
                 client_host=f"10.0.1.{bid % 250}",
             )
-            from .server.broker_kraft import BrokerKRaft
-
+            b.partition_locks = b.apis.locks = PartitionLocks(env)
             b.kraft = BrokerKRaft(
                 b,
                 raft,
@@ -135,6 +136,30 @@ class KRaftMode:
                 b.kraft.start()
             b.start_up_hooks.append(b.kraft.start)
         yield self.env.timeout(0)
+
+    # -- results ---------------------------------------------------------------------------------------------------
+    def results(self, until_ms: float, interval: float) -> dict:
+        """The KRaft frames of :class:`~kafka_lab.sim.cluster.ClusterResults` (see its fields)."""
+        import numpy as np
+        import pandas as pd
+
+        t = np.arange(1, int(until_ms // interval) + 1) * interval
+        lags = [
+            pd.DataFrame(
+                {
+                    "time_ms": t,
+                    "node_id": bid,
+                    "metric": "last-applied-record-lag-ms",
+                    "value": b.kraft.loader.lag_ms(t),
+                }
+            )
+            for bid, b in sorted(self.cluster.brokers.items())
+        ]
+        metrics = pd.concat([self.quorum.metrics_frame(), *lags], ignore_index=True)
+        return {
+            "metadata_log": self.quorum.metadata_log(),
+            "kraft_metrics": metrics.sort_values(["time_ms", "node_id"], kind="stable", ignore_index=True),
+        }
 
     # -- the controller nodes over time -----------------------------------------------------------------------------
     def restart_controller(self, node_id, *, at_ms: float, down_ms: float | None) -> None:

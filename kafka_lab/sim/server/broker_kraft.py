@@ -98,6 +98,7 @@ class BrokerKRaft:
             history=history,
             rack=broker.config.props.get("broker.rack"),
         )
+        self.lifecycle.on_registered = self._registered
         self.loader = MetadataLoader(
             broker, raft, new_image=new_image, costs=costs, history=history, lifecycle=self.lifecycle
         )
@@ -113,7 +114,7 @@ class BrokerKRaft:
 
     def bootstrap(self, batches, image, registration: tuple, first_heartbeat_ms: float) -> None:
         """The steady state before t=0: the log committed, the image published, registered and unfenced."""
-        self.raft.bootstrap(1, min(self.nodes) if self.raft.leader_id is None else self.raft.leader_id, batches)
+        self.raft.bootstrap(1, self.raft.leader_id, batches)
         self.loader.bootstrap(image, batches[-1].last_offset, self.raft.leader_id)
         self._registration = registration
         self._first_heartbeat_ms = first_heartbeat_ms
@@ -133,7 +134,6 @@ class BrokerKRaft:
             self.lifecycle.start(registered_epoch=epoch, incarnation=inc, first_heartbeat_ms=self._first_heartbeat_ms)
         else:
             self.lifecycle.start()
-            self.lifecycle.on_registered = self._registered
 
     def _registered(self, epoch: int) -> None:
         self.broker.broker_epoch = epoch

@@ -96,8 +96,8 @@ class MetadataLoader:
         self.last_applied_offset = -1
         self.last_applied_append_ms = 0.0
         self.controller_id = -1
-        self.publications: list = []  # (time_ms, first offset, last offset, partitions changed, local changes)
-        self.lag: list = []  # (time_ms, last-applied-record-lag-ms) at each publication
+        #: (time_ms, first offset, last offset, append time of the last batch, partitions changed, local changes)
+        self.publications: list = []
         raft.register(self)
 
     # -- Raft's listener (on the raft thread) -------------------------------------------------------------------
@@ -114,11 +114,24 @@ class MetadataLoader:
         self.image = self.new_image()
         self.last_applied_offset = -1
 
-    def bootstrap(self, image, offset: int, controller_id: int) -> None:
+    def bootstrap(self, image, offset: int, controller_id: int, append_ms: float = 0.0) -> None:
         """The image before t=0 (the cluster's steady state): already published."""
         self.image = image
         self.last_applied_offset = offset
+        self.last_applied_append_ms = append_ms
         self.controller_id = controller_id
+        self.publications.append((self.env.now, 0, offset, append_ms, len(image.partitions), 0))
+
+    def lag_ms(self, times) -> list:
+        """``last-applied-record-lag-ms`` read at each of ``times``: the time minus the append time of the last batch
+        applied by then (``BrokerServerMetrics``: ``now - lastContainedLogTimeMs``)."""
+        out, pubs, i, last = [], self.publications, 0, None
+        for t in times:
+            while i < len(pubs) and pubs[i][0] <= t:
+                last = pubs[i][3]
+                i += 1
+            out.append(float("nan") if last is None else t - last)
+        return out
 
     # -- the process ----------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -177,8 +190,7 @@ class MetadataLoader:
         local = yield from self._apply_delta(list(changed))
         self.last_applied_offset = last
         self.last_applied_append_ms = batches[-1].append_ms
-        self.lag.append((env.now, env.now - batches[-1].append_ms))
-        self.publications.append((env.now, first, last, len(changed), local))
+        self.publications.append((env.now, first, last, batches[-1].append_ms, len(changed), local))
         if not self.published_since_start:
             self.published_since_start = True
             self.history.event(env.now, self.broker.id, "initial_metadata_published", {"offset": last})
