@@ -86,6 +86,9 @@ class Quorum:
             raise ValueError(f"leader {self.first_leader} is not a controller of this quorum: {self.ids}")
         self._bootstrap: list = []
         self.started = False
+        # the steady state's periodic NoOpRecord task runs at a phase of its own, drawn once
+        interval = self.kraft_config.metadata_max_idle_interval_ms
+        self.first_noop_ms = float(rng("controller-noop-phase").uniform(0.0, interval)) if interval else None
 
     @property
     def voters_property(self) -> str:
@@ -203,7 +206,7 @@ class Quorum:
         for i, srv in self.nodes.items():
             srv.start()
             if i == self.first_leader:
-                srv.controller._claim(1)
+                srv.controller._claim(1, self.first_noop_ms)
         return batches
 
     # -- who leads ---------------------------------------------------------------------------------------------

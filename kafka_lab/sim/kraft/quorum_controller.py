@@ -310,8 +310,10 @@ class QuorumController:
         self.append(ControllerEvent(f"handleLeaderChange[{epoch}]", run, write=False))
 
     # -- activation and renunciation --------------------------------------------------------------------------
-    def _claim(self, epoch: int) -> None:
-        """``claim``: active from now; the heartbeat manager rebuilt, every registered broker touched."""
+    def _claim(self, epoch: int, first_noop_ms: float | None = None) -> None:
+        """``claim``: active from now; the heartbeat manager rebuilt, every registered broker touched.
+        ``first_noop_ms``: when the first ``NoOpRecord`` comes (the steady state at t=0 starts the periodic task at a
+        phase of its own; a new leader's comes one interval after its activation)."""
         now = self.env.now
         self.claim_epoch = epoch
         self.history.event(now, self.id, "activate", {"epoch": epoch, "next_offset": self.raft.next_write_offset()})
@@ -319,7 +321,7 @@ class QuorumController:
         self.heartbeats = {bid: [now, b.fenced, -1, -1] for bid, b in sorted(self.image.brokers.items())}
 
         def complete_activation():
-            self._schedule_noop()
+            self._schedule_noop(first_noop_ms)
             self._reschedule_fencing()
             return [], None
 
@@ -346,17 +348,19 @@ class QuorumController:
         self._gauge("FencedBrokerCount", image.fenced_count())
 
     # -- periodic tasks -------------------------------------------------------------------------------------------
-    def _schedule_noop(self) -> None:
-        """``maybeScheduleNextWriteNoOpRecord``: a ``NoOpRecord`` ``metadata.max.idle.interval.ms`` from now."""
+    def _schedule_noop(self, after_ms: float | None = None) -> None:
+        """``maybeScheduleNextWriteNoOpRecord``: a ``NoOpRecord`` ``metadata.max.idle.interval.ms`` from now (or
+        ``after_ms`` from now)."""
         interval = self.config.metadata_max_idle_interval_ms
         if not interval:
             return
+        delay = interval if after_ms is None else after_ms
 
         def write():
             self._schedule_noop()
             return [MetadataRecord("NoOpRecord")], None
 
-        self.schedule_deferred("writeNoOpRecord", self.env.now + interval, ControllerEvent("writeNoOpRecord", write))
+        self.schedule_deferred("writeNoOpRecord", self.env.now + delay, ControllerEvent("writeNoOpRecord", write))
 
     def _reschedule_fencing(self) -> None:
         """``rescheduleMaybeFenceStaleBrokers``: at the oldest unfenced broker's last contact + the session timeout,
