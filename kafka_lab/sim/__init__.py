@@ -61,6 +61,7 @@ against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller
     (6.5, 2.75)
 """
 
+from .broker_fencing import BrokerFencing, broker_fencing
 from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
@@ -77,6 +78,7 @@ from .zk.fencing import broker_restart_race, controller_election, zombie_control
 __all__ = [
     "Broker",
     "BrokerConfig",
+    "BrokerFencing",
     "Cluster",
     "ClusterResults",
     "CostModel",
@@ -90,6 +92,7 @@ __all__ = [
     "Results",
     "Scenario",
     "TIMING_COLUMNS",
+    "broker_fencing",
     "broker_restart_race",
     "cluster_properties",
     "controller_election",

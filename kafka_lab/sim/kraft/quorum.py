@@ -204,6 +204,7 @@ class Quorum:
             srv.raft.bootstrap(1, self.first_leader, batches)
             srv.controller.bootstrap(copy.deepcopy(image))
         for i, srv in self.nodes.items():
+            srv.controller.new_active_controllers = 1  # the election that made the first leader, before t=0
             srv.start()
             if i == self.first_leader:
                 srv.controller._claim(1, self.first_noop_ms)

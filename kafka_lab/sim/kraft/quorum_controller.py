@@ -137,6 +137,7 @@ class QuorumController:
         self.node.thread(self._run())
         self._gauge("ActiveControllerCount", 0)
         self._gauge("FencedBrokerCount", self.image.fenced_count())
+        self._gauge("NewActiveControllersCount", self.new_active_controllers)
 
     def handle_load_from_start(self) -> None:
         """A restarted process replays the log from its start (its memory is gone)."""

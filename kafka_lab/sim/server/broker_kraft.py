@@ -126,6 +126,7 @@ class BrokerKRaft:
         b.partition_locks.reset()
         b.alter_isr = AlterPartitionManager(b, b.cluster, self)
         b.replica_manager.alter_isr = b.alter_isr.submit
+        b.replica_manager.isr_eligible = self.loader.isr_eligible
         self.raft.start()
         self.loader.start()
         if self._first:

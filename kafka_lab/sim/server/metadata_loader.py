@@ -122,6 +122,12 @@ class MetadataLoader:
         self.controller_id = controller_id
         self.publications.append((self.env.now, 0, offset, append_ms, len(image.partitions), 0))
 
+    def isr_eligible(self, broker_id: int) -> bool:
+        """``Partition.isReplicaIsrEligible`` (4.0, KIP-841), from this broker's image: a follower may join an ISR, or
+        hold a high watermark back from outside it, only while registered, unfenced and not in controlled
+        shutdown."""
+        return self.image.is_active(broker_id)
+
     def lag_ms(self, times) -> list:
         """``last-applied-record-lag-ms`` read at each of ``times``: the time minus the append time of the last batch
         applied by then (``BrokerServerMetrics``: ``now - lastContainedLogTimeMs``)."""
