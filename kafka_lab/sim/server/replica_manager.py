@@ -243,7 +243,7 @@ class ReplicaManager:
         # and to the start of the current leader epoch
         if rid not in p.isr and p.pending_isr is None and rid in p.replicas:
             epoch_start = p.log.epochs[-1][1] if p.log.epochs else 0
-            if offset >= p.hw and offset >= epoch_start:
+            if offset >= p.hw and offset >= epoch_start:  # noqa: SIM102 (the KRaft check stays a line of its own)
                 if self.isr_eligible is None or self.isr_eligible(rid):  # KRaft: isReplicaIsrEligible
                     self._change_isr(p, sorted(p.isr + [rid]), "expand")
         if before != offset:
