@@ -19,7 +19,8 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`controller_table`, :func:`events_table`, :func:`stale_answers_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
   the one-paragraph verdict.
 - :class:`IncidentControls` -- the live experiment's controls (load, acks, timeouts, min.insync.replicas,
-  control plane per broker, the controller's broker), with a cache so that going back to a setting is instant.
+  control plane per broker, the controller's broker; optionally when the leader moves), with a cache so that
+  going back to a setting is instant.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from kafka_lab.incident_stats import (
     leadership,
     ledger_by_group,
     partition_ledger,
+    slowest_produce,
     stale_answers,
     truncated_acks,
     wrong_leader_answers,
@@ -96,6 +98,10 @@ def _shown_outcomes(frames) -> list:
 _MARK = INK
 #: a live panel's run with several partitions: 5 partitions, 100 simulated ms (a control answers in well under 0.5 s)
 PANEL_RUN = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 100.0}
+#: when the incidents' controller moves orders-0 unless told (their ``decision_ms``): its LeaderAndIsr leaves 2 ms later
+DECISION_MS = 2.0
+#: what a table shows where a mean latency has no batch to average (none answered yet in a short run)
+NO_ANSWER = "—"
 
 
 def setting_label(control_plane) -> str:
@@ -272,6 +278,7 @@ def _request_latency_traces(runs: dict, broker_id: int, axis: str = "") -> list:
         r = res.requests
         r = r[(r["api"] == "Produce") & (r["broker_id"] == broker_id) & r["totalTime"].notna()]
         text = [f"remoteTime (purgatory) {rt:.1f} ms, {e}" for rt, e in zip(r["remoteTime"], r["error"])]
+        slowest = slowest_produce(res, broker_id)["max_total_ms"]
         out.append(
             {
                 "type": "scatter",
@@ -279,7 +286,8 @@ def _request_latency_traces(runs: dict, broker_id: int, axis: str = "") -> list:
                 "x": r["sent_ms"].to_numpy(),
                 "y": r["totalTime"].to_numpy(),
                 "text": text,
-                "name": f"a Produce request to broker {broker_id}: its totalTime ({label})",
+                "name": f"a Produce request to broker {broker_id}: its totalTime ({label})"
+                + ("" if np.isnan(slowest) else f", the slowest {slowest:.1f} ms"),
                 "marker": {
                     "color": _style(i)["color"],
                     "size": 5,
@@ -622,7 +630,7 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
         per = ledger_by_group(res, partition)
     shown = _shown_outcomes([per])
     per = per.rename(columns={"not_leader_answers": "NOT_LEADER_OR_FOLLOWER", "mean_latency_ms": "mean latency (ms)"})
-    return per.set_index("partitions")[
+    table = per.set_index("partitions")[
         [
             "records",
             *shown,
@@ -631,6 +639,12 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
             "mean latency (ms)",
         ]
     ].round(1)
+    latency = table["mean latency (ms)"]
+    if latency.isna().any():  # no batch of that row answered yet (a short run): say so, never "NaN"
+        table["mean latency (ms)"] = pd.Series(
+            [NO_ANSWER if np.isnan(v) else v for v in latency], latency.index, object
+        )
+    return table
 
 
 def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
@@ -683,22 +697,47 @@ def _routes_sentence(s: dict) -> str:
     )
 
 
+def _ms(value: float, missing: str) -> str:
+    """``value`` in ms to 0.1, or ``missing`` (what is true instead) when the run has no such value (NaN)."""
+    return missing if np.isnan(value) else f"{value:.1f} ms"
+
+
 def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
-    """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency."""
+    """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency.
+
+    A value the run does not have (a request still queued at its end, no batch answered yet) is said in words,
+    never printed as ``nan``.
+    """
     s = incident_summary(res)
-    waits = ", ".join(f"broker {b} {w:.1f} ms" for b, w in s["lai_wait_ms"].items())
-    stale = ", ".join(f"broker {b} {v:.1f} ms ({s['stale_answers'][b]} answers)" for b, v in s["stale_ms"].items())
+    queued = "still queued when the run ended"
+    waits = ", ".join(f"broker {b} {_ms(w, queued)}" for b, w in s["lai_wait_ms"].items())
+    stale = ", ".join(
+        f"broker {b} {_ms(v, 'still stale when the run ended')} ({s['stale_answers'][b]} answers)"
+        for b, v in s["stale_ms"].items()
+    )
     head = f"<b>{html.escape(label)}</b>: " if label else ""
+    unanswered = np.isnan(s["mean_latency_ms"])
     others = (
         ""
         if np.isnan(s["other_mean_latency_ms"])  # one partition: there are no others
-        else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)"
+        else (
+            f"; the other partitions' mean latency: {s['other_mean_latency_ms']:.1f} ms"
+            if unanswered
+            else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)"
+        )
     )
+    latency = (
+        "no orders-0 batch got its final answer in this run: each was still under way at its end, a refused "
+        "send being retried retry.backoff.ms (100 ms) later"
+        if unanswered
+        else f"mean latency {s['mean_latency_ms']:.1f} ms"
+    )
+    peak = s["peak_purgatory"][broker_id]
     return (
         f"<div>{head}{_routes_sentence(s)} LeaderAndIsr waited: {waits}. Peak PurgatorySize on broker {broker_id}: "
-        f"{s['peak_purgatory'][broker_id]:.0f}. orders-0: <b>{s['truncated_records']}</b> records acknowledged "
-        f"then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, mean latency "
-        f"{s['mean_latency_ms']:.1f} ms{others}. Two leaders "
+        f"{'not sampled' if np.isnan(peak) else f'{peak:.0f}'}. orders-0: <b>{s['truncated_records']}</b> records "
+        f"acknowledged then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, "
+        f"{latency}{others}. Two leaders "
         f"for {s['two_leaders_ms']:.1f} ms, no leader for {s['unavailable_ms']:.1f} ms. Metadata stale (Metadata "
         f"requests answered meanwhile): {stale}.</div>"
     )
@@ -708,8 +747,9 @@ class IncidentControls:
     """The live experiment's controls, and a run per setting (cached: going back to a setting is instant).
 
     ``incident`` is one of :mod:`kafka_lab.sim.incidents`, or ``{label: incident}`` to choose among
-    (a toggle); ``fixed`` are options the panel does not show (e.g. ``partitions``, ``until_ms``). The
-    producers slider is the lab's primary control.
+    (a toggle); ``move_at``, ``{decision_ms: label}``, adds a choice of when the controller moves ``orders-0``
+    (the incidents' ``decision_ms``, :data:`DECISION_MS` unless chosen); ``fixed`` are options the panel does
+    not show (e.g. ``partitions``, ``until_ms``). The producers slider is the lab's primary control.
     """
 
     def __init__(
@@ -722,6 +762,7 @@ class IncidentControls:
         request_timeout_ms: int = 30000,
         min_insync_replicas: int = 1,
         control_plane=False,
+        move_at: dict | None = None,
         **fixed,
     ):
         style = {"description_width": "200px"}
@@ -768,6 +809,17 @@ class IncidentControls:
         self.min_isr = widgets.Dropdown(
             options=[1, 2, 3], value=min_insync_replicas, description="min.insync.replicas", style=style, layout=lay
         )
+        self.move = (
+            None
+            if move_at is None
+            else widgets.Dropdown(
+                options=[(text, float(ms)) for ms, text in move_at.items()],
+                value=float(fixed.pop("decision_ms", DECISION_MS)),
+                description="the controller moves orders-0 at",
+                style=style,
+                layout=lay,
+            )
+        )
         self.controller = widgets.Dropdown(
             options=[(f"broker {b}", b) for b in (1, 2, 3)],
             value=int(fixed.pop("controller", 1)),
@@ -797,15 +849,14 @@ class IncidentControls:
                 *self.cp.values(),
             ]
         )
-        return [w for w in (self.choice, self.producers, self.acks, self.timeout, self.min_isr) if w is not None] + [
-            cp_row,
-            self.controller,
-        ]
+        shown = (self.choice, self.producers, self.move, self.acks, self.timeout, self.min_isr)
+        return [w for w in shown if w is not None] + [cp_row, self.controller]
 
     def observe(self, callback: Callable) -> None:
         for w in [
             self.choice,
             self.producers,
+            self.move,
             self.acks,
             self.timeout,
             self.min_isr,
@@ -828,6 +879,8 @@ class IncidentControls:
         )
         if self.controller.value != 1:  # the incidents' default: a run the lab's cells made is served from the cache
             opts["controller"] = self.controller.value
+        if self.move is not None and self.move.value != DECISION_MS:  # the same: the default is not passed
+            opts["decision_ms"] = self.move.value
         if self.acks is not None:
             opts["acks"] = self.acks.value
         return opts
