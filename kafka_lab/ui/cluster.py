@@ -444,10 +444,20 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
     )
 
 
+def _took_over(res, topic: str = "orders", partition: int = 0):
+    """``(new leader, when it applied its LeaderAndIsr)`` for the partition's move, or None (no move, or not yet)."""
+    un = res.unavailability[(res.unavailability["topic"] == topic) & (res.unavailability["partition"] == partition)]
+    if un.empty or np.isnan(un["new_leader_started_ms"].iloc[0]):
+        return None
+    return int(un["new_leader"].iloc[0]), float(un["new_leader_started_ms"].iloc[0])
+
+
 def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str = "") -> go.Figure:
     """Cumulative records acknowledged that are truncated later, by when they were acknowledged, per run.
 
-    The dotted line is when the broker that acknowledged them truncated its log.
+    The dotted line is when the broker that acknowledged them truncated its log; the dashed one when the new
+    leader took over (it applied its LeaderAndIsr: from then on nothing more of the old leader's is replicated),
+    one line for every run when they agree.
     """
     data, shapes = [], []
     for i, (label, res) in enumerate(runs.items()):
@@ -474,6 +484,21 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
                     _style(i)["color"],
                 )
             )
+    took_over = {label: _took_over(res) for label, res in runs.items()}
+    took_over = {label: t for label, t in took_over.items() if t is not None}
+    if took_over and len({(t[0], round(t[1], 9)) for t in took_over.values()}) == 1:
+        (new, at), n = next(iter(took_over.values())), len(took_over)
+        shapes.append(vline(at, _MARK, dash="dash"))
+        both = "" if n == 1 else (" (both runs)" if n == 2 else " (every run)")
+        data.append(legend_line(f"broker {new} takes over orders-0{both}: {at:.1f} ms", _MARK, dash="dash"))
+    else:
+        for i, label in enumerate(runs):
+            if label in took_over:
+                new, at = took_over[label]
+                shapes.append(vline(at, _style(i)["color"], dash="dash"))
+                data.append(
+                    legend_line(f"broker {new} takes over orders-0 ({label}): {at:.1f} ms", _style(i)["color"], "dash")
+                )
     return _figure(
         data,
         {
