@@ -29,7 +29,7 @@ from kafka_lab.ui import cluster as ui
 
 BUSY = "the busy broker is"
 CONTROLLER = "the controller is on"
-MOVE = "the controller moves orders-0 at"
+MOVE = "orders-0 moves at"
 #: per lab: the panel as the notebook builds it, its incident, its acks, and every control it offers
 LABS = {
     "04": dict(

@@ -444,6 +444,17 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
     )
 
 
+def _lifted_range(data: list) -> list:
+    """A y range from a little below 0 to a little above the highest count: a run that stays at 0 (nothing lost,
+    nothing refused) draws its line above the x axis instead of hiding in it."""
+    top = max(
+        (float(np.max(t["y"])) for t in data if t.get("y") is not None and len(t["y"]) and t["y"][0] is not None),
+        default=0.0,
+    )
+    top = max(top, 1.0)
+    return [-0.04 * top, 1.06 * top]
+
+
 def _took_over(res, topic: str = "orders", partition: int = 0):
     """``(new leader, when it applied its LeaderAndIsr)`` for the partition's move, or None (no move, or not yet)."""
     un = res.unavailability[(res.unavailability["topic"] == topic) & (res.unavailability["partition"] == partition)]
@@ -506,7 +517,7 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
             "height": 420,
             "shapes": shapes,
             "xaxis": {**_axis_title("acknowledged at (simulated ms)"), "range": _x_range(runs, x_max)},
-            "yaxis": {**_axis_title("records (cumulative)"), "rangemode": "tozero"},
+            "yaxis": {**_axis_title("records (cumulative)"), "range": _lifted_range(data)},
         },
     )
 
@@ -576,7 +587,7 @@ def wrong_leader_figure(runs: dict, *, x_max: float | None = None, title: str = 
             "title": _title(title or "The producers' sends to a broker that was no longer the leader"),
             "height": 440,
             "xaxis": {**_axis_title("answered at (simulated ms)"), "range": _x_range(runs, x_max)},
-            "yaxis": {**_axis_title("sends (cumulative)"), "rangemode": "tozero"},
+            "yaxis": {**_axis_title("sends (cumulative)"), "range": _lifted_range(data)},
         },
     )
 
@@ -840,7 +851,7 @@ class IncidentControls:
             else widgets.Dropdown(
                 options=[(text, float(ms)) for ms, text in move_at.items()],
                 value=float(fixed.pop("decision_ms", DECISION_MS)),
-                description="the controller moves orders-0 at",
+                description="orders-0 moves at",
                 style=style,
                 layout=lay,
             )
