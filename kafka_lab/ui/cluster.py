@@ -444,6 +444,13 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
     )
 
 
+def _to_the_end(x, y, end_ms: float) -> tuple:
+    """A cumulative count as a step line from (0, 0) to the run's end: a run with nothing to count still draws
+    a line along 0, not a lone point at the origin, and every line shows where it stays."""
+    last = y[-1] if len(y) else 0
+    return np.concatenate([[0.0], x, [end_ms]]), np.concatenate([[0], y, [last]])
+
+
 def _lifted_range(data: list) -> list:
     """A y range from a little below 0 to a little above the highest count: a run that stays at 0 (nothing lost,
     nothing refused) draws its line above the x axis instead of hiding in it."""
@@ -473,8 +480,7 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
     data, shapes = [], []
     for i, (label, res) in enumerate(runs.items()):
         acks = truncated_acks(res)
-        x = np.concatenate([[0.0], acks["done_ms"].to_numpy()])
-        y = np.concatenate([[0], np.cumsum(acks["records"].to_numpy())])
+        x, y = _to_the_end(acks["done_ms"].to_numpy(), np.cumsum(acks["records"].to_numpy()), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
@@ -560,23 +566,23 @@ def wrong_leader_figure(runs: dict, *, x_max: float | None = None, title: str = 
     for i, (label, res) in enumerate(runs.items()):
         colour = _style(i)["color"]
         refused = wrong_leader_answers(res)
-        x = np.concatenate([[0.0], refused["end_ms"].to_numpy()])
+        x, y = _to_the_end(refused["end_ms"].to_numpy(), np.arange(1, len(refused) + 1), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
                 "x": x,
-                "y": np.arange(len(x)),
+                "y": y,
                 "line": {"color": colour, "shape": "hv"},
                 "name": f"refused with NOT_LEADER_OR_FOLLOWER ({label}): {len(refused)}",
             }
         )
         lost = truncated_acks(res)
-        x = np.concatenate([[0.0], lost["done_ms"].to_numpy()])
+        x, y = _to_the_end(lost["done_ms"].to_numpy(), np.arange(1, len(lost) + 1), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
                 "x": x,
-                "y": np.arange(len(x)),
+                "y": y,
                 "line": {"color": colour, "dash": "dot", "shape": "hv", "width": 3.5},
                 "name": f"acknowledged by the old leader, then truncated ({label}): {len(lost)}",
             }
