@@ -9,6 +9,7 @@ No drawing here: ``kafka_lab.ui.cluster`` draws, ``kafka_lab.exercises`` grades.
 - :func:`leader_and_isr_wait_ms` -- how long one broker's LeaderAndIsr waited before a handler took it.
 - :func:`queue_ahead` -- what sat in a broker's request queue ahead of its LeaderAndIsr: how many, how long each.
 - :func:`follower_fetches` -- the followers' Fetch requests to a leader: sent, waited in its queue, answered.
+- :func:`slowest_produce` -- the longest ``remoteTime`` and ``totalTime`` among a broker's Produce requests.
 - :func:`partition_ledger` -- the ledger per partition: records by outcome, NOT_LEADER_OR_FOLLOWER answers, latency.
 - :func:`ledger_by_group` -- the same in two rows: the moved partition and all the others together.
 - :func:`stale_answers` -- the Metadata requests a broker answered while its cache still named the old leader.
@@ -37,6 +38,7 @@ __all__ = [
     "leader_and_isr_wait_ms",
     "queue_ahead",
     "follower_fetches",
+    "slowest_produce",
     "partition_ledger",
     "ledger_by_group",
     "stale_answers",
@@ -145,6 +147,26 @@ def follower_fetches(res: ClusterResults, broker_id: int) -> pd.DataFrame:
             "answered_ms": f["end_ms"],
         }
     ).reset_index(drop=True)
+
+
+def slowest_produce(res: ClusterResults, broker_id: int = 1) -> dict:
+    """The Produce requests ``broker_id`` answered (the points of lab 04's latency figure): the longest
+    ``remoteTime`` (time parked in purgatory) and ``totalTime`` (ms), and when the slowest one was sent.
+
+    One statistic for the figure's legend and the lab's prose, so that "up to N ms" is the figure's highest point.
+    """
+    _check(res)
+    r = res.requests
+    p = r[(r["api"] == "Produce") & (r["broker_id"] == broker_id) & r["totalTime"].notna()]
+    if p.empty:
+        return {"requests": 0, "max_remote_ms": np.nan, "max_total_ms": np.nan, "slowest_sent_ms": np.nan}
+    slowest = p["totalTime"].idxmax()
+    return {
+        "requests": len(p),
+        "max_remote_ms": float(p["remoteTime"].max()),
+        "max_total_ms": float(p.loc[slowest, "totalTime"]),
+        "slowest_sent_ms": float(p.loc[slowest, "sent_ms"]),
+    }
 
 
 def partition_ledger(res: ClusterResults) -> pd.DataFrame:

@@ -12,20 +12,24 @@ one widget at a time (as a learner would, and as benchmarks/panels.py does) and 
   written out with the seed, under a setting where every control is off its default.
 """
 
+import re
+
 import IPython.display
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 import pytest
 from widget_tree import find
 
 import kafka_lab.ui
-from kafka_lab.incident_stats import cached_run
+from kafka_lab.incident_stats import cached_run, incident_summary
 from kafka_lab.sim import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from kafka_lab.ui import PRIMARY_OUTPUT, lab04, lab05, lab06
 from kafka_lab.ui import cluster as ui
 
 BUSY = "the busy broker is"
 CONTROLLER = "the controller is on"
+MOVE = "orders-0 moves at"
 #: per lab: the panel as the notebook builds it, its incident, its acks, and every control it offers
 LABS = {
     "04": dict(
@@ -51,6 +55,7 @@ LABS = {
         options=lab05.PANEL_OPTIONS,
         controls={
             "producers",
+            MOVE,
             "acks",
             "request.timeout.ms",
             "min.insync.replicas",
@@ -91,6 +96,8 @@ MUST_DIFFER = {
     ("request.timeout.ms", 10),
     ("broker 1", True),
     (BUSY, unavailability_incident),
+    (MOVE, 10.0),
+    (MOVE, 50.0),
 }
 #: ... and must not: no request waits 1 s in a run of at most 150 simulated ms; min.insync.replicas only
 #: refuses acks=all produces when the ISR is smaller, and all three replicas stay in sync (lab 04, step 3)
@@ -133,6 +140,10 @@ def apply(call: dict, name: str, value) -> dict:
         call.pop("controller", None)
         if value != 1:
             call["controller"] = value
+    elif name == MOVE:  # the same: the incidents' decision_ms, 2 ms, is not passed
+        call.pop("decision_ms", None)
+        if value != 2.0:
+            call["decision_ms"] = value
     elif name.startswith("broker "):
         call["control_plane"][int(name.split()[1])] = value
     else:
@@ -225,6 +236,9 @@ def test_a_control_passes_its_value_to_the_run_shown(lab, name, monkeypatch):
         res, summary = package_answer(expected)
         assert shown.summary.value == summary, f"{name}={value!r}: the summary is not the run's"
         assert shown.ledger.equals(ui.ledger_table(res)), f"{name}={value!r}: the ledger is not the run's"
+        # a summary says what is true, never "nan" (no batch answered yet, a request still queued at the end)
+        assert not re.search(r"\bnan\b", shown.summary.value, re.IGNORECASE), f"{name}={value!r}: {shown.summary.value}"
+        assert not shown.ledger.isna().any().any(), f"{name}={value!r}: NaN in the ledger table"
         if value == initial:
             continue
         key = (
@@ -257,6 +271,7 @@ EVERY_CONTROL_MOVED = {
     ],
     "05": [
         ("producers", 300),
+        (MOVE, 50.0),
         ("acks", -1),
         ("request.timeout.ms", 10),
         ("min.insync.replicas", 2),
@@ -317,6 +332,7 @@ DIRECT = {
         controller=2,
         seed=0,
         producers=300,
+        decision_ms=50.0,
         acks="all",
         request_timeout_ms=10,
         min_insync_replicas=2,
@@ -362,7 +378,8 @@ def test_the_panel_shows_what_a_direct_call_gives(lab, monkeypatch):
     figures = [d for d in shown.drawn if not isinstance(d, pd.DataFrame)]
     draw = {
         "04": lambda runs: [ui.purgatory_figure(runs), ui.leadership_figure(runs)],
-        "05": lambda runs: [ui.outcomes_figure(runs), ui.truncated_acks_figure(runs, x_max=60)],
+        # the move at 50 ms (its LeaderAndIsr at 52 ms): the figure reaches 30 ms past it
+        "05": lambda runs: [ui.outcomes_figure(runs), ui.truncated_acks_figure(runs, x_max=82.0)],
         "06": lambda runs: [
             ui.staleness_figure(runs),
             ui.leadership_figure(runs, x_max=40),
@@ -386,3 +403,40 @@ def test_the_controllers_broker_is_one_side_of_the_control_plane(lab, monkeypatc
     assert "The controller (broker 3) sent the LeaderAndIsr on INTERNAL" in shown.summary.value
     assert "brokers 1, 2, 3 on their data plane" in shown.summary.value
     assert shown.ledger.equals(first_ledger)
+
+
+def test_a_summary_says_what_is_true_where_a_number_is_missing():
+    """Lab 05's panel with acks=all: every orders-0 batch is parked, refused and not yet retried when the 100 ms run
+    ends, so there is no mean latency to give. The summary and the ledger say so in words, never "nan"."""
+    res = cached_run(
+        truncation_incident,
+        control_plane={1: False, 2: False, 3: False},
+        producers=200,
+        acks=-1,
+        request_timeout_ms=30000,
+        min_insync_replicas=1,
+        **lab05.PANEL_OPTIONS,
+    )
+    s = incident_summary(res)
+    assert np.isnan(s["mean_latency_ms"]) and not np.isnan(s["other_mean_latency_ms"])  # the case this is about
+    assert (res.ledger.query("partition == 0")["outcome"] == "pending").all()
+    html = ui.summary_html(res)
+    assert "no orders-0 batch got its final answer in this run" in html
+    assert f"the other partitions' mean latency: {s['other_mean_latency_ms']:.1f} ms" in html
+    assert not re.search(r"\bnan\b", html, re.IGNORECASE)
+    t = ui.ledger_table(res)
+    assert t.loc["orders-0", "mean latency (ms)"] == ui.NO_ANSWER == "—"
+    assert t.loc["orders-1 … orders-4", "mean latency (ms)"] == round(
+        t.loc["orders-1 … orders-4", "mean latency (ms)"], 1
+    )
+
+
+def test_the_move_controls_default_is_the_incidents():
+    """The panel leaves decision_ms out at its default (so a run the lab made is reused): the default must be the
+    incidents' own, or the panel's first run would not be the one it claims."""
+    o = {**lab05.PANEL_OPTIONS, "producers": 50}
+    plain = truncation_incident(control_plane=False, **o)
+    assert plain.ledger.equals(truncation_incident(control_plane=False, decision_ms=ui.DECISION_MS, **o).ledger)
+    assert set(plain.unavailability["decided_ms"]) == {ui.DECISION_MS + 2.0}  # the LeaderAndIsr leaves 2 ms later
+    assert not plain.ledger.equals(truncation_incident(control_plane=False, decision_ms=10.0, **o).ledger)
+    assert lab05.MOVE_AT and ui.DECISION_MS in lab05.MOVE_AT

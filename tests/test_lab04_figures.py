@@ -16,6 +16,7 @@ from kafka_lab.incident_stats import (
     leader_and_isr_wait_ms,
     metric_peak,
     queue_ahead,
+    slowest_produce,
     truncated_records,
 )
 from kafka_lab.sim import purgatory_incident
@@ -60,11 +61,13 @@ def test_the_lab_makes_these_calls():
     )
 
 
+def _first(text):
+    return next(i for i, c in enumerate(CELLS) if text in "".join(c["source"]))
+
+
 def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     """Predict before you see: a check comes before any figure or table of the run that answers it."""
-
-    def first(text):
-        return next(i for i, c in enumerate(CELLS) if text in "".join(c["source"]))
+    first = _first
 
     assert first('check("04.what_ends_the_wait"') < first("purgatory_figure(runs)")
     assert first('check("04.lai_wait"') < first("controller_table(runs)")
@@ -103,7 +106,8 @@ def test_step_1_numbers(runs):
         "up to **10.9 ms**",
         "up to **15.3 ms**",
         "stays **0**",
-        "up to **12.7 ms**",
+        "sent at **4.8 ms**",
+        "**13.1 ms** in total",
         "for **11.0 ms**",
     ):
         assert text in SRC, text
@@ -122,7 +126,17 @@ def test_parked_produces_end_when_broker_1_applies_its_leader_and_isr(runs):
         for k, r in runs.items()
     }
     assert f"{first[OFF]['remoteTime'].max():.1f}" == "10.9" and f"{first[OFF]['totalTime'].max():.1f}" == "15.3"
-    assert first[ON]["remoteTime"].max() == 0 and f"{first[ON]['totalTime'].max():.1f}" == "12.7"
+    # "up to" is the figure's highest point: the first requests are the slowest of the run without the control plane
+    # (the same statistic the figure's legend gives); with it, none waits in purgatory, the slowest was sent at 4.8 ms
+    off, on = slowest_produce(runs[OFF]), slowest_produce(runs[ON])
+    assert (f"{off['max_remote_ms']:.1f}", f"{off['max_total_ms']:.1f}") == ("10.9", "15.3")
+    assert off["slowest_sent_ms"] < 1 and first[ON]["remoteTime"].max() == on["max_remote_ms"] == 0
+    assert (f"{on['max_total_ms']:.1f}", f"{on['slowest_sent_ms']:.1f}") == ("13.1", "4.8")
+    r = runs[ON].requests
+    assert on["max_total_ms"] == r[(r["api"] == "Produce") & (r["broker_id"] == 1)]["totalTime"].max()
+    names = [t.name for t in ui.purgatory_figure(runs).data]
+    assert f"a Produce request to broker 1: its totalTime ({ON}), the slowest 13.1 ms" in names
+    assert f"a Produce request to broker 1: its totalTime ({OFF}), the slowest 15.3 ms" in names
     assert check("04.what_ends_the_wait", "b").ok
 
 
@@ -131,6 +145,19 @@ def test_step_2_twenty_partitions(runs20):
     assert f"{off['lai_wait_ms'][1]:.1f}" == "16.7" and f"{off['lai_applied_ms'][1]:.1f}" == "21.7"
     ahead = queue_ahead(runs20[OFF], 1)
     assert ahead["requests"] == 191 and f"{ahead['mean_local_ms']:.2f}" == "0.71"
+    assert ahead["by_api"] == {"Produce": 169, "Metadata": 22}
+    # the 0.71 ms mean is over every request ahead, the cheap Metadata ones too: a 20-partition Produce takes 0.77 ms
+    # (lab 05's 0.76 ms is the Produce requests broker 1 handles while it acknowledges the records it later loses)
+    r = runs20[OFF].requests
+    lai = r[(r["api"] == "LeaderAndIsr") & (r["broker_id"] == 1)].iloc[0]
+    queued = r[
+        (r["broker_id"] == 1)
+        & (r["plane"] == "data")
+        & (r["start_ms"] < lai["start_ms"])
+        & (r["dequeue_ms"] > lai["start_ms"])
+    ]
+    by_api = queued.groupby("api")["localTime"].mean()
+    assert len(queued) == 191 and (f"{by_api['Produce']:.2f}", f"{by_api['Metadata']:.2f}") == ("0.77", "0.24")
     assert (off["peak_purgatory"][1], on["peak_purgatory"][1]) == (3980, 3980) == (199 * 20, 199 * 20)
     assert (
         metric_peak(runs20[OFF], "NumDelayedOperations", 1) == metric_peak(runs20[ON], "NumDelayedOperations", 1) == 199
@@ -145,7 +172,8 @@ def test_step_2_twenty_partitions(runs20):
     assert fetch["answered_ms"] > off["lai_applied_ms"][1]
     for text in (
         "waits **16.7 ms**",
-        "takes **0.71 ms**",
+        "**0.71 ms** each on average",
+        "169 `Produce` requests, 20 partitions each, take **0.77 ms**, the 22 `Metadata` requests 0.24 ms",
         "at **21.7 ms**",
         "**3980** entries",
         "with\nand without the control plane",
@@ -184,6 +212,38 @@ def test_step_3_min_insync_replicas_changes_nothing(runs):
     assert strict.ledger.equals(base.ledger) and strict.metrics.equals(base.metrics)
     assert not {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"} & set(strict.ledger["error"])
     assert check("04.min_insync", "b").ok
+    # the ISR never changes in the run (no leader asks the controller to shrink it: no AlterIsr), and the ISR the
+    # new leader took over is all three: 300 ms is far less than replica.lag.time.max.ms
+    assert not (strict.requests["api"] == "AlterIsr").any() and strict.duration_ms < 30000
+    became = strict.events[strict.events["event"] == "become_leader"].iloc[0]
+    assert became["detail"]["isr"] == [1, 2, 3]
+
+
+def test_exercise_4_is_answerable_from_what_precedes_it():
+    """What exercise 4 needs (the ISR, and what removes a follower from it) is taught before it is asked."""
+    before = "\n".join("".join(c["source"]) for c in CELLS[: _first('check("04.min_insync"')])
+    for needed in ("**ISR**", "`NOT_ENOUGH_REPLICAS`", "`replica.lag.time.max.ms` (30 s in Kafka 2.8)"):
+        assert needed in before, needed
+
+
+def test_step_3_the_new_leaders_purgatory(runs):
+    """The summary table's other peak: broker 2's, when the refused produces come back retry.backoff.ms later."""
+    res = runs[OFF]
+    m = res.metrics[res.metrics["broker_id"] == 2]
+    peak = m.loc[m["PurgatorySize"].idxmax()]
+    assert (int(peak["PurgatorySize"]), peak["time_ms"]) == (162, 130.0)
+    assert incident_summary(res)["peak_purgatory"][2] == 162
+    r = res.requests
+    to_2 = r[(r["api"] == "Produce") & (r["broker_id"] == 2)]
+    # nothing reaches broker 2 before the refused produces' retries: 100 ms after broker 1's refusals at 16.0 ms
+    applied = incident_summary(res)["lai_applied_ms"][1]
+    assert f"{to_2['sent_ms'].min():.0f}" == "116" and to_2["sent_ms"].min() >= applied + 100
+    fetches = follower_fetches(res, 2)
+    wave = fetches[(fetches["sent_ms"] >= 116) & (fetches["sent_ms"] < 130)]
+    assert set(wave["fetcher"]) == {"broker-1-fetcher-0", "broker-3-fetcher-0"}
+    assert f"{wave['waited_ms'].max():.1f}" == "8.3"
+    for text in ("**162**", "at **130 ms**", "**116 ms** on", "(up to **8.3 ms**)", "brokers 1 and 3"):
+        assert text in SRC, text
 
 
 def test_what_the_live_panel_text_promises():

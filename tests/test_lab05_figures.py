@@ -9,7 +9,7 @@ from widget_tree import find
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab05 as ex
-from kafka_lab.incident_stats import incident_summary, truncated_acks, truncated_records
+from kafka_lab.incident_stats import follower_fetches, incident_summary, truncated_acks, truncated_records
 from kafka_lab.sim import purgatory_incident, truncation_incident
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT, lab05
 from kafka_lab.ui import cluster as ui
@@ -38,15 +38,20 @@ def test_the_lab_makes_these_calls(runs):
         "                             until_ms=150, min_insync_replicas=2)",
         "truncation_panel(producers=200)",
         "truncated_acks_figure(runs, x_max=40)",
+        "late = compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20, decision_ms=10)",
+        "truncated_acks_figure(late, x_max=40)",
     ):
         assert call in SRC, call
     assert ex.kip_run(False) is runs[OFF] and ex.kip_run(True) is runs[ON]
+    late = ui.compare(truncation_incident, producers=200, burst=1, rate_per_s=20, partitions=20, decision_ms=10)
+    assert ex.late_run(False) is late[OFF] and ex.late_run(True) is late[ON] and ex.LATE_MS == 10
 
 
 def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert _first('check("05.which_records"') < _first("outcomes_figure(runs)")
     assert _first('check("05.how_many"') < _first("outcomes_figure(runs)")
     assert _first('check("05.price"') < _first("latency_figure(runs)")
+    assert _first('check("05.late_move"') < _first("late = compare(")
     assert _first('check("05.acks_all"') < _first("acks_all = purgatory_incident(")
     assert _first('check("05.min_insync"') < _first("strict = truncation_incident(")
     assert _first('check("05.min_insync"') < _first("truncation_panel(")
@@ -89,9 +94,16 @@ def test_step_1_what_is_lost(runs):
         "**1700** records removed",
     ):
         assert text in SRC, text
-    # every other partition is committed in full (nothing pending at 300 ms but orders-0's last retries)
+    # the other 19 partitions lose nothing; 190 of their records, one producer's last request, are still pending
     per = ui.ledger_table(off, each=True)
     assert (per.drop(index="orders-0")[["truncated", "failed"]] == 0).all().all()
+    lg = off.ledger
+    pending = lg[(lg["partition"] != 0) & (lg["outcome"] == "pending")]
+    assert pending["records"].sum() == per.drop(index="orders-0")["pending"].sum() == 190
+    assert pending["client_id"].nunique() == 1 and pending["first_sent_ms"].nunique() == 1
+    assert f"{pending['first_sent_ms'].iloc[0]:.1f}" == "299.1"
+    assert "committed but **190**, one producer's\nrequest sent at **299.1 ms**" in SRC
+    assert "committed in full" not in SRC
 
 
 def test_exercise_2_window_is_the_model_window(runs):
@@ -101,7 +113,16 @@ def test_exercise_2_window_is_the_model_window(runs):
     estimate = (w["end_ms"] - w["start_ms"]) * 8 / w["mean_local_ms"] * 10
     assert estimate == pytest.approx(1700, rel=0.05)
     assert "about **0.76 ms**" in SRC
+    # lab 04's 0.71 ms is another mean: its whole queue ahead of the LeaderAndIsr, the Metadata requests too
+    assert "lab 04's 0.71 ms was the mean of its whole queue, cheap `Metadata` requests included" in SRC
     assert check("05.how_many", round(estimate)).ok and not check("05.how_many", 170).ok
+
+
+def test_the_takeaways_window():
+    """The takeaway's window: from the followers' LeaderAndIsr to broker 1's own."""
+    s = incident_summary(ex.kip_run(False))
+    assert f"{s['lai_applied_ms'][1] - s['lai_applied_ms'][2]:.1f}" == "16.7"
+    assert "here 16.7 ms\n  later, and 1700 acknowledged records" in SRC
 
 
 def test_step_2_the_price(runs):
@@ -152,6 +173,98 @@ def test_step_3_min_insync_replicas_does_not_protect_acks_1():
     assert check("05.min_insync", 1700).ok
 
 
+def test_step_3_what_the_control_plane_cannot_close():
+    """The leader moved at 10 ms: the control plane ends the window when the followers stop fetching, and what they
+    had not fetched by then (their next fetch stuck in broker 1's queue) is lost all the same."""
+    late = {OFF: ex.late_run(False), ON: ex.late_run(True)}
+    off, on = incident_summary(late[OFF]), incident_summary(late[ON])
+    assert {f"{x['lai_applied_ms'][b]:.1f}" for x in (off, on) for b in (2, 3)} == {"13.1"}
+    assert f"{off['lai_applied_ms'][1]:.1f}" == "26.8" and on["lai_applied_ms"][1] == on["lai_applied_ms"][2]
+    assert (off["truncated_records"], on["truncated_records"]) == (2180, 770)
+    a_off, a_on = truncated_acks(late[OFF]), truncated_acks(late[ON])
+    assert (f"{a_off['done_ms'].min():.1f}", f"{a_off['done_ms'].max():.1f}") == ("5.7", "26.7")
+    # with the control plane every lost record was acknowledged before the followers stopped fetching
+    assert a_on["done_ms"].max() < on["lai_applied_ms"][2] and f"{a_on['done_ms'].min():.1f}" == "5.7"
+    assert set(a_on["broker_id"]) == {1} and set(a_on["partition"]) == {0}
+    # why: the followers' last answered fetch came back at 5.4 ms; the next waited 18.3 ms, past the takeover
+    fetches = follower_fetches(late[ON], 1)
+    last, stuck = fetches.iloc[1], fetches.iloc[2]
+    assert f"{last['answered_ms']:.1f}" == "5.4" and last["answered_ms"] < on["lai_applied_ms"][2]
+    assert (f"{stuck['sent_ms']:.1f}", f"{stuck['waited_ms']:.1f}") == ("5.5", "18.3")
+    assert stuck["answered_ms"] > on["lai_applied_ms"][2]
+    for res in late.values():
+        ev = res.events
+        took = ev[(ev["event"] == "become_leader") & (ev["broker_id"] == 2)].iloc[0]
+        cut = ev[ev["event"] == "truncated"].iloc[0]
+        assert took["detail"]["leo"] == cut["detail"]["offset"] == 10 and cut["broker_id"] == 1
+        # broker 1's high watermark, below which consumers read, had not passed the cut when it gave up leading
+        # (and a leader's high watermark never decreases): no consumer could read a lost record
+        gave_up = ev[(ev["event"] == "become_follower") & (ev["broker_id"] == 1)].iloc[0]
+        assert gave_up["detail"]["hw"] <= cut["detail"]["offset"]
+    for text in (
+        "at **13.1 ms** in both runs",
+        "at **26.8 ms**: **2180** records lost, acknowledged between **5.7** and **26.7 ms**",
+        "and still **770** are lost",
+        "came back at **5.4 ms**",
+        "waited **18.3 ms**",
+        "ended at offset **10**",
+        "770 records\n  are lost with the control plane (2180 without)",  # the takeaway
+    ):
+        assert text in SRC, text
+    fig = ui.truncated_acks_figure(late, x_max=40)
+    assert "broker 2 takes over orders-0 (both runs): 13.1 ms" in [t.name for t in fig.data]
+    assert check("05.late_move", "b").ok and "770" in check("05.late_move", "b").message
+
+
+def _answers_of_a_reader(monkeypatch, **options):
+    """The late-move incident with one more client, a consumer of ``orders`` polling every leader each millisecond
+    (``Cluster.consumer``, added just before the run): its run, and every Fetch answer it got as
+    ``(broker, partition, offset asked, high watermark, records)``. The reader's fetches join broker 1's queue, so
+    the run is not the lab's to the record; the rule checked holds for any run."""
+    from kafka_lab.sim import Cluster
+
+    run, answers = Cluster.run, []
+
+    def run_with_a_reader(self, until_ms, *args, **kwargs):
+        reader = self.consumer("reader", topic="orders", poll_interval_ms=1.0)
+        answered = reader._answered
+
+        def record(req, bid):
+            for tp, (hw, n) in (req.result or {}).items():
+                answers.append((bid, tp[1], req.payload["offsets"][tp], hw, n))
+            answered(req, bid)
+
+        reader._answered = record
+        return run(self, until_ms, *args, **kwargs)
+
+    monkeypatch.setattr(Cluster, "run", run_with_a_reader)
+    res = truncation_incident(decision_ms=ex.LATE_MS, **ex.KIP, **options)
+    return res, answers
+
+
+def test_no_consumer_read_a_truncated_record(monkeypatch):
+    """Step 3's closing claim: the records acknowledged, then truncated, never reached a consumer. Broker 1 served
+    orders-0 to a reader below its high watermark, which never passed the offset it later truncated to.
+
+    Without the control plane, where broker 1 goes on leading orders-0 for 13.7 ms more and the reader's fetches
+    reach it meanwhile. (With the control plane the reader's first fetch from broker 1, queued behind the backlog,
+    is answered after broker 1 gave up orders-0: there is nothing to check; step 3's test checks that broker 1's
+    high watermark had not passed the cut in either run.)"""
+    res, answers = _answers_of_a_reader(monkeypatch, control_plane=False)
+    cut = res.events[res.events["event"] == "truncated"]
+    assert len(cut) == 1 and cut["broker_id"].iloc[0] == 1
+    offset = cut["detail"].iloc[0]["offset"]
+    lost = res.ledger[res.ledger["outcome"] == "truncated"]
+    assert lost["records"].sum() > 0 and (lost["base_offset"] >= offset).all()  # every lost record is at or above it
+    from_1 = [(asked, hw, n) for bid, p, asked, hw, n in answers if bid == 1 and p == 0]
+    assert from_1, "the reader never fetched orders-0 from broker 1: the check would prove nothing"
+    assert all(hw <= offset for _asked, hw, _n in from_1)
+    assert all(asked + n <= offset for asked, _hw, n in from_1)  # what it was given lies below the cut
+    # the reader did read: orders-0 from broker 2 after the move, and the other partitions from broker 1
+    assert sum(n for bid, p, *_rest, n in answers if bid == 2 and p == 0) > 0
+    assert sum(n for bid, p, *_rest, n in answers if bid == 1 and p != 0) > 0
+
+
 def test_what_the_live_panel_text_promises():
     o = lab05.PANEL_OPTIONS
     lost = {n: truncated_records(truncation_incident(control_plane=False, producers=n, **o)) for n in (50, 200, 300)}
@@ -166,6 +279,22 @@ def test_what_the_live_panel_text_promises():
     assert truncated_records(truncation_incident(control_plane={1: True, 2: False, 3: False}, **away)) == 1730
     assert truncated_records(truncation_incident(control_plane={1: True, 2: False, 3: True}, **away)) == 0
     assert "**the controller on broker 3**, broker 1's setting alone closes nothing (**1730** again)" in SRC
+    # when the controller moves orders-0: 2 ms (the lab's), 10 ms (broker 1's followers behind), 50 ms (steady load)
+    every = {1: True, 2: True, 3: True}
+    lost = {
+        ms: tuple(
+            truncated_records(truncation_incident(control_plane=cp, producers=200, decision_ms=ms, **o))
+            for cp in (False, every)
+        )
+        for ms in lab05.MOVE_AT
+    }
+    assert lost == {2.0: (1730, 0), 10.0: (2260, 1090), 50.0: (10, 10)}
+    for text in (
+        "(**1730** lost without it, **0** with it)",
+        "**2260** lost\nwithout the control plane, **1090** with it",
+        "**10** records either way",
+    ):
+        assert text in SRC, text
 
 
 def test_primary_control_changes_the_primary_output():
@@ -197,4 +326,8 @@ def test_outcome_figures(runs):
     assert total == runs[OFF].ledger["records"].sum()
     acks = ui.truncated_acks_figure(runs)
     assert acks.data[0].y[-1] == 1700 and acks.layout.yaxis.title.text == "records (cumulative)"
-    assert "broker 1 truncates orders-0 (no control plane): 1700 records" in [t.name for t in acks.data]
+    names = [t.name for t in acks.data]
+    assert "broker 1 truncates orders-0 (no control plane): 1700 records" in names
+    # the new leader takes over at 5.1 ms in both runs: one dashed line, where the followers stop fetching
+    assert "broker 2 takes over orders-0 (both runs): 5.1 ms" in names
+    assert [sh.x0 for sh in acks.layout.shapes if sh.line.dash == "dash"] == [5.06]

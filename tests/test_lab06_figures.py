@@ -8,8 +8,8 @@ from widget_tree import find
 
 from kafka_lab.exercises import check
 from kafka_lab.exercises import lab06 as ex
-from kafka_lab.incident_stats import incident_summary, leadership, stale_answers, wrong_leader_answers
-from kafka_lab.sim import stale_metadata_incident, unavailability_incident
+from kafka_lab.incident_stats import incident_summary, leadership, queue_ahead, stale_answers, wrong_leader_answers
+from kafka_lab.sim import purgatory_incident, stale_metadata_incident, unavailability_incident
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT, lab06
 from kafka_lab.ui import cluster as ui
 
@@ -53,6 +53,54 @@ def test_every_exercise_is_asked_before_the_cells_that_answer_it():
     assert _first('check("06.which_brokers"') < _first("moves = compare(")
     assert _first('check("06.which_brokers"') < _first("staleness_panel(")
     assert "07_controller.ipynb" in "".join(CELLS[-1]["source"])
+
+
+def test_the_incidents_wait_is_its_own_and_lab_04s_is_lab_04s():
+    """Lab 06 cites its own run's LeaderAndIsr wait (16.8 ms), and lab 04's (16.7 ms) as lab 04's, with the
+    difference: the admin clients' Metadata requests ahead of it."""
+    s = incident_summary(ex.stale_run(False))
+    assert f"{s['lai_wait_ms'][1]:.1f}" == "16.8"
+    lab04 = ui.compare(purgatory_incident, **LOAD, until_ms=150)[OFF]
+    assert f"{incident_summary(lab04)['lai_wait_ms'][1]:.1f}" == "16.7"
+    mine, theirs = queue_ahead(ex.stale_run(False), 1), queue_ahead(lab04, 1)
+    assert mine["requests"] - theirs["requests"] == 8
+    assert mine["by_api"]["Metadata"] - theirs["by_api"]["Metadata"] == 8
+    assert mine["by_api"]["Produce"] == theirs["by_api"]["Produce"]
+    r = ex.stale_run(False).requests
+    lai = r[(r["api"] == "LeaderAndIsr") & (r["broker_id"] == 1)].iloc[0]
+    ahead = r[(r["broker_id"] == 1) & (r["start_ms"] < lai["start_ms"]) & (r["dequeue_ms"] > lai["start_ms"])]
+    assert (ahead["client_id"].str.startswith("admin-")).sum() == 8
+    assert "waits **16.8 ms** behind its backlog (lab 04's waited 16.7 ms: here 8 more `Metadata`" in SRC
+    assert "16.8 ms behind its backlog (lab 04)" not in SRC
+
+
+def test_what_exercise_1_needs_is_taught_before_it():
+    """The controller's one request in flight per broker, which exercise 1 applies, is taught above it."""
+    before = "\n".join("".join(c["source"]) for c in CELLS[: _first('check("06.why_longer"')])
+    assert "sends that broker's requests one at a time" in before and "`RequestSendThread`" in before
+
+
+def test_the_producers_first_metadata_request_leaves_at_their_first_send():
+    """Kafka 2.8 asks for a topic's metadata on the first send to it; the model asks when the producer is created.
+    In these incidents every producer hands over its first batch at t = 0, and its first Metadata request names
+    orders and leaves at t = 0: the same request at the same moment, so the model's simplification changes no
+    number the lab teaches."""
+    for res in (ex.stale_run(False), ex.unavailable_run(False)):
+        lg, r = res.ledger, res.requests
+        first_batch = lg.groupby("client_id")["created_ms"].min()
+        md = r[(r["api"] == "Metadata") & r["client_id"].str.startswith("producer-")]
+        first_md = md.groupby("client_id")["sent_ms"].min()
+        assert len(first_batch) == len(first_md) == 200
+        assert (first_batch == 0).all() and (first_md == 0).all()
+    for text in (
+        "on its first send to that topic",
+        "`metadata.max.age.ms` (5 minutes)",
+        "when it loses a connection",
+        "The model sends that request when the producer is created, not on its first send",
+    ):
+        assert text in SRC, text
+    assert "A producer asks for metadata when it starts" not in SRC
+    assert "Clients that start, restart or refresh then" not in SRC
 
 
 def test_step_1_update_metadata_follows_the_leader_and_isr():
@@ -185,6 +233,40 @@ def test_what_the_live_panel_text_promises():
         for p in (100, 200, 300, 400)
     }
     assert n[100] <= n[200] < n[300] < n[400] and n[400] > 3 * n[200]
+
+
+def test_the_panels_busy_new_leader_shows_two_leaders_and_why():
+    """With 5 partitions busy broker 2's LeaderAndIsr waits less than broker 1's: two leaders, no gap. The lab
+    says so and why, in the panel's own numbers."""
+    o = lab06.PANEL_OPTIONS
+    res = unavailability_incident(control_plane=False, producers=200, **o)
+    s = incident_summary(res)
+    assert (f"{s['lai_wait_ms'][2]:.1f}", f"{s['lai_wait_ms'][1]:.1f}") == ("9.2", "11.0")
+    assert (f"{s['lai_applied_ms'][2]:.1f}", f"{s['lai_applied_ms'][1]:.1f}") == ("14.3", "16.0")
+    assert (f"{s['two_leaders_ms']:.1f}", s["unavailable_ms"]) == ("1.7", 0.0)
+    assert "Two leaders for 1.7 ms, no leader for 0.0 ms" in ui.summary_html(res)
+    # broker 1's wait is step 3's: the same backlog (one orders-0 batch per producer)
+    assert f"{incident_summary(ex.unavailable_run(False))['lai_wait_ms'][1]:.1f}" == "11.0"
+    # the control plane on both (the controller's broker 1 among them) removes the race
+    both = incident_summary(unavailability_incident(control_plane={1: True, 2: True, 3: False}, producers=200, **o))
+    assert both["two_leaders_ms"] == both["unavailable_ms"] == 0
+    for text in (
+        "two leaders for\n**1.7 ms**",
+        "waits **9.2 ms**",
+        "broker 1's **11.0 ms**",
+        "takes over at **14.3 ms**, before broker 1 resigns at **16.0 ms**",
+    ):
+        assert text in SRC, text
+
+
+def test_the_takeaway_says_in_the_model():
+    """The control plane's windows, in the model: 1.6 ms of staleness, no time with two leaders or none."""
+    for res in (ex.stale_run(True), ex.unavailable_run(True)):
+        s = incident_summary(res)
+        assert {f"{v:.1f}" for v in s["stale_ms"].values()} == {"1.6"}
+        assert s["two_leaders_ms"] == s["unavailable_ms"] == 0
+    assert "In the model, KIP-291 turns each of these windows" in SRC and "**1.6 ms** of stale metadata" in SRC
+    assert "into about a millisecond" not in SRC
 
 
 def test_primary_control_and_the_busy_broker_toggle():

@@ -69,6 +69,11 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     (pkg / "mutations.toml").write_text("\n".join(entry.format(i=i, k=k) for i, k in enumerate(killers + bad)))
     found = mutate.missing_killers(tmp_path, mutate.load_mutations(tmp_path))
     assert [p.split(" ")[0] for p in found] == [f"m{i}" for i in range(len(killers), len(killers + bad))]
+    # what a run's first failure records: the node id, cut before parameters pytest's summary cut at a space
+    assert mutate.killer("tests/test_a.py::test_one[case-1]") == "tests/test_a.py::test_one[case-1]"
+    assert mutate.killer("tests/test_a.py::test_one[a message") == "tests/test_a.py::test_one"
+    assert mutate.killer("collection/import error: tests/test_a.py") == "tests/test_a.py"
+    assert mutate.killer("timed out after 900 s") == ""
     (pkg / "mutations.toml").write_text(entry.format(i=1, k="t") + "typo = 1\n")
     with pytest.raises(ValueError, match=r"mutations.toml, entry 1 \(m1\): missing \[\], unknown \['typo'\]"):
         mutate.load_mutations(tmp_path)

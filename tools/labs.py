@@ -114,13 +114,14 @@ CATALOGUE: list[Lab] = [
         "05 · truncation",
         "which `acks=1` records does an old leader acknowledge and then lose, and what does the control plane "
         "trade for them?",
-        "`acks=1` records the old leader acknowledges, then truncates; the control plane's trade (an error, a "
-        "retry, latency) for no loss; why `acks=all` loses no acknowledged record; the ledger that accounts "
-        "for every record",
+        "`acks=1` records the old leader acknowledges, then truncates; what the control plane trades (an error, "
+        "a retry, latency) for them, and what it cannot save; why `acks=all` loses no acknowledged record; the "
+        "ledger that accounts for every record",
         "lab 04 (the incident, the cluster's figures)",
         25,
-        "an old leader acknowledges `acks=1` records until its own `LeaderAndIsr` is applied and truncates them "
-        "when it follows; the control plane closes that window and turns the loss into an error and a retry.",
+        "an old leader acknowledges `acks=1` records until its own `LeaderAndIsr` is applied and truncates what "
+        "the new leader never fetched; the control plane stops it when the followers stop fetching, turning that "
+        "loss into an error and a retry, but what they had not fetched by then is lost either way.",
     ),
     Lab(
         "06_metadata_staleness",

@@ -268,9 +268,12 @@ def run_one(root: Path, m: Mutation, tests: list[str], timeout: float) -> Outcom
 
 
 def killer(detail: str) -> str:
-    """The pytest node id in an outcome's ``detail`` ("" for a timeout), as ``killed_by`` records it."""
+    """The pytest node id in an outcome's ``detail`` ("" for a timeout), as ``killed_by`` records it: without its
+    parameters when pytest's summary cut them at a space (the whole test function then runs first)."""
     node = detail.removeprefix("collection/import error: ")
-    return node if node.startswith("tests/") and node.count("[") == node.count("]") else ""
+    if not node.startswith("tests/"):
+        return ""
+    return node if node.count("[") == node.count("]") else node.split("[", 1)[0]
 
 
 def record_killers(repo: Path, killers: dict) -> list[str]:

@@ -12,15 +12,23 @@ from kafka_lab.exercises.lab04 import LOAD
 from kafka_lab.incident_stats import cached_run, incident_summary, truncated_acks, truncated_records
 from kafka_lab.sim import purgatory_incident, truncation_incident
 
-__all__ = ["KIP", "kip_run", "acks_all_run", "strict_run", "acks_window"]
+__all__ = ["KIP", "LATE_MS", "kip_run", "late_run", "acks_all_run", "strict_run", "acks_window"]
 
 #: the KIP's example: 20 partitions per produce request, all led by broker 1; 300 simulated ms
 KIP = {**LOAD, "partitions": 20}
+#: step 3's later move: the controller moves orders-0 at 10 ms (its LeaderAndIsr leaves at 12 ms), when broker 1 has
+#: been acknowledging orders-0 records for a while and its followers' fetches wait in its queue
+LATE_MS = 10.0
 
 
 def kip_run(control_plane):
     """acks=1, the lab's main runs."""
     return cached_run(truncation_incident, control_plane=control_plane, **KIP)
+
+
+def late_run(control_plane):
+    """acks=1, the leader moved at :data:`LATE_MS` instead of 2 ms."""
+    return cached_run(truncation_incident, control_plane=control_plane, decision_ms=LATE_MS, **KIP)
 
 
 def acks_all_run():
@@ -194,6 +202,61 @@ def _(answer):
     return incorrect(
         "Kafka never drops an acks=1 produce silently; it answers with an error.",
         hint="what does a follower answer to a Produce?",
+    )
+
+
+LATE_CHOICES = Choices(
+    {
+        "a": "none: the control plane closes the window, so every record is saved",
+        "b": "those broker 1 acknowledged that its followers had not fetched when they stopped",
+        "c": "as many as without the control plane: a late move is beyond its reach",
+        "d": "those broker 1 acknowledged after it applied its own LeaderAndIsr",
+    }
+)
+
+
+@exercise(
+    "05.late_move",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="acks=1, the control plane on every broker, but the controller moves orders-0 at 10 ms (its "
+    "LeaderAndIsr leaves at 12 ms), when broker 1 has been acknowledging orders-0 records since about 5.7 ms "
+    "and its followers' fetches wait in its busy queue. Which records are acknowledged, then truncated? "
+    + "; ".join(f"({k}) {v}" for k, v in LATE_CHOICES.items()),
+    explanation="With acks=1 the leader acknowledges a record once it is in its own log, before any follower "
+    "has it. The control plane makes the old leader stop when the followers stop fetching; it cannot make "
+    "the new leader fetch what it had not fetched by then, and the old leader truncates that.",
+)
+def _(answer):
+    got = choice(answer, LATE_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    on, off = incident_summary(late_run(True)), incident_summary(late_run(False))
+    acks = truncated_acks(late_run(True))
+    if got == "b":
+        return correct(
+            f"the control plane stops broker 1 at {on['lai_applied_ms'][1]:.1f} ms, when the followers stop "
+            "fetching too, but with acks=1 it had acknowledged records before any follower had them. In the "
+            f"model {on['truncated_records']} records are lost with the control plane (acknowledged between "
+            f"{acks['done_ms'].min():.1f} and {acks['done_ms'].max():.1f} ms), {off['truncated_records']} "
+            "without it."
+        )
+    if got == "a":
+        return incorrect(
+            "the control plane ends the window when the followers stop fetching; what broker 1 acknowledged "
+            "before that and they had not fetched is still not on the new leader.",
+            hint="when did the followers last fetch orders-0 from broker 1, and what did broker 1 acknowledge since?",
+        )
+    if got == "c":
+        return incorrect(
+            f"without the control plane broker 1 goes on acknowledging until {off['lai_applied_ms'][1]:.1f} ms; "
+            f"with it, it stops at {on['lai_applied_ms'][1]:.1f} ms. The control plane still shortens the window.",
+            hint="until when does broker 1 acknowledge orders-0 records, with and without the control plane?",
+        )
+    return incorrect(
+        "once broker 1 has applied its LeaderAndIsr it is a follower: it refuses orders-0 produces "
+        "(NOT_LEADER_OR_FOLLOWER) and acknowledges none.",
+        hint="what were broker 1's followers doing before they stopped fetching?",
     )
 
 

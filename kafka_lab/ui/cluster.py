@@ -19,7 +19,8 @@ purple, teal), and a dash style as well, so that no figure relies on hue alone.
 - :func:`controller_table`, :func:`events_table`, :func:`stale_answers_table`, :func:`ledger_table`, :func:`summary_table`, :func:`summary_html` -- the tables and
   the one-paragraph verdict.
 - :class:`IncidentControls` -- the live experiment's controls (load, acks, timeouts, min.insync.replicas,
-  control plane per broker, the controller's broker), with a cache so that going back to a setting is instant.
+  control plane per broker, the controller's broker; optionally when the leader moves), with a cache so that
+  going back to a setting is instant.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from kafka_lab.incident_stats import (
     leadership,
     ledger_by_group,
     partition_ledger,
+    slowest_produce,
     stale_answers,
     truncated_acks,
     wrong_leader_answers,
@@ -96,6 +98,10 @@ def _shown_outcomes(frames) -> list:
 _MARK = INK
 #: a live panel's run with several partitions: 5 partitions, 100 simulated ms (a control answers in well under 0.5 s)
 PANEL_RUN = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 100.0}
+#: when the incidents' controller moves orders-0 unless told (their ``decision_ms``): its LeaderAndIsr leaves 2 ms later
+DECISION_MS = 2.0
+#: what a table shows where a mean latency has no batch to average (none answered yet in a short run)
+NO_ANSWER = "—"
 
 
 def setting_label(control_plane) -> str:
@@ -272,6 +278,7 @@ def _request_latency_traces(runs: dict, broker_id: int, axis: str = "") -> list:
         r = res.requests
         r = r[(r["api"] == "Produce") & (r["broker_id"] == broker_id) & r["totalTime"].notna()]
         text = [f"remoteTime (purgatory) {rt:.1f} ms, {e}" for rt, e in zip(r["remoteTime"], r["error"])]
+        slowest = slowest_produce(res, broker_id)["max_total_ms"]
         out.append(
             {
                 "type": "scatter",
@@ -279,7 +286,8 @@ def _request_latency_traces(runs: dict, broker_id: int, axis: str = "") -> list:
                 "x": r["sent_ms"].to_numpy(),
                 "y": r["totalTime"].to_numpy(),
                 "text": text,
-                "name": f"a Produce request to broker {broker_id}: its totalTime ({label})",
+                "name": f"a Produce request to broker {broker_id}: its totalTime ({label})"
+                + ("" if np.isnan(slowest) else f", the slowest {slowest:.1f} ms"),
                 "marker": {
                     "color": _style(i)["color"],
                     "size": 5,
@@ -436,16 +444,43 @@ def outcomes_figure(runs: dict, *, title: str = "") -> go.Figure:
     )
 
 
+def _to_the_end(x, y, end_ms: float) -> tuple:
+    """A cumulative count as a step line from (0, 0) to the run's end: a run with nothing to count still draws
+    a line along 0, not a lone point at the origin, and every line shows where it stays."""
+    last = y[-1] if len(y) else 0
+    return np.concatenate([[0.0], x, [end_ms]]), np.concatenate([[0], y, [last]])
+
+
+def _lifted_range(data: list) -> list:
+    """A y range from a little below 0 to a little above the highest count: a run that stays at 0 (nothing lost,
+    nothing refused) draws its line above the x axis instead of hiding in it."""
+    top = max(
+        (float(np.max(t["y"])) for t in data if t.get("y") is not None and len(t["y"]) and t["y"][0] is not None),
+        default=0.0,
+    )
+    top = max(top, 1.0)
+    return [-0.04 * top, 1.06 * top]
+
+
+def _took_over(res, topic: str = "orders", partition: int = 0):
+    """``(new leader, when it applied its LeaderAndIsr)`` for the partition's move, or None (no move, or not yet)."""
+    un = res.unavailability[(res.unavailability["topic"] == topic) & (res.unavailability["partition"] == partition)]
+    if un.empty or np.isnan(un["new_leader_started_ms"].iloc[0]):
+        return None
+    return int(un["new_leader"].iloc[0]), float(un["new_leader_started_ms"].iloc[0])
+
+
 def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str = "") -> go.Figure:
     """Cumulative records acknowledged that are truncated later, by when they were acknowledged, per run.
 
-    The dotted line is when the broker that acknowledged them truncated its log.
+    The dotted line is when the broker that acknowledged them truncated its log; the dashed one when the new
+    leader took over (it applied its LeaderAndIsr: from then on nothing more of the old leader's is replicated),
+    one line for every run when they agree.
     """
     data, shapes = [], []
     for i, (label, res) in enumerate(runs.items()):
         acks = truncated_acks(res)
-        x = np.concatenate([[0.0], acks["done_ms"].to_numpy()])
-        y = np.concatenate([[0], np.cumsum(acks["records"].to_numpy())])
+        x, y = _to_the_end(acks["done_ms"].to_numpy(), np.cumsum(acks["records"].to_numpy()), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
@@ -466,6 +501,21 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
                     _style(i)["color"],
                 )
             )
+    took_over = {label: _took_over(res) for label, res in runs.items()}
+    took_over = {label: t for label, t in took_over.items() if t is not None}
+    if took_over and len({(t[0], round(t[1], 9)) for t in took_over.values()}) == 1:
+        (new, at), n = next(iter(took_over.values())), len(took_over)
+        shapes.append(vline(at, _MARK, dash="dash"))
+        both = "" if n == 1 else (" (both runs)" if n == 2 else " (every run)")
+        data.append(legend_line(f"broker {new} takes over orders-0{both}: {at:.1f} ms", _MARK, dash="dash"))
+    else:
+        for i, label in enumerate(runs):
+            if label in took_over:
+                new, at = took_over[label]
+                shapes.append(vline(at, _style(i)["color"], dash="dash"))
+                data.append(
+                    legend_line(f"broker {new} takes over orders-0 ({label}): {at:.1f} ms", _style(i)["color"], "dash")
+                )
     return _figure(
         data,
         {
@@ -473,7 +523,7 @@ def truncated_acks_figure(runs: dict, *, x_max: float | None = None, title: str 
             "height": 420,
             "shapes": shapes,
             "xaxis": {**_axis_title("acknowledged at (simulated ms)"), "range": _x_range(runs, x_max)},
-            "yaxis": {**_axis_title("records (cumulative)"), "rangemode": "tozero"},
+            "yaxis": {**_axis_title("records (cumulative)"), "range": _lifted_range(data)},
         },
     )
 
@@ -516,23 +566,23 @@ def wrong_leader_figure(runs: dict, *, x_max: float | None = None, title: str = 
     for i, (label, res) in enumerate(runs.items()):
         colour = _style(i)["color"]
         refused = wrong_leader_answers(res)
-        x = np.concatenate([[0.0], refused["end_ms"].to_numpy()])
+        x, y = _to_the_end(refused["end_ms"].to_numpy(), np.arange(1, len(refused) + 1), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
                 "x": x,
-                "y": np.arange(len(x)),
+                "y": y,
                 "line": {"color": colour, "shape": "hv"},
                 "name": f"refused with NOT_LEADER_OR_FOLLOWER ({label}): {len(refused)}",
             }
         )
         lost = truncated_acks(res)
-        x = np.concatenate([[0.0], lost["done_ms"].to_numpy()])
+        x, y = _to_the_end(lost["done_ms"].to_numpy(), np.arange(1, len(lost) + 1), res.duration_ms)
         data.append(
             {
                 "type": "scatter",
                 "x": x,
-                "y": np.arange(len(x)),
+                "y": y,
                 "line": {"color": colour, "dash": "dot", "shape": "hv", "width": 3.5},
                 "name": f"acknowledged by the old leader, then truncated ({label}): {len(lost)}",
             }
@@ -543,7 +593,7 @@ def wrong_leader_figure(runs: dict, *, x_max: float | None = None, title: str = 
             "title": _title(title or "The producers' sends to a broker that was no longer the leader"),
             "height": 440,
             "xaxis": {**_axis_title("answered at (simulated ms)"), "range": _x_range(runs, x_max)},
-            "yaxis": {**_axis_title("sends (cumulative)"), "rangemode": "tozero"},
+            "yaxis": {**_axis_title("sends (cumulative)"), "range": _lifted_range(data)},
         },
     )
 
@@ -622,7 +672,7 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
         per = ledger_by_group(res, partition)
     shown = _shown_outcomes([per])
     per = per.rename(columns={"not_leader_answers": "NOT_LEADER_OR_FOLLOWER", "mean_latency_ms": "mean latency (ms)"})
-    return per.set_index("partitions")[
+    table = per.set_index("partitions")[
         [
             "records",
             *shown,
@@ -631,6 +681,12 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
             "mean latency (ms)",
         ]
     ].round(1)
+    latency = table["mean latency (ms)"]
+    if latency.isna().any():  # no batch of that row answered yet (a short run): say so, never "NaN"
+        table["mean latency (ms)"] = pd.Series(
+            [NO_ANSWER if np.isnan(v) else v for v in latency], latency.index, object
+        )
+    return table
 
 
 def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
@@ -683,22 +739,47 @@ def _routes_sentence(s: dict) -> str:
     )
 
 
+def _ms(value: float, missing: str) -> str:
+    """``value`` in ms to 0.1, or ``missing`` (what is true instead) when the run has no such value (NaN)."""
+    return missing if np.isnan(value) else f"{value:.1f} ms"
+
+
 def summary_html(res, *, broker_id: int = 1, label: str = "") -> str:
-    """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency."""
+    """One paragraph: the LeaderAndIsr's wait, purgatory, truncation, staleness, leaderless time, latency.
+
+    A value the run does not have (a request still queued at its end, no batch answered yet) is said in words,
+    never printed as ``nan``.
+    """
     s = incident_summary(res)
-    waits = ", ".join(f"broker {b} {w:.1f} ms" for b, w in s["lai_wait_ms"].items())
-    stale = ", ".join(f"broker {b} {v:.1f} ms ({s['stale_answers'][b]} answers)" for b, v in s["stale_ms"].items())
+    queued = "still queued when the run ended"
+    waits = ", ".join(f"broker {b} {_ms(w, queued)}" for b, w in s["lai_wait_ms"].items())
+    stale = ", ".join(
+        f"broker {b} {_ms(v, 'still stale when the run ended')} ({s['stale_answers'][b]} answers)"
+        for b, v in s["stale_ms"].items()
+    )
     head = f"<b>{html.escape(label)}</b>: " if label else ""
+    unanswered = np.isnan(s["mean_latency_ms"])
     others = (
         ""
         if np.isnan(s["other_mean_latency_ms"])  # one partition: there are no others
-        else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)"
+        else (
+            f"; the other partitions' mean latency: {s['other_mean_latency_ms']:.1f} ms"
+            if unanswered
+            else f" (the other partitions: {s['other_mean_latency_ms']:.1f} ms)"
+        )
     )
+    latency = (
+        "no orders-0 batch got its final answer in this run: each was still under way at its end, a refused "
+        "send being retried retry.backoff.ms (100 ms) later"
+        if unanswered
+        else f"mean latency {s['mean_latency_ms']:.1f} ms"
+    )
+    peak = s["peak_purgatory"][broker_id]
     return (
         f"<div>{head}{_routes_sentence(s)} LeaderAndIsr waited: {waits}. Peak PurgatorySize on broker {broker_id}: "
-        f"{s['peak_purgatory'][broker_id]:.0f}. orders-0: <b>{s['truncated_records']}</b> records acknowledged "
-        f"then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, mean latency "
-        f"{s['mean_latency_ms']:.1f} ms{others}. Two leaders "
+        f"{'not sampled' if np.isnan(peak) else f'{peak:.0f}'}. orders-0: <b>{s['truncated_records']}</b> records "
+        f"acknowledged then truncated, {s['not_leader_answers']} NOT_LEADER_OR_FOLLOWER answers, "
+        f"{latency}{others}. Two leaders "
         f"for {s['two_leaders_ms']:.1f} ms, no leader for {s['unavailable_ms']:.1f} ms. Metadata stale (Metadata "
         f"requests answered meanwhile): {stale}.</div>"
     )
@@ -708,8 +789,9 @@ class IncidentControls:
     """The live experiment's controls, and a run per setting (cached: going back to a setting is instant).
 
     ``incident`` is one of :mod:`kafka_lab.sim.incidents`, or ``{label: incident}`` to choose among
-    (a toggle); ``fixed`` are options the panel does not show (e.g. ``partitions``, ``until_ms``). The
-    producers slider is the lab's primary control.
+    (a toggle); ``move_at``, ``{decision_ms: label}``, adds a choice of when the controller moves ``orders-0``
+    (the incidents' ``decision_ms``, :data:`DECISION_MS` unless chosen); ``fixed`` are options the panel does
+    not show (e.g. ``partitions``, ``until_ms``). The producers slider is the lab's primary control.
     """
 
     def __init__(
@@ -722,6 +804,7 @@ class IncidentControls:
         request_timeout_ms: int = 30000,
         min_insync_replicas: int = 1,
         control_plane=False,
+        move_at: dict | None = None,
         **fixed,
     ):
         style = {"description_width": "200px"}
@@ -768,6 +851,17 @@ class IncidentControls:
         self.min_isr = widgets.Dropdown(
             options=[1, 2, 3], value=min_insync_replicas, description="min.insync.replicas", style=style, layout=lay
         )
+        self.move = (
+            None
+            if move_at is None
+            else widgets.Dropdown(
+                options=[(text, float(ms)) for ms, text in move_at.items()],
+                value=float(fixed.pop("decision_ms", DECISION_MS)),
+                description="orders-0 moves at",
+                style=style,
+                layout=lay,
+            )
+        )
         self.controller = widgets.Dropdown(
             options=[(f"broker {b}", b) for b in (1, 2, 3)],
             value=int(fixed.pop("controller", 1)),
@@ -797,15 +891,14 @@ class IncidentControls:
                 *self.cp.values(),
             ]
         )
-        return [w for w in (self.choice, self.producers, self.acks, self.timeout, self.min_isr) if w is not None] + [
-            cp_row,
-            self.controller,
-        ]
+        shown = (self.choice, self.producers, self.move, self.acks, self.timeout, self.min_isr)
+        return [w for w in shown if w is not None] + [cp_row, self.controller]
 
     def observe(self, callback: Callable) -> None:
         for w in [
             self.choice,
             self.producers,
+            self.move,
             self.acks,
             self.timeout,
             self.min_isr,
@@ -828,6 +921,8 @@ class IncidentControls:
         )
         if self.controller.value != 1:  # the incidents' default: a run the lab's cells made is served from the cache
             opts["controller"] = self.controller.value
+        if self.move is not None and self.move.value != DECISION_MS:  # the same: the default is not passed
+            opts["decision_ms"] = self.move.value
         if self.acks is not None:
             opts["acks"] = self.acks.value
         return opts
