@@ -24,8 +24,6 @@ would be a ``CreateTopics`` the model does not send).
 
 from __future__ import annotations
 
-import copy
-
 from .kraft.config import KRaftConfig, KRaftCosts
 from .kraft.control import KRaftControl
 from .kraft.quorum import Quorum
@@ -131,7 +129,7 @@ class KRaftMode:
         )
         for (bid, b), phase in zip(sorted(self.cluster.brokers.items()), phases, strict=True):
             b.kraft.raft.leader_id = q.first_leader
-            b.kraft.bootstrap(batches, copy.deepcopy(image), self.registrations[bid], float(phase))
+            b.kraft.bootstrap(batches, image.copy(), self.registrations[bid], float(phase))
             if b.online:
                 b.kraft.start()
             b.start_up_hooks.append(b.kraft.start)

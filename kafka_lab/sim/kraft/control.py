@@ -72,10 +72,13 @@ class KRaftControl:
     def _replayed(self):
         """The committed log replayed in order: the image, and the decisions on the way (cached per log length)."""
         ml = self.quorum.history.batches
-        key = (len(ml), sum(1 for v in ml.values() if not math.isnan(v[2])))
+        key = (len(ml), sum(1 for v in ml.values() if not math.isnan(v[2])), self.quorum.next_offset())
         if self._cache[0] == key:
             return self._cache[1]
-        committed = sorted((b.base_offset, b) for b, _l, c in ml.values() if not math.isnan(c))
+        if self.quorum.started:
+            committed = sorted((b.base_offset, b) for b, _l, c in ml.values() if not math.isnan(c))
+        else:  # before t=0: what the bootstrap will hold (the topics created so far)
+            committed = [(b.base_offset, b) for b in self.quorum.bootstrap_batches()]
         image, decisions = MetadataImage(), []
         for _o, b in committed:
             for i, r in enumerate(b.records):

@@ -15,7 +15,6 @@ committed times), the committed records first and, for a run where a leader lost
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -202,7 +201,7 @@ class Quorum:
             self.history.committed(b, 0.0)
         for srv in self.nodes.values():
             srv.raft.bootstrap(1, self.first_leader, batches)
-            srv.controller.bootstrap(copy.deepcopy(image))
+            srv.controller.bootstrap(image.copy())
         for i, srv in self.nodes.items():
             srv.controller.new_active_controllers = 1  # the election that made the first leader, before t=0
             srv.start()

@@ -8,8 +8,10 @@ state (``KafkaRaftClient.poll``), sending what that state sends and waiting unti
 **The states** (``QuorumState``), the epoch and the vote persisted (``quorum-state``) before each transition:
 
 - *Unattached* (no leader known in the epoch, a vote perhaps cast): a voter stands when its election timeout
-  ends, uniform in [``election.timeout.ms``, 2 × it) = [1000, 2000) ms, drawn anew for each state; an observer
-  fetches from a voter at random to find the leader;
+  ends, uniform in [``election.timeout.ms``, 2 × it) = [1000, 2000) ms, drawn anew for each state (but a voter
+  already Candidate or Unattached that sees a higher epoch keeps the time it had left, and a vote granted draws
+  anew: ``transitionToUnattached``, ``transitionToUnattachedVotedState``); an observer has no election timeout
+  (``Long.MAX_VALUE``) and fetches from a voter at random to find the leader;
 - *Candidate*: epoch + 1, votes for itself, sends ``Vote`` (its last epoch and end offset) to every other voter;
   a majority of granted votes makes it leader. Rejected by too many to win, or its election timeout ended,
   it backs off ``min(100 × random.nextInt(2**retries), election.backoff.max.ms)`` ms and stands again at the
@@ -429,6 +431,7 @@ class RaftClient:
     def _become(self, role: str, epoch: int, leader: int | None, *, keep_vote: bool = False) -> None:
         """A durable transition (``QuorumState``): the new epoch, vote and leader, then the role's timers."""
         old = (self.role, self.epoch, self.leader_id)
+        old_deadline = self.election_deadline
         if epoch != self.epoch and not keep_vote:
             self.voted_for = None
         self.role, self.epoch, self.leader_id = role, epoch, leader
@@ -436,7 +439,11 @@ class RaftClient:
         self.election_deadline = math.inf
         self.fetch_deadline = math.inf
         self.backoff_until = None
-        if role in ("Unattached", "Candidate", "Resigned"):
+        if role == "Unattached" and not self.is_voter:
+            pass  # an observer never stands: its election timeout is Long.MAX_VALUE (transitionToUnattached)
+        elif role == "Unattached" and epoch > old[1] and old[0] in ("Candidate", "Unattached"):
+            self.election_deadline = old_deadline  # a higher epoch seen: the election time left is kept
+        elif role in ("Unattached", "Candidate", "Resigned"):
             self.election_deadline = now + self._random_election_timeout()
         if role == "Follower":
             self.fetch_deadline = now + self.config.fetch_timeout_ms

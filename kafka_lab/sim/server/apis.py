@@ -117,14 +117,14 @@ class KafkaApis:
         c = self._costs[req.api]
         n = len(req.partitions)
         if self.locks is not None and req.api == "Produce":
-            self.locks.begin(req.partitions)  # its appends hold each partition's lock (KRaft's loader waits for it)
+            self.locks.begin(req)  # its appends hold each partition's lock (KRaft's loader waits for it)
         return c.sample() + c.per_partition_ms * n + c.per_record_ms * req.records * n
 
     def complete_local(self, req) -> None:
         """The handler's work on ``req`` is done: apply its effects and answer (or park) it."""
         req.api_local_complete = self.env.now
         if self.locks is not None and req.api == "Produce":
-            self.locks.end(req.partitions)
+            self.locks.end(req)
         self._apply[req.api](req)
 
     def respond(self, req) -> None:

@@ -39,34 +39,41 @@ __all__ = ["MetadataLoader", "PartitionLocks"]
 
 
 class PartitionLocks:
-    """``Partition.leaderIsrUpdateLock`` as the model needs it: which partitions have an append in progress."""
+    """``Partition.leaderIsrUpdateLock`` as the model needs it: the appends in progress on each partition.
+
+    A leadership change takes the write lock: it waits for the appends in progress when it asks, and, the lock
+    being a ``ReentrantReadWriteLock`` whose waiting writer blocks later readers (``readerShouldBlock``), not for
+    appends that begin after it asked (they would wait for it; in the model they go on, and find the partition
+    changed when their work ends)."""
 
     def __init__(self, env):
         self.env = env
-        self.appending: dict = {}  # tp -> appends in progress
-        self._waiters: dict = {}  # tp -> [events]
+        self.appending: dict = {}  # tp -> {request: None} in progress
+        self._waiters: dict = {}  # tp -> [events fired at the next end]
 
-    def begin(self, tps) -> None:
+    def begin(self, req) -> None:
         a = self.appending
-        for tp in tps:
-            a[tp] = a.get(tp, 0) + 1
+        for tp in req.partitions:
+            a.setdefault(tp, {})[req] = None
 
-    def end(self, tps) -> None:
+    def end(self, req) -> None:
         a = self.appending
-        for tp in tps:
-            n = a.get(tp, 0) - 1
-            if n > 0:
-                a[tp] = n
+        for tp in req.partitions:
+            held = a.get(tp)
+            if held is None:
                 continue
-            a.pop(tp, None)
+            held.pop(req, None)
+            if not held:
+                del a[tp]
             for ev in self._waiters.pop(tp, ()):
                 if not ev.triggered:
                     ev.succeed()
 
-    def busy(self, tp) -> bool:
-        return self.appending.get(tp, 0) > 0
+    def in_progress(self, tp) -> tuple:
+        return tuple(self.appending.get(tp, ()))
 
     def wait(self, tp):
+        """An event that fires when the next append on ``tp`` ends."""
         ev = self.env.event()
         self._waiters.setdefault(tp, []).append(ev)
         return ev
@@ -230,7 +237,8 @@ class MetadataLoader:
         for tp, reg in moves:
             if self.costs.apply_partition_ms:
                 yield env.timeout(self.costs.apply_partition_ms)
-            while locks.busy(tp):
+            before = locks.in_progress(tp)  # the write lock waits for the appends that hold the read lock now
+            while any(r in locks.appending.get(tp, ()) for r in before):
                 yield locks.wait(tp)
             p = rm.partitions[tp]
             st = reg.state()
