@@ -256,3 +256,22 @@ def test_kraft_metrics_are_under_kafkas_names():
     last = ml[ml["committed"]]["appended_ms"].max()
     assert (lag["value"] >= 0).all() and lag["value"].max() < 1200
     assert last > 0
+
+
+def test_a_paused_broker_is_fenced_as_a_crashed_one_and_unfenced_when_it_wakes():
+    """A stop-the-world pause of broker 2 (its process gate holds every thread, kafka_lab/sim/server/node.py) stops its
+    heartbeats as a crash does: fenced 9 s after the controller last heard from it, its leaderships moved; when it
+    wakes it heartbeats with the epoch it registered with and, caught up, is unfenced (``calculateNextBrokerState``:
+    FENCED → UNFENCED), without registering again."""
+    f = broker_fencing(fault="pause", pause_ms=12_000.0)
+    assert f.fault == "pause"
+    assert f.fenced_after_ms == pytest.approx(9000.0, abs=1e-3)
+    assert sorted(f.moves["partition"]) == [1, 4]
+    c = f.results.cluster
+    hb2 = [r for r in c.log if r.api == "BrokerHeartbeat" and r.client_id.startswith("broker-2-")]
+    assert not [r for r in hb2 if f.fault_ms < r.sent < f.fault_ms + 12_000.0]
+    assert f.unfenced_ms > f.fault_ms + 12_000.0
+    ml = f.results.metadata_log
+    assert not (ml["record_type"] == "RegisterBrokerRecord").loc[ml["decided_ms"] > 0].any()
+    crash = broker_fencing()
+    assert crash.fenced_after_ms == pytest.approx(f.fenced_after_ms, abs=1e-3) and np.isnan(crash.unfenced_ms)

@@ -15,7 +15,13 @@ docs/kafka-reference.md §8.1) and sends no ``ControlledShutdown``. In their pla
 
 :func:`restart_broker` is ``restart_broker`` of a KRaft cluster: ``WantShutDown`` heartbeats until the controller
 lets the broker go (at most 5 minutes, ``BrokerServer.shutdown``), the process ends, ``down_ms`` later a new process
-registers as a new incarnation, catches up and is unfenced.
+registers as a new incarnation, catches up and is unfenced. :func:`crash_broker` ends the process with no controlled
+shutdown and :func:`pause_broker` holds it (a stop-the-world pause, :meth:`~kafka_lab.sim.server.node.Node.pause`):
+either way its heartbeats stop, and the controller fences it ``broker.session.timeout.ms`` after the last one it
+handled; nothing else tells the controller (in KRaft no session of another system ends with the process). A paused
+broker that wakes sends the heartbeat it had due, with the broker epoch it registered with: if it was fenced
+meanwhile and has caught up, the controller unfences it (``calculateNextBrokerState``); a crashed one that starts
+again registers as a new incarnation.
 """
 
 from __future__ import annotations
@@ -26,7 +32,14 @@ from ..network.request import Request
 from ..network.socket_server import ConnectionRefused
 from .alter_isr import ALTER_ISR_RETRY_MS, AlterIsrManager
 
-__all__ = ["BrokerKRaft", "AlterPartitionManager", "restart_broker", "CONTROLLED_SHUTDOWN_WAIT_MS"]
+__all__ = [
+    "BrokerKRaft",
+    "AlterPartitionManager",
+    "restart_broker",
+    "crash_broker",
+    "pause_broker",
+    "CONTROLLED_SHUTDOWN_WAIT_MS",
+]
 
 #: ``BrokerServer.shutdown``: the broker waits at most 5 minutes for the controller to let it go
 CONTROLLED_SHUTDOWN_WAIT_MS = 300_000.0
@@ -67,7 +80,7 @@ class AlterPartitionManager(AlterIsrManager):
             f"broker-{self.broker.id}-alter-partition-channel-manager",
             partitions=tuple(items),
             payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
-            on_done=self._answered,
+            on_done=self.broker.node.deferred(self._answered),  # a paused broker reads it when it wakes
         )
         self.sent += 1
         self.cluster.log.append(req)
@@ -171,5 +184,60 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
         broker.lifecycle.append((env.now, "starting", None))
         broker.start_up(-1)
         broker.lifecycle.append((env.now, "started", broker.broker_epoch))
+
+    env.process(run())
+
+
+def _check_fault(cluster, broker_id, at_ms) -> None:
+    if isinstance(broker_id, bool) or broker_id not in cluster.brokers:
+        raise ValueError(f"broker {broker_id!r} is not in the cluster {sorted(cluster.brokers)}")
+    if isinstance(at_ms, bool) or not isinstance(at_ms, (int, float)) or not 0 <= at_ms < float("inf"):
+        raise ValueError(f"at_ms is a time in ms, a finite number at least 0, got {at_ms!r}")
+
+
+def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None = None) -> None:
+    """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown, see the module); it starts again ``down_ms``
+    later as a new incarnation, or never (None)."""
+    _check_fault(cluster, broker_id, at_ms)
+    if down_ms is not None and (isinstance(down_ms, bool) or not isinstance(down_ms, (int, float)) or not down_ms >= 0):
+        raise ValueError(f"down_ms is a time in ms, at least 0, or None, got {down_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "crashed", None))
+        broker.shut_down()
+        if down_ms is None:
+            return
+        yield env.timeout(down_ms)
+        broker.lifecycle.append((env.now, "starting", None))
+        broker.start_up(-1)
+        broker.lifecycle.append((env.now, "started", broker.broker_epoch))
+
+    env.process(run())
+
+
+def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> None:
+    """A stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module); the resume is
+    the host's, not a timer of the paused process."""
+    _check_fault(cluster, broker_id, at_ms)
+    if isinstance(for_ms, bool) or not isinstance(for_ms, (int, float)) or not 0 <= for_ms < float("inf"):
+        raise ValueError(f"for_ms is a time in ms, a finite number at least 0, got {for_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "paused", for_ms))
+        broker.node.pause()
+        yield env.timeout(for_ms)
+        if broker.node.paused:
+            broker.node.resume()
+            broker.lifecycle.append((env.now, "resumed", None))
 
     env.process(run())

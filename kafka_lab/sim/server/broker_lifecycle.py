@@ -102,7 +102,7 @@ class NodeToControllerChannel:
                 next(self._correlation),
                 self.client_id,
                 payload=payload,
-                on_done=lambda r: answered(r),
+                on_done=self.node.deferred(answered),  # a paused broker reads it when it wakes
             )
             self.request_log.append(req)
             conn = self.connection
