@@ -15,6 +15,7 @@ from kafka_lab.listeners import ConfigException
 from kafka_lab.sim import (
     Cluster,
     broker_fencing,
+    kraft_failover,
     purgatory_incident,
     shutdown_in_cluster,
     truncation_incident,
@@ -275,3 +276,20 @@ def test_a_paused_broker_is_fenced_as_a_crashed_one_and_unfenced_when_it_wakes()
     assert not (ml["record_type"] == "RegisterBrokerRecord").loc[ml["decided_ms"] > 0].any()
     crash = broker_fencing()
     assert crash.fenced_after_ms == pytest.approx(f.fenced_after_ms, abs=1e-3) and np.isnan(crash.unfenced_ms)
+
+
+def test_a_paused_old_leader_commits_nothing_after_it_wakes():
+    """The active controller pauses for 10 s: the voters elect a new leader, which already has the log; when the old
+    one wakes, its epoch is stale: whatever it still wrote is never committed, it follows the new leader, and every
+    voter's log agrees on the committed prefix (Raft's safety)."""
+    r = kraft_failover(partitions=100, fault="pause", pause_ms=10_000.0)
+    assert r.fault == "pause" and r.reloaded_records == 0
+    tr = r.transitions
+    old = tr[(tr["node_id"] == 3000) & (tr["time_ms"] > r.phases["fault_ms"])]
+    assert len(old) and old.iloc[-1]["to_state"] == "Follower" and old.iloc[-1]["epoch"] > 1
+    leaders = tr[tr["to_state"] == "Leader"].groupby("epoch")["node_id"].nunique()
+    assert (leaders == 1).all()
+    ml = r.metadata_log
+    late = ml[(ml["controller_id"] == 3000) & (ml["appended_ms"] > r.phases["fault_ms"])]
+    assert not late["committed"].any()
+    assert r.old_leader_uncommitted == int((~ml["committed"] & (ml["controller_id"] == 3000)).sum())

@@ -16,7 +16,9 @@ UpdateMetadata (docs/kafka-reference.md §8):
   ``ControllerApis``;
 - :mod:`.quorum`: the controller nodes of one cluster and the state they start from;
 - :mod:`.control`: what the cluster and its scripts ask of the control plane, answered from the quorum;
-- :mod:`.config`: Kafka's KRaft settings and the model's own costs.
+- :mod:`.config`: Kafka's KRaft settings and the model's own costs;
+- :mod:`.scale`: failover and controlled shutdown from 100 to 100k partitions (:func:`kraft_failover`,
+  :func:`kraft_controlled_shutdown`), beside lab 07's ZooKeeper-mode runs.
 
 It follows the same rules as :mod:`kafka_lab.sim.zk`: it may import the server's pieces and the network layer,
 never the clients nor the ZooKeeper controller, and the server imports nothing from it (the broker's side of
