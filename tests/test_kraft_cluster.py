@@ -18,6 +18,7 @@ from kafka_lab.sim import (
     kraft_failover,
     purgatory_incident,
     shutdown_in_cluster,
+    stale_metadata_incident,
     truncation_incident,
     unavailability_incident,
 )
@@ -293,3 +294,20 @@ def test_a_paused_old_leader_commits_nothing_after_it_wakes():
     late = ml[(ml["controller_id"] == 3000) & (ml["appended_ms"] > r.phases["fault_ms"])]
     assert not late["committed"].any()
     assert r.old_leader_uncommitted == int((~ml["committed"] & (ml["controller_id"] == 3000)).sum())
+
+
+def test_controllers_as_a_count_or_a_list_of_node_ids():
+    """``controllers``: a count (ids 3000, 3001, ...) or the node ids themselves (``controller.quorum.voters``); the
+    lowest leads epoch 1 at t=0, and a one-controller quorum commits alone. Lab 06's incident runs on either."""
+    c = Cluster(3, seed=0, mode="kraft", controllers=[7, 9, 8])
+    assert c.kraft.quorum.ids == [7, 9, 8] and c.brokers[1].config.props["controller.quorum.voters"].startswith("7@")
+    c.create_topic("t", 2, 3)
+    c.run(1200)
+    assert c.controller.history[0] == (0.0, 7, 1) and c.controller.id == 7
+    one = Cluster(3, seed=0, mode="kraft", controllers=1)
+    one.create_topic("t", 2, 3)
+    res = one.run(1200)
+    ml = res.metadata_log
+    assert one.kraft.quorum.ids == [3000] and (ml["record_type"] == "NoOpRecord").sum() >= 2 and ml["committed"].all()
+    st = stale_metadata_incident(mode="kraft", until_ms=300, **LOAD)
+    assert st.metadata_log is not None and st.staleness["applied"].all()

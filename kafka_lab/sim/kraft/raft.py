@@ -768,7 +768,7 @@ class RaftClient:
         """``request.timeout.ms``: an unanswered request closes its connection and fails (REQUEST_TIMED_OUT)."""
         now = self.env.now
         for dest, d in self.destinations.items():
-            if d.in_flight is not None and now - d.sent_ms >= self.config.request_timeout_ms:
+            if d.in_flight is not None and now >= d.sent_ms + self.config.request_timeout_ms:  # as _next_retry adds
                 d.in_flight = None
                 if d.connection is not None:
                     d.connection.close()
