@@ -216,16 +216,20 @@ def test_fencing_moves_leaderships_shrinks_isrs_and_keeps_the_last_isr_member():
 
 def test_stale_brokers_are_fenced_one_per_event():
     """controller-fence-all-at-once. ``maybeFenceOneStaleBroker``: "we will process fencing one at a time so that the
-    effect of fencing each broker is visible to the system prior to processing the next one": two brokers silent
-    from the same moment are fenced by two events, the second after the first."""
+    effect of fencing each broker is visible to the system prior to processing the next one": two brokers whose
+    sessions ended at the same instant are fenced by two events, the second after the first. Here the active
+    controller stops with them: its successor touches every broker at its activation
+    (``ClusterControlManager.activate``), so both sessions end 9 s after it, together."""
     env, q, bs, _log = cluster(brokers=(1, 2, 3, 4), assignment={0: [1, 2, 3]})
     env.run(until=2000)
     bs[2].stop()
     bs[3].stop()
-    env.run(until=14_000)
+    q.active().shut_down()
+    env.run(until=20_000)
     ev = q.events_frame()
     fence = ev[ev["event"] == "fence"]
     assert sorted(fence["detail"].map(lambda d: d["broker"])) == [2, 3]
+    assert fence.iloc[0]["detail"]["last_contact_ms"] == fence.iloc[1]["detail"]["last_contact_ms"]
     assert fence.iloc[0]["time_ms"] < fence.iloc[1]["time_ms"]
     brc = records(q, "BrokerRegistrationChangeRecord")
     fenced = brc[brc["fields"].map(lambda f: f.get("Fenced") == 1)]
