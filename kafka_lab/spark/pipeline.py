@@ -20,9 +20,11 @@ Lines are split by Spark's text reader (Hadoop's ``LineReader``): at ``\\n``, ``
 as Python's ``open()`` splits them in its default newline mode, and as the reference parser splits what
 it is given; a ``\\r`` inside a log4j message therefore ends a line in both.
 
-**One pass classifies** (:func:`_classify`): one ``regexp_replace`` per line turns a whole record into
-its fields, separated by Latin-1 control characters (:data:`_MARK`, :data:`_SEP`: a character outside
-Latin-1 would make Java build every result in UTF-16), and the message is cut from the line by bytes;
+**One pass classifies** (:func:`_classify`): ``regexp_replace`` turns a whole record into its fields,
+separated by Latin-1 control characters (:data:`_MARK`, :data:`_SEP`: a character outside Latin-1 would
+make Java build every result in UTF-16), on the line's first 160 characters and last 128 bytes (where a
+record's start and end lie; the whole line when those two do not decide), and the message is cut from the
+line by bytes;
 ``HEAD`` and ``CONTINUATION`` are tried only on the lines that are not whole records. Everything else
 derives from that one result:
 
@@ -218,13 +220,18 @@ def _replace(c, pattern, replacement):
 
 
 def _timestamp(c):
-    """log4j's ``yyyy-MM-dd HH:mm:ss,SSS`` as a timestamp; null when the text names no time (``2024-02-30``,
-    ``99:99:99``: Spark 4's ``to_timestamp`` would fail the job, ``try_to_timestamp`` gives null) or a time
-    before year 1 (``0000-01-01``: Python's datetime, and so ``collect()``, cannot hold it). The reference
-    parser's ``timestamp`` is ``None`` for the same texts."""
+    """log4j's ``yyyy-MM-dd HH:mm:ss,SSS`` (``c``: a text the layout's ``TIMESTAMP`` matched) as a timestamp;
+    null when the text names no time (``2024-02-30``, ``99:99:99``, ``23:59:60``) or a time before year 1
+    (``0000-01-01``: Python's datetime, and so ``collect()``, cannot hold it). The reference parser's
+    ``timestamp`` is ``None`` for the same texts.
+
+    The comma becomes a dot and the text is cast (``try_cast``: null, not a failed job, for a date that does
+    not exist): Spark's own parser of ``yyyy-MM-dd HH:mm:ss.SSS``, which checks each field as
+    ``try_to_timestamp(c, 'yyyy-MM-dd HH:mm:ss,SSS')`` does, at a fraction of the cost of a pattern
+    formatter (a tenth of the classifying pass's CPU, measured; ``benchmarks/README.md``)."""
     from pyspark.sql import functions as F
 
-    t = F.try_to_timestamp(c, F.lit("yyyy-MM-dd HH:mm:ss,SSS"))
+    t = F.concat(F.substring(c, 1, 19), F.lit("."), F.substring(c, 21, 3)).try_cast("timestamp")
     return F.when(F.year(t) >= 1, t)
 
 
@@ -372,11 +379,23 @@ def _numbered_lines(spark, logdir, files, whole: bool):
 #: marks a whole record's result in ``regexp_replace`` and separates its fields: Latin-1 control characters,
 #: so that Java keeps the result in one byte a character
 _MARK, _SEP = "\u0001", "\u0002"
+#: a whole record's fields, in the order the replacements below give them: the start span (the prefix, the
+#: date and the level, with the spaces after it), the prefix, the bracketed date, the bare date, the level;
+#: the end span (`` (logger:line) [thread]``), the logger, the source line, the thread
+_FIELDS = ("start", "prefix", "date1", "date2", "level", "end", "logger", "source_line", "thread")
 #: a whole record (:data:`layout.RECORD`) with its two spans around the message as groups: 1 the start span
 #: (2 prefix, 3 bracketed date, 4 bare date, 5 level), 6 the end span (7 logger, 8 source line, 9 thread)
 _SPANS = "(" + layout.RECORD_START + ")(?:.*)(" + layout.RECORD_END + ")"
-_FIELDS = ("start", "end", "prefix", "date1", "date2", "level", "logger", "source_line", "thread")
-_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in (1, 6, 2, 3, 4, 5, 7, 8, 9))
+_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 10))
+#: the start span alone (groups 1-5 as in :data:`_SPANS`), looked for in a line's first :data:`_LEFT_CHARS`
+#: characters; and the end span alone (groups 1-4: the end span, logger, source line, thread), in its last
+#: :data:`_RIGHT_BYTES` bytes
+_LEFT = "(" + layout.RECORD_START + ")(?:.*)$"
+_LEFT_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 6))
+_RIGHT = "^(?:.*)(" + layout.RECORD_END + ")"
+_RIGHT_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 5))
+_LEFT_CHARS = 160
+_RIGHT_BYTES = 128
 #: a head (:data:`layout.HEAD`): 1 the start span (2 prefix, 3 and 4 the date, 5 level)
 _HEAD_SPAN = "(" + layout.RECORD_START + ")(?:.*)$"
 
@@ -396,31 +415,67 @@ def _classify(lines, max_line_bytes: int):
     from pyspark.sql import functions as F
 
     text = F.col("text")
-    too_long = F.octet_length(text) > F.lit(max_line_bytes)
-    lines = lines.withColumn("_r", F.when(~too_long, _replace(text, _SPANS, _REPLACEMENT)))
+    n_bytes = F.octet_length(text)
+    too_long = n_bytes > F.lit(max_line_bytes)
+    # The two spans are looked for first in two short windows of the line, not in the whole line: Java's regex
+    # walks every character of a 1.4 kB request line to reach its end, and decodes it to a Java string first.
+    # This gives the whole-line match exactly when: the start span lies in the left window with a character
+    # after it (so its spaces are not cut short; an earlier start would also lie there: a start's date cannot
+    # overlap another's), the end span lies in the right window (the latest one there is the latest on the line,
+    # the one the whole line's greedy ``.*`` leaves), and the two do not overlap. Any other line (a long prefix
+    # or thread, a short line whose spans meet, a window that begins with the mark) takes the whole-line match.
+    left = F.substring(text, 1, _LEFT_CHARS)
+    right = F.substring(text.cast("binary"), -_RIGHT_BYTES, _RIGHT_BYTES).cast("string")
+    lines = lines.select(
+        "*",
+        too_long.alias("_too_long"),
+        F.when(~too_long & ~text.startswith(_MARK), _replace(left, _LEFT, _LEFT_REPLACEMENT)).alias("_ls"),
+        F.when(~too_long, right).alias("_rw"),
+    )
+    lines = lines.withColumn(
+        "_rs", F.when(~F.col("_rw").startswith(_MARK), _replace(F.col("_rw"), _RIGHT, _RIGHT_REPLACEMENT))
+    )
+    ls, rs = F.col("_ls"), F.col("_rs")
+    lines = lines.select(
+        "*",
+        F.when(ls.startswith(_MARK), F.split(F.substring(ls, 2, 1 << 30), _SEP, -1)).alias("_lf"),
+        F.when(rs.startswith(_MARK), F.split(F.substring(rs, 2, 1 << 30), _SEP, -1)).alias("_rf"),
+    )
+    lf, rf = F.col("_lf"), F.col("_rf")
+    start_bytes, end_bytes = F.octet_length(F.element_at(lf, 1)), F.octet_length(F.element_at(rf, 1))
+    fast = F.coalesce(
+        (F.size(lf) == 5)
+        & (F.size(rf) == 4)
+        & ((start_bytes < F.octet_length(left)) | (F.octet_length(left) == n_bytes))
+        & (start_bytes + end_bytes <= n_bytes),
+        F.lit(False),
+    )
+    lines = lines.withColumn("_fast", fast)
+    fast = F.col("_fast")
+    lines = lines.withColumn("_r", F.when(~fast & ~F.col("_too_long"), _replace(text, _SPANS, _REPLACEMENT)))
     r = F.col("_r")
     # matched: the result starts with the mark. A line that starts with it itself (rare: binary data) is tested
     # by the pattern alone. (Not ``_r != text``: Java gives back a line with invalid UTF-8 decoded, so changed.)
-    whole = F.coalesce(
+    whole = fast | F.coalesce(
         F.when(text.startswith(_MARK), _rlike(text, layout.RECORD)).otherwise(r.startswith(_MARK)), F.lit(False)
     )
     lines = lines.withColumn("_whole", whole).withColumn(
-        "_f", F.when(F.col("_whole"), F.split(F.substring(r, 2, 1 << 30), _SEP, -1))
+        "_f",
+        F.when(fast, F.concat(lf, rf)).when(F.col("_whole"), F.split(F.substring(r, 2, 1 << 30), _SEP, -1)),
     )
     f = F.col("_f")
     exact = F.size(f) == len(_FIELDS)  # a prefix or thread holding _SEP: the fields from the line itself
 
     def field(name):
         i = _FIELDS.index(name)
-        group = (1, 6, 2, 3, 4, 5, 7, 8, 9)[i]
-        return F.when(exact, F.element_at(f, i + 1)).otherwise(_extract(text, _SPANS, group))
+        return F.when(exact, F.element_at(f, i + 1)).otherwise(_extract(text, _SPANS, i + 1))
 
     lines = lines.select(
         "uri",
         "line",
         "text",
         "_whole",
-        too_long.alias("_too_long"),
+        "_too_long",
         *[F.when(F.col("_whole"), field(n)).alias("_" + n) for n in _FIELDS],
     )
     start, end = F.col("_start"), F.col("_end")
@@ -465,13 +520,18 @@ def _classify(lines, max_line_bytes: int):
     return lines.select(*out, F.when(rec, "rec").otherwise("odd").alias("_k"))
 
 
-def _odd(classified):
+def _odd(classified, prefixed=None):
     """The irregular lines (``_k = "odd"``, few), grouped with the record before them in their file; cached.
 
     Columns: ``uri``, ``file``, ``broker``, ``log``, ``line``, ``kind`` (``head``, ``continuation``,
     ``other``, ``too_long``), ``text``, ``group`` (the line of the record a line belongs to), ``tail`` (a
     head's first continuation that ends with `` (logger)``), ``status`` (``record``: a head whose logger
-    came; ``continuation``; ``rejected``) and ``reason`` (why a rejected line was)."""
+    came; ``continuation``; ``rejected``) and ``reason`` (why a rejected line was).
+
+    A line of kind ``other`` that begins with its group's record's prefix and continues as
+    :data:`layout.CONTINUATION` reads is a continuation (:func:`layout.continues`): the prefix of a head is
+    read here, that of a whole record from ``prefixed`` (the whole records that have a prefix: ``uri``,
+    ``line``, ``prefix``; None when there are none), looked up only for the groups that have such lines."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -485,23 +545,50 @@ def _odd(classified):
         F.col("continuation").alias("kind"),
         F.col("message").alias("text"),
     )
-    odd = odd.withColumn(
-        "tail_logger",
-        F.when(
-            (F.col("kind") == "continuation") & _rlike(text, layout.LOGGER_TAIL), _extract(text, layout.LOGGER_TAIL, 2)
-        ),
-    )
     w = Window.partitionBy("uri").orderBy("line")
     # a run of consecutive odd lines: the line before it (if any) is a whole record, which opens the group
     odd = odd.withColumn("_run", F.col("line") - F.row_number().over(w))
     run = Window.partitionBy("uri", "_run").orderBy("line")
     upto = run.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     first = F.min("line").over(run.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    last_head = F.last(F.when(F.col("kind") == "head", F.col("line")), ignorenulls=True).over(upto)
-    odd = odd.withColumn("_first_odd", first).withColumn("_head", last_head)
+    is_head = F.col("kind") == "head"
+    last_head = F.last(F.when(is_head, F.col("line")), ignorenulls=True).over(upto)
+    head_prefix = F.when(is_head, F.coalesce(_extract(text, layout.RECORD_START, 1), F.lit("")))
+    odd = (
+        odd.withColumn("_first_odd", first)
+        .withColumn("_head", last_head)
+        .withColumn("_head_prefix", F.last(head_prefix, ignorenulls=True).over(upto))
+    )
     odd = odd.withColumn(
         "group", F.coalesce(F.col("_head"), F.when(F.col("_first_odd") > 1, F.col("_first_odd") - 1))
     ).withColumn("group_kind", F.when(F.col("_head").isNotNull(), "head").when(F.col("group").isNotNull(), "record"))
+    # an ``other`` line behind its group's record's own prefix, continuing as a continuation does
+    other = (F.col("kind") == "other") & F.col("group").isNotNull()
+    if prefixed is not None:
+        wanted = odd.where(other & (F.col("group_kind") == "record")).select("uri", F.col("group").alias("line"))
+        prefixes = prefixed.join(F.broadcast(wanted.distinct()), ["uri", "line"], "left_semi")
+        odd = odd.join(
+            F.broadcast(prefixes.select("uri", F.col("line").alias("group"), F.col("prefix").alias("_rec_prefix"))),
+            ["uri", "group"],
+            "left",
+        )
+        prefix = F.when(F.col("group_kind") == "head", F.col("_head_prefix")).otherwise(F.col("_rec_prefix"))
+    else:
+        prefix = F.when(F.col("group_kind") == "head", F.col("_head_prefix"))
+    n = F.octet_length(prefix)
+    continues = (
+        other
+        & (n > 0)
+        & text.startswith(prefix)
+        & _rlike(F.substring(text.cast("binary"), n + 1, 1 << 30).cast("string"), layout.CONTINUATION)
+    )
+    odd = odd.withColumn("kind", F.when(continues, "continuation").otherwise(F.col("kind")))
+    odd = odd.withColumn(
+        "tail_logger",
+        F.when(
+            (F.col("kind") == "continuation") & _rlike(text, layout.LOGGER_TAIL), _extract(text, layout.LOGGER_TAIL, 2)
+        ),
+    )
     # a head's tail: the first continuation of its group that ends with `` (logger)``
     group = Window.partitionBy("uri", "_run", "group")
     is_tail = F.col("tail_logger").isNotNull() & (F.col("group_kind") == "head")
@@ -523,6 +610,16 @@ def _odd(classified):
     return odd.select(
         "uri", "file", "broker", "log", "line", "kind", "text", "group", "tail", "status", "reason"
     ).cache()
+
+
+def _prefixed(records, metrics):
+    """The whole records with a prefix (``uri``, ``line``, ``prefix``) when some line may continue one behind
+    it (:func:`_odd`), else None (no lookup)."""
+    from pyspark.sql import functions as F
+
+    if not (metrics["other"] and metrics["prefixed"]):
+        return None
+    return records.where(F.col("prefix").isNotNull()).select("uri", "line", "prefix")
 
 
 def _odd_counts(odd) -> dict:
@@ -620,6 +717,9 @@ def _pass_metrics():
         "lines": F.count(F.lit(1)),
         "whole": F.count_if(F.col("_k") == "rec"),
         "odd": F.count_if(F.col("_k") == "odd"),
+        # lines that may continue a record behind its prefix (_odd), and records with a prefix
+        "other": F.count_if(F.col("continuation") == "other"),
+        "prefixed": F.count_if(F.col("prefix").isNotNull()),
     }
 
 
@@ -661,7 +761,7 @@ def parse(spark, logdir, *, mode: str = "auto", max_line_bytes: int = MAX_LINE_B
     with _whole_file_conf(spark, whole):
         _read_or_explain(lambda: classified.write.format("noop").mode("overwrite").save(), logdir)
     m = obs.get
-    odd = _odd(classified)
+    odd = _odd(classified, _prefixed(classified.where(F.col("_k") == "rec"), m))
     recs = classified.where(F.col("_k") == "rec").select(*RECORD_COLUMNS)
     recs = recs.drop("continuations", "continuation").select("*")
     conts = _continued(odd)
@@ -1020,6 +1120,14 @@ _ROW_GROUP_BYTES = 16 << 20
 _PART = re.compile(r"^part-(\d+)-")
 
 
+def _read(spark, schema, *paths):
+    """The Parquet this run wrote, read with the schema it was written with (every column nullable, as
+    Spark writes them): without a schema, Spark runs a job of its own to read a file's footer first."""
+    T = _types()
+    nullable = T.StructType([T.StructField(f.name, f.dataType, True) for f in schema.fields])
+    return spark.read.schema(nullable).parquet(*paths)
+
+
 def _write(df, path: str, name: str):
     """Write ``df`` as Parquet at ``path``; the rows written (counted as they are written)."""
     from pyspark.sql import functions as F
@@ -1081,7 +1189,9 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
         raise ValueError(f"no Kafka log lines (files named {_files.LOG_GLOB}) under {str(logdir)!r}")
     dirty_uris = set(m["dirty_files"])
     dirty_parts = {r["p"] for r in m["files"] if r["uri"] in dirty_uris}
-    odd = _odd(spark.read.parquet(stage))
+    staged = _read(spark, classified.schema, stage)
+    odd = _odd(staged, _prefixed(staged.where(F.col("_k") == "rec"), m))
+    record_schema = staged.select(*RECORD_COLUMNS).schema
     try:
         counts = _odd_counts(odd)
         records_dir = staging.path("records")
@@ -1098,7 +1208,7 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
         small = m["odd"] < _BROADCAST_ODD
         parts = _with_continuations(_head_records(odd).drop("continuations", "continuation"), conts, True)
         if rewrite:
-            again = spark.read.parquet(*rewrite).select(*RECORD_COLUMNS).drop("continuations", "continuation")
+            again = _read(spark, record_schema, *rewrite).drop("continuations", "continuation")
             parts = _with_continuations(again, conts, small).unionByName(parts)
         summary = {"tables": {}, "lines_read": int(m["lines"])}
         redo = staging.path("_rewrite")
@@ -1106,7 +1216,7 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
         for f in staging.files(redo):
             staging.move(f, f"{records_dir}/{f.rsplit('/', 1)[1]}")
         summary["tables"]["records"] = int(m["whole"]) + counts["heads"]
-        records = spark.read.parquet(records_dir)
+        records = _read(spark, record_schema, records_dir)
         state_changes = _state_changes(records)
         derived = {
             "rejects": odd.where(F.col("status") == "rejected").select("file", "line", "text", "reason"),
@@ -1125,19 +1235,20 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
         summary.update(
             records=summary["tables"]["records"], continuations=counts["continuations"], rejected=counts["rejected"]
         )
-        summary.update(_answers(spark, staging, summary, odd))
+        schemas = {"records": record_schema, **{n: df.schema for n, df in derived.items()}}
+        summary.update(_answers(spark, staging, summary, odd, schemas))
     finally:
         odd.unpersist()
     return summary
 
 
-def _answers(spark, staging, summary, odd) -> dict:
+def _answers(spark, staging, summary, odd, schemas) -> dict:
     """What lab 08 asks, from the tables just written (see :mod:`.analyses`)."""
     from pyspark.sql import functions as F
 
     from . import analyses
 
-    tables = {n: spark.read.parquet(staging.path(n)) for n in TABLES}
+    tables = {n: _read(spark, schemas[n], staging.path(n)) for n in TABLES}
     out = {}
     share = summary["rejected"] / summary["lines_read"] if summary["lines_read"] else 0.0
     out["rejected_share"] = round(share, 6)
