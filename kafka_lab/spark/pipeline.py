@@ -227,8 +227,9 @@ def _timestamp(c):
 
     The comma becomes a dot and the text is cast (``try_cast``: null, not a failed job, for a date that does
     not exist): Spark's own parser of ``yyyy-MM-dd HH:mm:ss.SSS``, which checks each field as
-    ``try_to_timestamp(c, 'yyyy-MM-dd HH:mm:ss,SSS')`` does, at a fraction of the cost of a pattern
-    formatter (a tenth of the classifying pass's CPU, measured; ``benchmarks/README.md``)."""
+    ``try_to_timestamp(c, 'yyyy-MM-dd HH:mm:ss,SSS')`` does (the same result on 3 million texts and on
+    the dates above), at about half the cost of that pattern formatter (measured: 2.4 s against 3.7 s for
+    the 3 million, 0.9 s for reading the text alone; under 1 s of a 1M-line parse either way)."""
     from pyspark.sql import functions as F
 
     t = F.concat(F.substring(c, 1, 19), F.lit("."), F.substring(c, 21, 3)).try_cast("timestamp")
