@@ -101,7 +101,7 @@ LTO) runs 10-20% faster than this machine's pyenv 3.11.7 (shared libpython, no -
 about as much as a round of tuning; the project keeps ``python3`` as the machine gives it.
 
 Kept, 2026-11-28 (the same events in the same order: the 182 fingerprints identical, the same 39,354
-requests in 3 simulated s): every broker thread now runs through its process's gate (``sim/node.py``: a
+requests in 3 simulated s): every broker thread now runs through its process's gate (``sim/server/node.py``: a
 generator driving the thread's own, checking one integer after each wait) and every timer through a small
 slotted callback. Paired with the commit before, 3 simulated s on a loaded machine (wall well above CPU), two
 rounds: 1.94 and 1.83 s CPU before, 1.78 and 1.88 s after (5.2x and 5.0x the bare loop before, 4.8x and

@@ -5,7 +5,7 @@ from KAFKA-6116: "quadratic logging behavior"), ``PartitionStateMachine.electLea
 leader cache of the *whole cluster* after every election, and Kafka's ``config/log4j.properties`` keeps
 ``kafka.controller`` at TRACE, so the line was built and written. The fix reached 0.11.0.2 and the 1.0.0
 release; trunk lost the line with KAFKA-5642 itself (b71ee04, 18 October 2017). The lab's model of the 1.0
-the talk measured (``kafka_lab.sim.controller_scale``) charges each election ``election_log_us_per_entry_1_0``
+the talk measured (``kafka_lab.sim.zk.controller_scale``) charges each election ``election_log_us_per_entry_1_0``
 per partition of the cluster, solved from the blog's 6.5 minutes (10,000 replicas on the broker, 5,000
 elections, 25,000 partitions in the cluster). That the line made most of those minutes is the project's
 hypothesis, not a fact: the talk blames only serial ZooKeeper writes and per-partition requests, and the line
@@ -72,7 +72,7 @@ def main(argv=None) -> None:
     sizes = [int(x) for x in args.partitions.split(",")]
     if shutil.which("javac") is None:
         sys.exit("this benchmark needs a JDK: javac was not found")
-    from kafka_lab.sim.controller_scale import CALIBRATION
+    from kafka_lab.sim.zk.controller_scale import CALIBRATION
 
     model_us = CALIBRATION["election_log_us_per_entry_1_0"].value
     jar = scala_library()

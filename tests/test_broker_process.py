@@ -1,4 +1,4 @@
-"""A stopped broker is inert: its process (kafka_lab/sim/node.py) ends, and with it every thread, timer and
+"""A stopped broker is inert: its process (kafka_lab/sim/server/node.py) ends, and with it every thread, timer and
 connection; a start-up is a new process. Against Kafka 2.8's source (docs/kafka-reference.md §5, §6):
 ``KafkaServer.shutdown`` (the socket server, handlers, replica manager and fetchers all stop),
 ``SocketServer.Processor.close`` (a closed connection's responses are dropped), ``NetworkClient``'s
@@ -17,9 +17,9 @@ import pytest
 
 from kafka_lab.sim import Cluster
 from kafka_lab.sim.cluster import advance
-from kafka_lab.sim.controller import CONTROLLER_SEND_RETRY_MS
-from kafka_lab.sim.fetcher import REPLICA_FETCH_BACKOFF_MS
-from kafka_lab.sim.network import ConnectionRefused
+from kafka_lab.sim.network.socket_server import ConnectionRefused
+from kafka_lab.sim.server.fetcher import REPLICA_FETCH_BACKOFF_MS
+from kafka_lab.sim.zk.controller import CONTROLLER_SEND_RETRY_MS
 
 TOPIC = "t"
 

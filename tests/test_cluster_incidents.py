@@ -25,8 +25,8 @@ from kafka_lab.sim import (
     truncation_incident,
     unavailability_incident,
 )
-from kafka_lab.sim.log import BASE_OFFSET, BATCH_ID, next_offset
-from kafka_lab.sim.producer import KafkaProducer
+from kafka_lab.sim.clients.producer import KafkaProducer
+from kafka_lab.sim.server.log import BASE_OFFSET, BATCH_ID, next_offset
 
 INCIDENTS = [purgatory_incident, truncation_incident, unavailability_incident, stale_metadata_incident]
 P0 = ("orders", 0)

@@ -14,7 +14,7 @@ from itertools import pairwise
 import pytest
 
 from kafka_lab.sim import Cluster
-from kafka_lab.sim.producer import PRODUCER_DEFAULTS
+from kafka_lab.sim.clients.producer import PRODUCER_DEFAULTS
 
 TP = ("t", 0)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from kafka_lab.sim import Cluster
-from kafka_lab.sim.log import next_offset
-from kafka_lab.sim.purgatory import ProducePurgatory
-from kafka_lab.sim.replica import MetadataCache, ReplicaManager
+from kafka_lab.sim.server.log import next_offset
+from kafka_lab.sim.server.metadata_cache import MetadataCache
+from kafka_lab.sim.server.purgatory import ProducePurgatory
+from kafka_lab.sim.server.replica_manager import ReplicaManager
 
 TP = ("t", 0)
 

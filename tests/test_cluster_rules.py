@@ -12,9 +12,10 @@ import simpy
 from test_cluster_replication import TP, make_cluster, part, purgatory, run_control, state
 
 from kafka_lab.sim import Cluster
-from kafka_lab.sim.fetcher import REPLICA_FETCH_BACKOFF_MS, ReplicaFetcherThread
-from kafka_lab.sim.producer import KafkaProducer
-from kafka_lab.sim.replica import Partition, ReplicaManager
+from kafka_lab.sim.clients.producer import KafkaProducer
+from kafka_lab.sim.server.fetcher import REPLICA_FETCH_BACKOFF_MS, ReplicaFetcherThread
+from kafka_lab.sim.server.partition import Partition
+from kafka_lab.sim.server.replica_manager import ReplicaManager
 
 
 class Produce:

@@ -7,7 +7,7 @@ import pytest
 import simpy
 
 from kafka_lab.sim import controlled_shutdown, controller_failover
-from kafka_lab.sim.controller_scale import (
+from kafka_lab.sim.zk.controller_scale import (
     BEHAVIOUR,
     CALIBRATION,
     TALK_FIGURES,
@@ -17,7 +17,7 @@ from kafka_lab.sim.controller_scale import (
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
-from kafka_lab.sim.zookeeper import (
+from kafka_lab.sim.zk.zookeeper import (
     Check,
     Create,
     Delete,
@@ -113,7 +113,7 @@ def test_an_ended_session_takes_its_watches_with_it():
 def test_the_modules_examples_run():
     import doctest
 
-    import kafka_lab.sim.controller_scale as cs
+    import kafka_lab.sim.zk.controller_scale as cs
 
     result = doctest.testmod(cs)
     assert result.attempted >= 3 and result.failed == 0
@@ -343,7 +343,7 @@ def test_public_functions_at_the_talks_sizes_are_fast(version):
 def test_the_broker_gives_up_after_its_retries_as_kafka_server_does():
     """KafkaServer.controlledShutdown: request.timeout.ms 30000 per attempt, 5000 ms backoff after each
     failure, 3 attempts; a retried request is answered when the first event is done."""
-    from kafka_lab.sim.controller_scale import BROKER_SHUTDOWN_DEFAULTS, broker_side
+    from kafka_lab.sim.zk.controller_scale import BROKER_SHUTDOWN_DEFAULTS, broker_side
 
     assert BROKER_SHUTDOWN_DEFAULTS == {
         "controlled.shutdown.max.retries": 3,

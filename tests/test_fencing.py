@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_lab.sim import broker_restart_race, zombie_controller
-from kafka_lab.sim.fencing import controller_election
+from kafka_lab.sim.zk.fencing import controller_election
 
 TIMEOUT = 6000  # zookeeper.session.timeout.ms in 2.2
 
@@ -203,7 +203,7 @@ def test_the_restart_race_times_say_what_they_accept(kw, error, message):
     ],
 )
 def test_the_zombie_times_say_what_they_accept(kw, error, message):
-    """Each of zombie_controller's times says what it takes (kafka_lab.sim.options), as the restart race's do."""
+    """Each of zombie_controller's times says what it takes (kafka_lab.sim.common.options), as the restart race's do."""
     with pytest.raises(error, match=re.escape(message)):
         zombie_controller(fencing=True, seed=0, **kw)
 
@@ -247,7 +247,7 @@ def test_bad_input():
 def test_a_leader_and_isr_whose_leader_epoch_is_not_newer_is_ignored():
     """The partition's own fence (ReplicaManager.becomeLeaderOrFollower: requestLeaderEpoch > currentLeaderEpoch),
     which holds even with the controller's fences off: an equal or older leader epoch changes nothing."""
-    from kafka_lab.sim.fencing import _World
+    from kafka_lab.sim.zk.fencing import _World
 
     w = _World([1, 2], {"t-0": [1, 2]}, seed=0, fencing=False, broker_epoch_check=False)
     b2 = w.brokers[2]

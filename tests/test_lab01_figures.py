@@ -358,7 +358,7 @@ def test_exercise_3_accepts_the_letter_in_any_usual_form(answer):
 def test_plane_sizes_the_lab_states():
     """§1 and the panel: the data plane's queue is queued.max.requests = 500 by default; KIP-291's control plane
     has 1 network thread, a queue of 20 and 1 handler (docs/kafka-reference.md §3: literals in SocketServer/KafkaServer)."""
-    from kafka_lab.sim.config import (
+    from kafka_lab.sim.server.config import (
         CONTROL_PLANE_HANDLERS,
         CONTROL_PLANE_PROCESSORS,
         CONTROL_PLANE_QUEUE_CAPACITY,

@@ -17,6 +17,7 @@ from kafka_lab.exercises import lab03 as ex
 from kafka_lab.exercises.lab05 import kip_run
 from kafka_lab.incident_stats import downstream_table, incident_summary, truncated_acks
 from kafka_lab.sim import experiments
+from kafka_lab.sim.common.theory import erlang_c, mm_c_wait, saturation_rate
 from kafka_lab.sim.experiments import (
     controller_behind_backlog,
     lab_properties,
@@ -25,7 +26,6 @@ from kafka_lab.sim.experiments import (
     sweep_seed,
     wait_for_handler_ms,
 )
-from kafka_lab.sim.theory import erlang_c, mm_c_wait, saturation_rate
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab03 as ui
 

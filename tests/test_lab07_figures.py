@@ -21,10 +21,10 @@ from kafka_lab.logs.messages import (
 )
 from kafka_lab.logs.requestlog import segment_bytes
 from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
-from kafka_lab.sim.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
-from kafka_lab.sim.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
-from kafka_lab.sim.fencing import controller_election
-from kafka_lab.sim.lifecycle import last_isr_run
+from kafka_lab.sim.last_isr import last_isr_run
+from kafka_lab.sim.zk.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
+from kafka_lab.sim.zk.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
+from kafka_lab.sim.zk.fencing import controller_election
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab07 as ui
 
@@ -266,7 +266,7 @@ def test_the_restart_race_table():
     assert re.search(r"without \(before 2\.2\) NONE stopped [1-9]\d* no", text), text
     assert re.search(r"with the broker epoch \(2\.2\+\) STALE_BROKER_EPOCH fetching 0 yes", text), text
     # the lab's account of applied_stale: the shutdown's LeaderAndIsr and UpdateMetadata, then the StopReplica
-    from kafka_lab.sim.fencing import broker_restart_race
+    from kafka_lab.sim.zk.fencing import broker_restart_race
 
     r = broker_restart_race(broker_epoch=False, seed=1, restart_ms=100, backlog_ms=700)  # the table's run
     assert r.requests[r.requests["applied_stale"]]["api"].tolist() == ["LeaderAndIsr", "UpdateMetadata", "StopReplica"]

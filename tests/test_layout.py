@@ -176,3 +176,159 @@ def test_the_checks_see_what_they_look_for():
         "from kafka_lab.assignment import KIP36_RACKS\n__all__ = ['KIP36_RACKS', 'panel']\ndef panel(): ..."
     )
     assert set(_all(tree)) - _defined(tree) == {"KIP36_RACKS"}
+
+
+# -- the import graph: no circles, and each room of sim/ imports only the rooms below it --------------------------
+def _modules() -> dict[str, str]:
+    """``{module name: source}`` of every module of the package."""
+    return {_module_name(p): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def import_graph(modules: dict[str, str]) -> dict[str, set[str]]:
+    """``{module: the package modules it imports}``, function-level imports included. ``from pkg import name``
+    counts as importing ``pkg.name`` when that is a module of the package, else ``pkg``. A package's name stands
+    for its ``__init__``; the implicit import of a module's parent packages is not counted (Python runs them
+    first, whatever the module imports)."""
+    names = {m.removesuffix(".__init__") for m in modules}
+    graph = {}
+    for module, source in modules.items():
+        here = module.removesuffix(".__init__")
+        base = here if module.endswith(".__init__") else here.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names if a.name in names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = base.split(".")[: len(base.split(".")) - node.level + 1]
+                    target = ".".join(parts + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for a in node.names:
+                    if f"{target}.{a.name}" in names:
+                        edges.add(f"{target}.{a.name}")
+                    elif target in names:
+                        edges.add(target)
+        graph[here] = edges - {here}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each strongly connected group of two or more modules (Tarjan), sorted: the import circles."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_no_import_circles():
+    """No module of kafka_lab imports, directly or through others, a module that imports it (function-level
+    imports too: a lazy import hides a circle, it does not remove it)."""
+    assert cycles(import_graph(_modules())) == []
+
+
+SIM = "kafka_lab.sim"
+#: sim/'s rooms (docs/architecture.md, "The layout") and the rooms each may import; the modules at the top of
+#: sim/ (the cluster and the scripted runs) may import any room, and no room imports them
+ROOMS = {
+    "common": set(),
+    "network": {"common"},
+    "server": {"common", "network"},
+    "clients": {"common", "network"},
+    "zk": {"common", "network", "server"},
+    "kraft": {"common", "network", "server"},
+}
+#: what the model (listeners, assignment, replication, sim) never imports: the views, and what reads the model's
+#: records back out (logs, spark); the other way round they may
+VIEWS = ("kafka_lab.ui", "kafka_lab.exercises", "kafka_lab.logs", "kafka_lab.spark", "kafka_lab.incident_stats")
+MODEL = ("kafka_lab.listeners", "kafka_lab.assignment", "kafka_lab.replication", "kafka_lab.sim")
+#: imports the rules allow by name, each with its reason (none today)
+EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+
+def _room(module: str) -> str | None:
+    """The room of a sim module (``server``), "" for the top of sim/, None outside sim."""
+    if module != SIM and not module.startswith(SIM + "."):
+        return None
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 or (len(parts) == 3 and parts[2] in ROOMS) else ""
+
+
+def room_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that breaks a rule of the rooms, or the model's independence of the views."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if (module, target) in EXCEPTIONS:
+                continue
+            if module.startswith(MODEL) and target.startswith(VIEWS):
+                found.append(f"{module} imports {target}: the model never imports what reads it")
+            here, there = _room(module), _room(target)
+            if here and there is not None and there != here and there not in ROOMS[here]:
+                what = "the top of sim/" if there == "" else f"sim/{there}/"
+                found.append(
+                    f"{module} imports {target}: sim/{here}/ may import only {sorted(ROOMS[here])}, not {what}"
+                )
+    return found
+
+
+def test_each_room_of_sim_imports_only_the_rooms_below_it():
+    assert room_violations(import_graph(_modules())) == []
+
+
+def test_every_room_is_a_package_with_its_docstring():
+    """Each room says which of Kafka's packages it mirrors and what lives there (its __init__'s docstring)."""
+    for room in ROOMS:
+        init = PACKAGE / "sim" / room / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text())) if init.is_file() else None
+        assert doc and ("kafka" in doc.lower()), f"sim/{room}/__init__.py has no docstring naming Kafka's package"
+    assert {p.name for p in (PACKAGE / "sim").iterdir() if p.is_dir() and p.name != "__pycache__"} == set(ROOMS)
+
+
+def test_the_graph_checks_see_what_they_look_for():
+    """A made-up package: a lazy circle, a relative import, a room importing upwards, the model importing a view."""
+    made_up = {
+        "kafka_lab.sim.__init__": "from .cluster import Cluster",
+        "kafka_lab.sim.cluster": "from .server import broker\nfrom .zk.controller import Controller",
+        "kafka_lab.sim.server.__init__": "",
+        "kafka_lab.sim.server.broker": "from ..network.request import Request\ndef f():\n    from ..zk import controller",
+        "kafka_lab.sim.network.request": "import numpy",
+        "kafka_lab.sim.zk.controller": "def g():\n    from kafka_lab.sim.server.broker import Broker",
+        "kafka_lab.sim.clients.ledger": "from kafka_lab.sim.cluster import Cluster\nfrom kafka_lab.ui import x",
+        "kafka_lab.ui.__init__": "",
+    }
+    graph = import_graph(made_up)
+    assert graph["kafka_lab.sim.cluster"] == {"kafka_lab.sim.server.broker", "kafka_lab.sim.zk.controller"}
+    assert graph["kafka_lab.sim"] == {"kafka_lab.sim.cluster"}
+    assert cycles(graph) == [["kafka_lab.sim.server.broker", "kafka_lab.sim.zk.controller"]]
+    assert room_violations(graph) == [
+        "kafka_lab.sim.clients.ledger imports kafka_lab.sim.cluster: sim/clients/ may import only "
+        "['common', 'network'], not the top of sim/",
+        "kafka_lab.sim.clients.ledger imports kafka_lab.ui: the model never imports what reads it",
+        "kafka_lab.sim.server.broker imports kafka_lab.sim.zk.controller: sim/server/ may import only "
+        "['common', 'network'], not sim/zk/",
+    ]

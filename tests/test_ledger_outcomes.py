@@ -1,4 +1,4 @@
-"""The ledger's outcomes say what is true when the run ends (kafka_lab/sim/ledger.py): data still on a disk is not
+"""The ledger's outcomes say what is true when the run ends (kafka_lab/sim/clients/ledger.py): data still on a disk is not
 called lost, an acks=0 batch no log ever held is not called truncated, and the outcomes add up to what the
 application handed over. The truth each test compares with is the brokers' own logs."""
 

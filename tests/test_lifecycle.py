@@ -9,8 +9,8 @@ from itertools import pairwise
 import pytest
 
 from kafka_lab.sim import Cluster
-from kafka_lab.sim.lifecycle import CONTROLLED_SHUTDOWN_MAX_RETRIES, CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
-from kafka_lab.sim.records import Request
+from kafka_lab.sim.network.request import Request
+from kafka_lab.sim.zk.lifecycle import CONTROLLED_SHUTDOWN_MAX_RETRIES, CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
 
 TOPIC = "orders"
 
@@ -572,7 +572,7 @@ def test_after_an_unclean_election_the_last_isr_member_returns_and_truncates_the
     broker 2 comes back it follows, its fetch finds the divergence by leader epoch, and it truncates them:
     each of those batches ends ``truncated`` in the ledger, and together they are exactly those records.
     Off (the default), nothing is lost. The ledger's conservation holds in both."""
-    from kafka_lab.sim.lifecycle import last_isr_member
+    from kafka_lab.sim.last_isr import last_isr_member
 
     clean, unclean = last_isr_member(first_back=3), last_isr_member(first_back=3, unclean=True)
     assert clean.leader == 2 and unclean.leader == 3
@@ -685,7 +685,7 @@ def test_unclean_leader_election_enable_is_read_as_kafka_reads_a_boolean_and_goe
     ``Invalid value <v> for configuration unclean.leader.election.enable: Expected value to be either true or
     false``, and nothing is created. A deleted topic's config is deleted with it: the name created again has
     the default."""
-    from kafka_lab.sim.config import ConfigException
+    from kafka_lab.sim.server.config import ConfigException
 
     c = Cluster(3, seed=1)
     for bad in ("yes", 1, None):

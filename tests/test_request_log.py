@@ -1,4 +1,4 @@
-"""The request log keeps columns, not objects (kafka_lab/sim/records.py), and loses nothing by it.
+"""The request log keeps columns, not objects (kafka_lab/sim/network/request.py), and loses nothing by it.
 
 The truth for the DataFrame is the direct reading: every request object of the run kept alive beside
 the model (a test hook, not the model's log), read when the run ends, one row each, with the timings of
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from kafka_lab.sim import Cluster, Scenario
-from kafka_lab.sim import records as records_mod
-from kafka_lab.sim.records import STREAMED_APIS, Request, RequestLog, RequestRecord, requests_frame
+from kafka_lab.sim.network import request as records_mod
+from kafka_lab.sim.network.request import STREAMED_APIS, Request, RequestLog, RequestRecord, requests_frame
 
 RAW = ["sent", "start", "enqueue", "dequeue", "api_local_complete", "response_complete", "response_dequeue", "end"]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kafka_lab.sim import shutdown_in_cluster
-from kafka_lab.sim.controller_scale import shutdown_schedule
+from kafka_lab.sim.zk.controller_scale import shutdown_schedule
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +96,6 @@ def test_bad_input():
 )
 def test_times_and_counts_say_what_they_accept(kw, error, message):
     """Negative or NaN times once ran (a simpy 'Negative delay', or a run that did not end): each option says
-    what it takes, as the incidents' options do (kafka_lab.sim.options)."""
+    what it takes, as the incidents' options do (kafka_lab.sim.common.options)."""
     with pytest.raises(error, match=re.escape(message)):
         shutdown_in_cluster(version="1.1", control_plane=False, **kw)

@@ -140,7 +140,7 @@ def test_littles_law_from_a_late_start_is_close_and_the_edges_are_its_only_error
 def test_every_request_ends_exactly_once_or_is_in_flight(control_plane, monkeypatch):
     from collections import Counter
 
-    from kafka_lab.sim.network import Connection, Processor
+    from kafka_lab.sim.network.socket_server import Connection, Processor
 
     # count, independently of the request log, every response handed to a processor and every send finished
     answered, sent = Counter(), Counter()

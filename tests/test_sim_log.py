@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_lab.sim.log import (
+from kafka_lab.sim.server.log import (
     BASE_OFFSET,
     BATCH_ID,
     LEADER_EPOCH,

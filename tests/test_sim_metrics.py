@@ -1,4 +1,4 @@
-"""kafka_lab.sim.metrics: change logs, exact integrals and time averages, sampled frames under Kafka's names.
+"""kafka_lab.sim.common.metrics: change logs, exact integrals and time averages, sampled frames under Kafka's names.
 
 Truths: step functions whose areas are counted by hand (or, in the property test, by summing
 rectangles with exact fractions), and the definition of an idle fraction in Kafka's pool metrics
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_lab.sim import CostModel, ModelSettings, Scenario
-from kafka_lab.sim.metrics import Metrics
+from kafka_lab.sim.common.metrics import Metrics
 
 
 def _run_steps(steps, threads=0, name="RequestQueueSize"):

@@ -20,8 +20,8 @@ from kafka_lab.sim import (
     Scenario,
     kip291_properties,
 )
-from kafka_lab.sim.config import CONTROL_PLANE_QUEUE_CAPACITY, ConfigException
 from kafka_lab.sim.experiments import lab_properties
+from kafka_lab.sim.server.config import CONTROL_PLANE_QUEUE_CAPACITY, ConfigException
 
 
 def broker(props, **kw):
@@ -193,7 +193,8 @@ def test_distributions():
 
 
 @pytest.mark.parametrize(
-    "module", ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.theory", "kafka_lab.sim.distributions"]
+    "module",
+    ["kafka_lab.sim", "kafka_lab.sim.scenario", "kafka_lab.sim.common.theory", "kafka_lab.sim.common.distributions"],
 )
 def test_docstring_examples_run(module):
     import doctest

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kafka_lab.sim import CostModel, Exponential, ModelSettings, Scenario
-from kafka_lab.sim.theory import erlang_c, mm_c_utilisation, mm_c_wait, saturation_rate
+from kafka_lab.sim.common.theory import erlang_c, mm_c_utilisation, mm_c_wait, saturation_rate
 
 
 def test_erlang_c_matches_the_recipes_numbers():

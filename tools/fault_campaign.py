@@ -53,8 +53,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from kafka_lab.sim import OUTCOMES, Cluster  # noqa: E402
-from kafka_lab.sim.log import next_offset  # noqa: E402
-from kafka_lab.sim.replica import Partition  # noqa: E402
+from kafka_lab.sim.server.log import next_offset  # noqa: E402
+from kafka_lab.sim.server.partition import Partition  # noqa: E402
 
 TOPIC = "t"
 #: what a fault schedule may contain

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import PER_MILLISECOND, SECONDS, Choices, choice, number, number_in
+from kafka_lab.sim.common.theory import saturation_rate
 from kafka_lab.sim.experiments import controller_behind_backlog, wait_for_handler_ms
-from kafka_lab.sim.theory import saturation_rate
 
 BACKLOG = 400  # 03.backlog_wait: Produce requests ahead of the LeaderAndIsr
 HANDLERS = 8  # num.io.threads (Kafka's default)

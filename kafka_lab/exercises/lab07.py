@@ -16,8 +16,8 @@ import re
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import Choices, choice, number
 from kafka_lab.sim import broker_restart_race, zombie_controller
-from kafka_lab.sim.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
-from kafka_lab.sim.lifecycle import last_isr_run
+from kafka_lab.sim.last_isr import last_isr_run
+from kafka_lab.sim.zk.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
 
 SEED = 1  # the lab's seed for the fencing experiments
 PARTITIONS = 10_000  # the talk's broker

@@ -44,6 +44,7 @@ from .examples import (
 from .hints import fix_hint
 from .kraft import KafkaConfigWarning, KRaftNodeListeners, resolve_kraft
 from .migration import ClusterState, controller_routes, migration_states, migration_steps, migration_summary
+from .properties import parse_properties
 from .registration import (
     KIP291_TIMESTAMP_MS,
     BrokerEndPointNotAvailableException,
@@ -54,7 +55,7 @@ from .registration import (
     registered_endpoints,
     registration_json,
 )
-from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, parse_properties, resolve, warn_unknown_configs
+from .resolve import LISTENER_KEYS, BrokerListeners, bind_description, resolve, warn_unknown_configs
 from .views import HOST_NAME, listener_table, users_of
 
 __all__ = [

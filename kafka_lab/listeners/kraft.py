@@ -456,7 +456,7 @@ def resolve_kraft(props: Mapping[str, object] | str) -> KRaftNodeListeners:
     input of the wrong type; warns (:class:`KafkaConfigWarning`) where Kafka logs a WARN.
     """
     if isinstance(props, str):
-        from .resolve import parse_properties
+        from .properties import parse_properties
 
         props = parse_properties(props)
     elif not isinstance(props, Mapping):

@@ -44,11 +44,12 @@ from .endpoint import (
 )
 from .errors import ConfigException, UnknownConfigWarning, require
 from .known_configs import KAFKA_28_BROKER_CONFIGS
+from .properties import parse_properties
 
 if TYPE_CHECKING:
     from .kraft import KRaftNodeListeners
 
-__all__ = ["BrokerListeners", "resolve", "parse_properties", "warn_unknown_configs", "LISTENER_KEYS", "DEFAULT_PORT"]
+__all__ = ["BrokerListeners", "resolve", "warn_unknown_configs", "LISTENER_KEYS", "DEFAULT_PORT"]
 
 DEFAULT_PORT = 9092
 
@@ -150,30 +151,6 @@ def bind_description(endpoint: EndPoint) -> str:
     if endpoint.host in ("0.0.0.0", "::"):
         return f"every interface ({endpoint.host}), port {endpoint.port}"
     return f"{endpoint.host} only, port {endpoint.port}"
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """A ``server.properties`` text as a dict (``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments).
-
-    Like ``java.util.Properties``: leading blanks of a line are skipped and the value keeps what
-    follows the separator (ConfigDef trims it later); a later line wins over an earlier one. A line
-    ending in a backslash continues on the next. Escapes other than that are not interpreted.
-    """
-    props: dict[str, str] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip(" \t\f")
-        i += 1
-        while line.endswith("\\") and not line.endswith("\\\\") and i < len(lines):
-            line = line[:-1] + lines[i].lstrip(" \t\f")
-            i += 1
-        if not line or line[0] in "#!":
-            continue
-        m = re.match(r"([^=:\s]*)\s*[=:]?\s*(.*)$", line)
-        key, value = m.group(1), m.group(2)
-        props[key] = value
-    return props
 
 
 def _config_value(key: str, value):

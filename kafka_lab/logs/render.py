@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kafka_lab.sim.network import DISCONNECTED
+from kafka_lab.sim.network.socket_server import DISCONNECTED
 
 from . import messages as m
 from .requestlog import BrokerView, json_message, segment_bytes, text_message
@@ -179,8 +179,8 @@ def server_startup(cluster, b: int) -> list:
 
 def controller_channel(cluster, c: int, b: int, view):
     """``RequestSendThread``'s line as controller ``c`` connects to broker ``b``: on the listener controller
-    ``c``'s own config names (:func:`~kafka_lab.sim.controller.controller_route`), at broker ``b``'s port for it."""
-    from kafka_lab.sim.controller import controller_route
+    ``c``'s own config names (:func:`~kafka_lab.sim.zk.controller.controller_route`), at broker ``b``'s port for it."""
+    from kafka_lab.sim.zk.controller import controller_route
 
     route = controller_route(cluster.brokers[c], cluster.brokers[b])
     port = cluster.brokers[b].config.listener(route.listener_name).port

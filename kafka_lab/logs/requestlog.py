@@ -19,7 +19,7 @@ Kafka 2.7 and earlier wrote a text line instead (``--format text``): ``Completed
 Its bodies were ``Struct.toString`` (``{name=value,...}``); this module writes the same fields that
 way.
 
-Everything comes from the simulation's :class:`~kafka_lab.sim.records.Request` (its timestamps,
+Everything comes from the simulation's :class:`~kafka_lab.sim.network.request.Request` (its timestamps,
 payload and result). Where the model has no value, the line says what a 2.8 broker would in a
 cluster like the model's, and these choices are the module's (each is a named constant below): record
 sets are :data:`RECORD_BYTES` bytes per record plus a batch header (the model counts records, not
@@ -35,7 +35,7 @@ import hashlib
 import json
 import math
 
-from ..sim.log import RECORDS
+from ..sim.server.log import RECORDS
 from .slots import BROKER_EPOCH, LEADER_EPOCH, OFFSET, ZK_VERSION
 
 __all__ = [
@@ -719,7 +719,7 @@ def text_message(req, view: BrokerView, correlation_id: int | None = None) -> st
 
 
 def _api_keys():
-    from kafka_lab.sim.apis import API_KEYS
+    from kafka_lab.sim.server.apis import API_KEYS
 
     return API_KEYS
 

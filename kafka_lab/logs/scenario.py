@@ -14,7 +14,7 @@ of those windows, one after another on the clock:
 - ``restart-<broker>`` (:data:`RESTART_MS` long): from half-way through the run, a **rolling restart**,
   one broker after another and the controller's broker last (:func:`restart_order`): its controlled
   shutdown, :data:`DOWN_MS` down, its start-up, and the controller's preferred-replica election giving
-  it back its partitions (:mod:`kafka_lab.sim.lifecycle`). The controller's own restart moves the
+  it back its partitions (:mod:`kafka_lab.sim.zk.lifecycle`). The controller's own restart moves the
   controller: every window after it is simulated again with the new controller and controller epoch 2
   (names ending in :data:`NEW_CONTROLLER`).
 
@@ -71,7 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kafka_lab.sim.network import DISCONNECTED
+from kafka_lab.sim.network.socket_server import DISCONNECTED
 
 from . import messages as m
 from .damage import Damage

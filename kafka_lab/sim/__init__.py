@@ -1,4 +1,23 @@
-"""A discrete-event (simpy) model of a Kafka 2.8 broker's request path, with and without KIP-291.
+"""A discrete-event (simpy) model of a Kafka 2.8 cluster in ZooKeeper mode: brokers, their controller, clients.
+
+The model's folders follow Kafka's own packages, so a reader who knows Kafka finds each part where Kafka
+keeps it (each folder's docstring lists its modules):
+
+- :mod:`.network`: the socket server, the request channel and the request record with its request-log
+  times (``kafka.network``);
+- :mod:`.server`: a broker: KafkaApis, request handlers, purgatory, replica manager, partitions, fetchers,
+  AlterIsr, log, metadata cache, config, and its process (``kafka.server``, ``kafka.cluster``, ``kafka.log``);
+- :mod:`.clients`: the producer and the consumer with their own metadata, the ledger of every record they
+  handed over, and lab 03's open-loop clients (``org.apache.kafka.clients``);
+- :mod:`.zk`: the ZooKeeper-mode controller, ZooKeeper, the controller at scale, fencing, and a broker's
+  restart (``kafka.controller``, ``kafka.zk``); :mod:`.kraft` is the room for the KRaft controller;
+- :mod:`.common`: metrics, distributions, the queueing formulas and the options check, used by all.
+
+Above them, :mod:`.cluster` wires brokers, one controller and the clients on one clock, one random stream per
+component (:class:`Cluster`); the labs' scripted runs use it: :mod:`.scenario` (lab 03's one-broker view,
+:class:`Scenario`) and :mod:`.experiments`, :mod:`.incidents` (labs 04-06), :mod:`.shutdown_cluster` and
+:mod:`.last_isr` (lab 07). A folder never imports the modules above it, and the server never imports a
+controller.
 
 KIP-291's broker1 with its dedicated control plane, produce traffic beyond what 8 handlers of 1 ms
 take, and a LeaderAndIsr at 50 ms: it arrives on CONTROLLER, the control plane, and does not wait::
@@ -14,24 +33,25 @@ take, and a LeaderAndIsr at 50 ms: it arrives on CONTROLLER, the control plane, 
 
 The path a request takes, and the module that models each step:
 
-    client / controller ──connection──▶ acceptor ──▶ network processor      (:mod:`.network`)
-        ──▶ request queue, bounded (``queued.max.requests``)               (:mod:`.channel`)
-        ──▶ request handler thread (``num.io.threads``)                     (:mod:`.handlers`)
-        ──▶ KafkaApis: the work and its effects                             (:mod:`.apis`)
-        ──▶ [purgatory: acks=all waits for the followers]                   (:mod:`.purgatory`, :mod:`.replica`)
-        ──▶ the processor's response queue ──▶ the processor sends it       (:mod:`.network`)
+    client / controller ──connection──▶ acceptor ──▶ network processor      (:mod:`.network.socket_server`)
+        ──▶ request queue, bounded (``queued.max.requests``)               (:mod:`.network.request_channel`)
+        ──▶ request handler thread (``num.io.threads``)                     (:mod:`.server.handlers`)
+        ──▶ KafkaApis: the work and its effects                             (:mod:`.server.apis`)
+        ──▶ [purgatory: acks=all waits for the followers]                   (:mod:`.server.purgatory`,
+                                                                             :mod:`.server.replica_manager`)
+        ──▶ the processor's response queue ──▶ the processor sends it       (:mod:`.network.socket_server`)
 
 With ``control.plane.listener.name`` set (KIP-291), the controller's connections go to a dedicated
-acceptor, one processor, a queue of 20 and one handler thread: the control plane (:mod:`.broker`).
+acceptor, one processor, a queue of 20 and one handler thread: the control plane (:mod:`.server.broker`).
 
-Every request becomes one record (:mod:`.records`) with Kafka's request-log timings; metrics are
-sampled under Kafka's names (:mod:`.metrics`); a :class:`Scenario` scripts workloads and incidents
-(:mod:`.scenario`, :mod:`.experiments`); :mod:`.theory` holds the queueing formulas it is tested against.
+Every request becomes one record (:mod:`.network.request`) with Kafka's request-log timings; metrics are
+sampled under Kafka's names (:mod:`.common.metrics`); :mod:`.common.theory` holds the queueing formulas the
+model is tested against.
 
-The controller and ZooKeeper (lab 07): :mod:`.zookeeper` (znodes, versions, sessions, watches,
-conditional writes and ``multi``; serial and pipelined clients), :mod:`.controller_scale`
+The controller and ZooKeeper at scale (lab 07): :mod:`.zk.zookeeper` (znodes, versions, sessions, watches,
+conditional writes and ``multi``; serial and pipelined clients), :mod:`.zk.controller_scale`
 (:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
-against 1.1+, with the calibration table), :mod:`.fencing` (:func:`controller_election`,
+against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller_election`,
 :func:`zombie_controller`, :func:`broker_restart_race`) and :mod:`.shutdown_cluster`
 (:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
 
@@ -41,18 +61,18 @@ against 1.1+, with the calibration table), :mod:`.fencing` (:func:`controller_el
     (6.5, 2.75)
 """
 
-from .apis import CostModel, default_costs
-from .broker import Broker
+from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
-from .config import BrokerConfig, ModelSettings
-from .controller_scale import controlled_shutdown, controller_failover
-from .distributions import Deterministic, Empirical, Exponential, LogNormal
-from .fencing import broker_restart_race, controller_election, zombie_controller
+from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
-from .ledger import OUTCOMES
-from .records import TIMING_COLUMNS, Request
+from .network.request import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
+from .server.apis import CostModel, default_costs
+from .server.broker import Broker
+from .server.config import BrokerConfig, ModelSettings
 from .shutdown_cluster import shutdown_in_cluster
+from .zk.controller_scale import controlled_shutdown, controller_failover
+from .zk.fencing import broker_restart_race, controller_election, zombie_controller
 
 __all__ = [
     "Broker",

@@ -8,12 +8,12 @@
     >>> sorted(set(res.ledger["outcome"].astype(str)))
     ['committed', 'pending']
 
-Each broker is the broker model of lab 03 (:class:`~kafka_lab.sim.broker.Broker`) with its own
+Each broker is the broker model of lab 03 (:class:`~kafka_lab.sim.server.broker.Broker`) with its own
 properties: its listeners, ``broker.rack``, and ``control.plane.listener.name`` or not, so a cluster
 half-way through KIP-291's migration is a valid cluster. Topics are placed by Kafka's own assignment
 (:func:`kafka_lab.assignment.assign_replicas_to_brokers`, rack-aware when brokers have racks). Followers
-are brokers: they replicate through the leader's request path (:mod:`.fetcher`). One broker is the
-controller (:mod:`.controller`); it connects to every broker on the listener its own config names
+are brokers: they replicate through the leader's request path (:mod:`.server.fetcher`). One broker is the
+controller (:mod:`.zk.controller`); it connects to every broker on the listener its own config names
 (``control.plane.listener.name``, else the inter-broker listener), which each broker serves on its control
 plane only if it names it too. Clients connect to their own listener (``client_listener``, KIP-291's
 ``EXTERNAL``), brokers fetch from each other on ``INTERNAL``.
@@ -24,7 +24,7 @@ producer's arrivals and partitioner. Switching the control plane on changes noth
 so a comparison with and without it is paired: same arrivals, same batches, only the broker differs.
 
 :meth:`Cluster.run` returns :class:`ClusterResults`: the request log of every broker (``broker_id``
-column), every broker's metrics, the ledger (:mod:`.ledger`), the staleness of each broker's metadata
+column), every broker's metrics, the ledger (:mod:`.clients.ledger`), the staleness of each broker's metadata
 after each controller decision, and each partition's unavailability.
 """
 
@@ -43,12 +43,13 @@ import simpy
 
 from kafka_lab.listeners.examples import CLIENT_LISTENER
 
-from .broker import Broker
-from .config import ModelSettings, boolean_setting
-from .controller import Controller
-from .ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
-from .producer import KafkaConsumer, KafkaProducer
-from .records import RequestLog, requests_frame
+from .clients.consumer import KafkaConsumer
+from .clients.ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
+from .clients.producer import KafkaProducer
+from .network.request import RequestLog, requests_frame
+from .server.broker import Broker
+from .server.config import ModelSettings, boolean_setting
+from .zk.controller import Controller
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
@@ -210,7 +211,7 @@ class Cluster:
         self.client_listener_name = client_listener.upper()  # listener names are upper-cased, as Kafka does
         self.seed = seed
         self.env = simpy.Environment()
-        self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (records.py)
+        self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (network/request.py)
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
         for bid, props in brokers.items():
@@ -267,7 +268,7 @@ class Cluster:
         that listener is refused here with Kafka's ``BrokerEndPointNotAvailableException`` and message, rather
         than deep inside a run (Kafka fails when that broker becomes the controller: "Error while electing or
         becoming controller on broker N. Trigger controller movement immediately")."""
-        from .controller import controller_route
+        from .zk.controller import controller_route
 
         registered = {
             bid: {e.listener_name for e in b.config.listeners.advertised_listeners} for bid, b in self.brokers.items()
@@ -481,14 +482,14 @@ class Cluster:
 
     # -- brokers and the controller over time ------------------------------------------------------------
     def restart_broker(self, broker_id: int, *, at_ms: float, down_ms: float) -> None:
-        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.lifecycle`)."""
-        from .lifecycle import restart_broker
+        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.zk.lifecycle`)."""
+        from .zk.lifecycle import restart_broker
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
 
     def move_controller(self, *, at_ms: float) -> None:
-        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.lifecycle`)."""
-        from .lifecycle import move_controller
+        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`)."""
+        from .zk.lifecycle import move_controller
 
         move_controller(self, at_ms=at_ms)
 

@@ -1,7 +1,7 @@
 """One broker's request path under load: the experiments on it (lab 03 runs them, the Spark lab sweeps
 ``load_sweep`` at scale, and their tests repeat them with the same seeds). The cluster's experiments are
-grouped the same way, by topic: :mod:`.incidents` (a leader change under load), :mod:`.fencing`,
-:mod:`.lifecycle`, :mod:`.shutdown_cluster` and :mod:`.controller_scale` (the controller).
+grouped the same way, by topic: :mod:`.incidents` (a leader change under load), :mod:`.zk.fencing`,
+:mod:`.last_isr`, :mod:`.zk.lifecycle`, :mod:`.shutdown_cluster` and :mod:`.zk.controller_scale` (the controller).
 
 Each builds a :class:`~kafka_lab.sim.scenario.Scenario` from broker properties, so the dedicated
 control plane is switched on the way Kafka switches it: by ``control.plane.listener.name``.
@@ -24,12 +24,12 @@ import inspect
 import numpy as np
 import pandas as pd
 
-from .apis import CostModel
-from .config import ModelSettings
-from .distributions import Deterministic, Exponential
-from .records import IN_FLIGHT
+from .common.distributions import Deterministic, Exponential
+from .common.theory import mm_c_wait
+from .network.request import IN_FLIGHT
 from .scenario import Results, Scenario
-from .theory import mm_c_wait
+from .server.apis import CostModel
+from .server.config import ModelSettings
 
 __all__ = [
     "lab_properties",
@@ -283,7 +283,7 @@ def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = 
     into the data plane's request queue after the warm-up (:func:`littles_law`'s λ), so that
     ``throughput_per_s`` / 1000 × ``mean_requestQueueTime`` is Little's law's estimate of
     ``mean_RequestQueueSize``. ``erlang_c_wait_ms`` is queueing theory's
-    mean requestQueueTime for the same plane (M/M/c, :func:`~kafka_lab.sim.theory.mm_c_wait`), for
+    mean requestQueueTime for the same plane (M/M/c, :func:`~kafka_lab.sim.common.theory.mm_c_wait`), for
     exponential service below saturation, else NaN. ``progress`` wraps the iterable (e.g.
     ``tqdm.auto.tqdm``); the model itself prints nothing.
     """

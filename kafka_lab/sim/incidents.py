@@ -38,12 +38,12 @@ Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-re
 
 from __future__ import annotations
 
-from .apis import CostModel, default_costs
-from .clients import MetadataClient
+from .clients.workloads import MetadataClient
 from .cluster import Cluster, ClusterResults
-from .config import ModelSettings
-from .distributions import Exponential
-from .options import check_options
+from .common.distributions import Exponential
+from .common.options import check_options
+from .server.apis import CostModel, default_costs
+from .server.config import ModelSettings
 
 __all__ = [
     "purgatory_incident",

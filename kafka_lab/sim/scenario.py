@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .broker import Broker
-from .clients import Consumer, MetadataClient, Producer
+from .clients.workloads import Consumer, MetadataClient, Producer
 from .cluster import advance
-from .config import ModelSettings
-from .records import requests_frame
+from .network.request import requests_frame
+from .server.broker import Broker
+from .server.config import ModelSettings
 
 __all__ = ["Scenario", "Results", "kip291_properties"]
 
@@ -121,7 +121,7 @@ class Scenario:
         the topic it leads are refused as Kafka refuses them at topic creation."""
         _check_topic(partitions, replicas)
         from .cluster import Cluster
-        from .config import BrokerConfig
+        from .server.config import BrokerConfig
 
         cfg = BrokerConfig.from_properties(props)  # a mapping or server.properties text, checked as Kafka does
         props = dict(cfg.props)

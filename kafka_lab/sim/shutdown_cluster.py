@@ -4,7 +4,7 @@ request paths, so a busy broker's data plane delays them unless it has KIP-291's
 Three brokers; broker 1 is the controller, broker 3 shuts down, broker 2 takes the produce traffic.
 ``orders`` has ``partitions`` partitions, replication factor 2: broker 3 leads the even ones (replicas
 ``[3, 2]``) and follows the odd ones (``[2, 3]``), which are the ones the producers write to. The
-controller's ZooKeeper writes happen at the times :func:`~kafka_lab.sim.controller_scale.shutdown_schedule`
+controller's ZooKeeper writes happen at the times :func:`~kafka_lab.sim.zk.controller_scale.shutdown_schedule`
 gives for the version (one partition at a time in 1.0; pipelined, then one batch of requests, in 1.1+);
 each request then travels through the cluster: the controller's channel (one in flight per broker),
 the broker's acceptor, processor, request queue and handler threads (lab 03's model).
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .apis import CostModel, default_costs
 from .cluster import Cluster, ClusterResults, advance
-from .config import ModelSettings
-from .controller_scale import shutdown_schedule
-from .distributions import Exponential
-from .options import check_options
+from .common.distributions import Exponential
+from .common.options import check_options
+from .server.apis import CostModel, default_costs
+from .server.config import ModelSettings
+from .zk.controller_scale import shutdown_schedule
 
 __all__ = ["ClusterShutdown", "shutdown_in_cluster"]
 
@@ -35,7 +35,7 @@ TOPIC = "orders"
 SHUTTING_DOWN, BUSY, CONTROLLER = 3, 2, 1
 
 #: what :func:`shutdown_in_cluster`'s numeric options accept: (whole number?, least value, excluded?)
-#: (:func:`~kafka_lab.sim.options.check_options`); ``start_ms`` is at least 1 because every producer hands
+#: (:func:`~kafka_lab.sim.common.options.check_options`); ``start_ms`` is at least 1 because every producer hands
 #: over its first batch 1 ms before the shutdown
 _RANGES = {
     "producers": (True, 0, False),

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import math
 
-from .pipeline import CONTROLLER_APIS  # the controller's requests: one home, the pipeline
+#: the controller's requests (2.8's ``requestApiKeyName``): the ones whose body the pipeline keeps in
+#: ``requests.request``, and the ones these questions ask about
+CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
 
 __all__ = [
     "PHASES",

@@ -62,6 +62,7 @@ from pathlib import Path
 from kafka_lab.logs import layout
 
 from . import files as _files
+from .analyses import CONTROLLER_APIS
 
 __all__ = [
     "Tables",
@@ -858,10 +859,6 @@ def _requests(records):
         F.when(controller, F.when(kafka_order, cut).otherwise(F.get_json_object(body, "$.request"))).alias("request")
     )
     return base.select(*cols)
-
-
-#: the requests whose body ``requests.request`` keeps: the controller's (2.8's ``requestApiKeyName``)
-CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
 
 
 _STATE_EVENTS = [

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kafka_lab.listeners import ConfigException, resolve
+from kafka_lab.sim.common.theory import mm_c_wait, saturation_rate
 from kafka_lab.sim.experiments import (
     DESIGNS,
     controller_behind_backlog,
@@ -32,8 +33,7 @@ from kafka_lab.sim.experiments import (
     steady_load,
     wait_for_handler_ms,
 )
-from kafka_lab.sim.records import IN_FLIGHT
-from kafka_lab.sim.theory import mm_c_wait, saturation_rate
+from kafka_lab.sim.network.request import IN_FLIGHT, PHASE_STARTS, TIMING_COLUMNS
 
 from . import (
     GREY,
@@ -72,39 +72,18 @@ __all__ = [
     "processor_idle_note",
 ]
 
-#: the request-log phases, in the order a request lives them, and their colours
+#: the request-log phases (the model's PHASE_STARTS), in the order a request lives them, with their labels and colours
+_LABELS = {"socketWaitTime": "in the socket (not in Kafka's log)", "remoteTime": "remoteTime (purgatory)"}
 PHASES = {
-    "socketWaitTime": ("in the socket (not in Kafka's log)", GREY),
-    "requestQueueTime": ("requestQueueTime", PALETTE[1]),
-    "localTime": ("localTime", PALETTE[0]),
-    "remoteTime": ("remoteTime (purgatory)", PALETTE[5]),
-    "responseQueueTime": ("responseQueueTime", PALETTE[4]),
-    "sendTime": ("sendTime", PALETTE[2]),
-}
-_START = {
-    "socketWaitTime": "sent_ms",
-    "requestQueueTime": "start_ms",
-    "localTime": "dequeue_ms",
-    "remoteTime": "api_local_complete_ms",
-    "responseQueueTime": "response_complete_ms",
-    "sendTime": "response_dequeue_ms",
+    phase: (_LABELS.get(phase, phase), colour)
+    for phase, colour in zip(
+        PHASE_STARTS, (GREY, PALETTE[1], PALETTE[0], PALETTE[5], PALETTE[4], PALETTE[2]), strict=True
+    )
 }
 
-#: the columns the lab shows for one request
-TIMINGS = [
-    "api",
-    "listener",
-    "plane",
-    "processor",
-    "error",
-    "sent_ms",
-    "socketWaitTime",
-    "requestQueueTime",
-    "localTime",
-    "remoteTime",
-    "responseQueueTime",
-    "sendTime",
-    "totalTime",
+#: the columns the lab shows for one request: who and when, then the request log's times (throttleTime is always 0)
+TIMINGS = ["api", "listener", "plane", "processor", "error", "sent_ms"] + [
+    c for c in TIMING_COLUMNS if c != "throttleTime"
 ]
 
 _DESIGN_COLOUR = dict(zip([d[0] for d in DESIGNS], (PALETTE[3], PALETTE[1], PALETTE[2])))
@@ -343,7 +322,7 @@ def timeline_figure(res, around: float | None = None, n: int = 30, title: str = 
     end = res.duration_ms
     data = []
     for phase, (name, colour) in PHASES.items():
-        start = rows[_START[phase]].to_numpy()
+        start = rows[PHASE_STARTS[phase]].to_numpy()
         length = rows[phase].to_numpy()
         # a phase under way when the run ended is drawn up to the end
         open_ = ~np.isnan(start) & np.isnan(length)
@@ -589,7 +568,7 @@ def request_path_panel(rate: int = 6000, duration_ms: float = 600.0, service_ms:
     """The live experiment: produce rate (primary), threads, queue, control plane and the rejected alternative.
 
     Each Produce takes ``service_ms`` of a handler on average (exponential); the summary's offered load is
-    ρ = rate / :func:`~kafka_lab.sim.theory.saturation_rate` of the handlers.
+    ρ = rate / :func:`~kafka_lab.sim.common.theory.saturation_rate` of the handlers.
     """
     style = {"description_width": "190px"}
     lay = widgets.Layout(width="520px")

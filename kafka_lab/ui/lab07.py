@@ -35,15 +35,15 @@ from kafka_lab.sim import (
     shutdown_in_cluster,
 )
 from kafka_lab.sim import zombie_controller as _zombie
-from kafka_lab.sim.controller_scale import (
+from kafka_lab.sim.last_isr import last_isr_run
+from kafka_lab.sim.zk.controller_scale import (
     CALIBRATION,
     VERSIONS,
     calibration_table,
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
-from kafka_lab.sim.fencing import ZOMBIE_SESSION_TIMEOUT_MS
-from kafka_lab.sim.lifecycle import last_isr_run
+from kafka_lab.sim.zk.fencing import ZOMBIE_SESSION_TIMEOUT_MS
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 

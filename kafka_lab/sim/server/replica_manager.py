@@ -1,11 +1,7 @@
-"""A broker's partitions, their replication state, and its metadata cache (Kafka 2.8).
+"""A broker's partitions and their replication rules: the replica manager (Kafka 2.8).
 
-:class:`Partition` is ``kafka.cluster.Partition`` reduced to what replication needs. On every broker
-that holds a replica it has a real :class:`~kafka_lab.sim.log.Log` (batches and leader-epoch cache),
-the leader and leader epoch it was last told, and its high watermark (HW). On the leader it also
-keeps, per follower, what ``kafka.cluster.Replica`` keeps: the follower's log end offset as its last
-fetch reported it (-1, unknown, until a fetch after this broker became leader) and
-``lastCaughtUpTimeMs``.
+:class:`ReplicaManager` holds a broker's :class:`~.partition.Partition` objects and applies the rules
+of replication to them.
 
 The rules, each with its 2.8 source:
 
@@ -42,95 +38,18 @@ The rules, each with its 2.8 source:
   ``deletePartition=true`` removes the partition and its log; ``false`` leaves the partition, and its
   leadership, as it is. An older epoch is ``FENCED_LEADER_EPOCH`` too; a controller epoch older than the
   broker's fails the whole request ``STALE_CONTROLLER_EPOCH``.
-
-:class:`MetadataCache` is ``ZkMetadataCache``: it changes only on UpdateMetadata and holds, per
-partition, leader, leader epoch, ISR and replicas, and the live brokers and the controller id.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .log import BASE_OFFSET, BATCH_ID, RECORDS
+from .partition import NEVER, Partition, RemoteReplica
 
-from .log import BASE_OFFSET, BATCH_ID, RECORDS, Log
-
-__all__ = [
-    "Partition",
-    "RemoteReplica",
-    "ReplicaManager",
-    "MetadataCache",
-    "RETRIABLE_ERRORS",
-    "INVALID_METADATA_ERRORS",
-]
-
-#: errors whose exception is a ``RetriableException`` (producer retries them)
-RETRIABLE_ERRORS = frozenset(
-    {
-        "NOT_LEADER_OR_FOLLOWER",
-        "REQUEST_TIMED_OUT",
-        "NOT_ENOUGH_REPLICAS",
-        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-        "NETWORK_EXCEPTION",
-        "UNKNOWN_TOPIC_OR_PARTITION",
-        "LEADER_NOT_AVAILABLE",
-    }
-)
-#: ``InvalidMetadataException`` subclasses: the producer also refreshes its metadata
-INVALID_METADATA_ERRORS = frozenset(
-    {"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"}
-)
-
-
-#: "never caught up": Kafka's 0 is the epoch of a wall clock, long ago; the model's clock starts at 0
-NEVER = float("-inf")
-
-
-@dataclass(slots=True)
-class RemoteReplica:
-    """What a leader knows of one follower (``kafka.cluster.Replica``)."""
-
-    leo: int = -1  # unknown until the follower fetches from this leader
-    last_caught_up_ms: float = NEVER
-    last_fetch_leader_leo: int = -1
-    last_fetch_ms: float = 0.0
-
-
-@dataclass(slots=True)
-class Partition:
-    """One replica of a partition on one broker: its log, HW, the leadership it was told, and (on the
-    leader) what it knows of each follower and any ISR change in flight."""
-
-    topic: str
-    partition: int
-    replicas: list
-    leader: int
-    leader_epoch: int = 0
-    isr: list = field(default_factory=list)  # the committed ISR (as the controller last confirmed it)
-    zk_version: int = 0
-    log: Log = field(default_factory=Log)
-    hw: int = 0
-    remote: dict = field(default_factory=dict)  # follower id -> RemoteReplica (leader only)
-    pending_isr: list | None = None  # an AlterIsr in flight: the ISR asked for
-    pending_kind: str = ""  # "shrink" or "expand"
-    min_isr: int = 1
-
-    @property
-    def tp(self):
-        return (self.topic, self.partition)
-
-    @property
-    def leo(self) -> int:
-        return self.log.leo
-
-    @property
-    def maximal_isr(self) -> list:
-        """The ISR that counts for the HW: during a pending expand, with the new member."""
-        if self.pending_isr is not None and self.pending_kind == "expand":
-            return self.pending_isr
-        return self.isr
+__all__ = ["ReplicaManager"]
 
 
 class ReplicaManager:
-    """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.replica`."""
+    """The partitions of one broker and the replication rules of :mod:`kafka_lab.sim.server.replica_manager`."""
 
     def __init__(
         self, broker_id: int, env=None, *, replica_lag_time_max_ms: float = 30000.0, min_insync_replicas: int = 1
@@ -540,102 +459,3 @@ class ReplicaManager:
         new_hw = min(leader_hw, p.log.leo)
         if new_hw > p.hw:
             p.hw = new_hw
-
-
-class MetadataCache:
-    """What this broker tells clients about the cluster (``ZkMetadataCache``): changes only on UpdateMetadata."""
-
-    def __init__(self):
-        self.partitions: dict = {}  # tp -> {"leader", "leader_epoch", "isr", "replicas"}
-        self.live_brokers: set = set()
-        self.controller_id = -1
-        self.controller_epoch = 0
-        self.updates: list = []  # (correlation_id, controller_sent_ms, applied_ms)
-        self.applied: list = []  # (applied_ms, topic, partition, leader, leader_epoch)
-
-    def reset(self) -> None:
-        """A restarted broker's cache: empty until its first UpdateMetadata (the records of updates stay)."""
-        self.partitions = {}
-        self.live_brokers = set()
-        self.controller_id = -1
-        self.controller_epoch = 0
-
-    @property
-    def leaders(self) -> dict:
-        """``{tp: leader}`` for every partition the cache knows."""
-        return {tp: st["leader"] for tp, st in self.partitions.items()}
-
-    def leader(self, tp) -> int:
-        st = self.partitions.get(tp)
-        return -1 if st is None else st["leader"]
-
-    def load(
-        self,
-        states: list[dict],
-        *,
-        live_brokers=None,
-        controller_id: int | None = None,
-        controller_epoch: int | None = None,
-    ) -> None:
-        """The state a broker starts the run with (as if its last UpdateMetadata came before t=0)."""
-        if live_brokers is not None:
-            self.live_brokers = set(live_brokers)
-        if controller_id is not None:
-            self.controller_id = controller_id
-        if controller_epoch is not None:
-            self.controller_epoch = controller_epoch
-        for st in states:
-            self.partitions[(st["topic"], st["partition"])] = {
-                "leader": st["leader"],
-                "leader_epoch": st.get("leader_epoch", 0),
-                "isr": list(st.get("isr", ())),
-                "replicas": list(st.get("replicas", ())),
-            }
-
-    def update(
-        self,
-        states: list[dict],
-        correlation_id: int,
-        sent_ms: float,
-        now: float,
-        *,
-        live_brokers=None,
-        controller_id: int | None = None,
-        controller_epoch: int | None = None,
-    ) -> str:
-        """Apply an UpdateMetadata; ``STALE_CONTROLLER_EPOCH`` (and nothing applied) from an older controller."""
-        if controller_epoch is not None:
-            if controller_epoch < self.controller_epoch:
-                return "STALE_CONTROLLER_EPOCH"
-            self.controller_epoch = controller_epoch
-        if live_brokers is not None:
-            self.live_brokers = set(live_brokers)
-        if controller_id is not None:
-            self.controller_id = controller_id
-        for st in states:
-            tp = (st["topic"], st["partition"])
-            if st["leader"] == -2:
-                self.partitions.pop(tp, None)
-            else:
-                self.partitions[tp] = {
-                    "leader": st["leader"],
-                    "leader_epoch": st.get("leader_epoch", 0),
-                    "isr": list(st.get("isr", ())),
-                    "replicas": list(st.get("replicas", ())),
-                }
-            self.applied.append((now, tp[0], tp[1], st["leader"], st.get("leader_epoch", 0)))
-        self.updates.append((correlation_id, sent_ms, now))
-        return "NONE"
-
-    def describe(self, tps) -> dict:
-        """A Metadata response's partitions: ``{tp: (error, leader, leader_epoch)}``."""
-        out = {}
-        for tp in tps:
-            st = self.partitions.get(tp)
-            if st is None:
-                out[tp] = ("UNKNOWN_TOPIC_OR_PARTITION", -1, -1)
-            elif st["leader"] < 0 or (self.live_brokers and st["leader"] not in self.live_brokers):
-                out[tp] = ("LEADER_NOT_AVAILABLE", -1, st["leader_epoch"])
-            else:
-                out[tp] = ("NONE", st["leader"], st["leader_epoch"])
-        return out

@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from .apis import default_costs
+from ..common.options import check_options
+from ..server.apis import default_costs
 from .controller_scale import CALIBRATION
-from .options import check_options
 from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, ZooKeeper
 
 __all__ = [
@@ -536,7 +536,7 @@ ZOMBIE_PARTITIONS = {
 ZOMBIE_CAUSES = ("gc_pause", "znode_deleted")
 
 #: what :func:`zombie_controller`'s times accept, when given: (whole number?, least value, excluded?)
-#: (:func:`~kafka_lab.sim.options.check_options`); ``pause_at_ms`` comes after the first election (at most 50 ms)
+#: (:func:`~kafka_lab.sim.common.options.check_options`); ``pause_at_ms`` comes after the first election (at most 50 ms)
 _ZOMBIE_RANGES = {
     "pause_ms": (False, 0, False),
     "reconnect_ms": (False, 0, False),
@@ -687,7 +687,7 @@ def _damage(w: _World, beliefs: pd.DataFrame) -> dict:
 
 
 #: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?)
-#: (:func:`~kafka_lab.sim.options.check_options`)
+#: (:func:`~kafka_lab.sim.common.options.check_options`)
 _RESTART_RACE_RANGES = {"restart_ms": (False, 0, True), "backlog_ms": (False, 0, False)}
 
 

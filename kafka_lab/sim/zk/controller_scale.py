@@ -4,7 +4,7 @@ Everything here is built from per-operation mechanisms, with partition state in 
 
 - ZooKeeper requests go through one client, serial (1.0's ZkClient) or pipelined with
   ``zookeeper.max.in.flight.requests`` = 10 (1.1+), with the timing of :mod:`.zookeeper`
-  (:func:`~kafka_lab.sim.zookeeper.pipeline_completions`: each request's latency drawn per request);
+  (:func:`~kafka_lab.sim.zk.zookeeper.pipeline_completions`: each request's latency drawn per request);
 - **controlled shutdown** (``KafkaController.doControlledShutdown``): for each partition the broker
   leads, read its state znode, write the new leader (the next live replica) conditionally, then
   ``LeaderAndIsr`` to the replicas and ``UpdateMetadata`` to every live broker; for each partition it
@@ -26,12 +26,12 @@ Everything here is built from per-operation mechanisms, with partition state in 
   acts, then elects leaders for the partitions the dead broker led (1.0: one after another, 1.1+:
   pipelined; either way the new leaders hear of it in one batch of requests at the end);
 - controller-to-broker requests: one per broker in flight (``ControllerChannelManager``), each costing
-  the receiving broker's handler the request's :func:`~kafka_lab.sim.apis.default_costs` (the same cost
+  the receiving broker's handler the request's :func:`~kafka_lab.sim.server.apis.default_costs` (the same cost
   models as the broker model of lab 03).
 
 :data:`CALIBRATION` lists every number with its source; :func:`calibration_table` sets the model beside
 the published figures. :func:`controlled_shutdown_closed_form` and :func:`failover_closed_form` are the
-same mechanisms with constant latencies (:func:`~kafka_lab.sim.zookeeper.pipeline_time`); the simulation
+same mechanisms with constant latencies (:func:`~kafka_lab.sim.zk.zookeeper.pipeline_time`); the simulation
 matches them exactly without jitter and closely with it (tests/test_controller_scale.py).
 """
 
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .apis import default_costs
+from ..server.apis import default_costs
 from .zookeeper import pipeline_completions, pipeline_time
 
 __all__ = [

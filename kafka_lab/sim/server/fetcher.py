@@ -1,4 +1,4 @@
-"""Followers are brokers: replica fetcher threads and the AlterIsr channel (Kafka 2.8).
+"""Followers are brokers: replica fetcher threads (Kafka 2.8).
 
 A broker that follows partitions runs ``ReplicaFetcherManager``: with ``num.replica.fetchers=1`` one
 :class:`ReplicaFetcherThread` per leader broker. The thread is a client of the leader like any
@@ -25,13 +25,8 @@ refused, is ``AbstractFetcherThread.processFetchRequest``'s exception: the threa
 not already delayed by ``replica.fetch.backoff.ms`` more (``handlePartitionsWithErrors``), and the next
 fetch connects again (``ReplicaFetcherBlockingSend`` closes the client on any error).
 
-:class:`AlterIsrManager` is ``DefaultAlterIsrManager``: ISR changes a leader wants are queued and sent
-to the controller as one ``AlterIsr`` request at a time (through the controller broker's inter-broker
-listener); the answer is applied per partition. A failed request (an error, a lost connection, a
-refused one) is retried after 50 ms, on a new connection if the old one is closed.
-
-Both are threads of the broker's process (:mod:`.node`): when it stops they stop, their connections
-close, and what they had in hand (a fetch in flight, ISR changes not sent) is gone.
+The fetcher threads are threads of the broker's process (:mod:`.node`): when it stops they stop, their
+connections close, and what they had in hand (a fetch in flight) is gone.
 
 Simplification: the threads of a restarted broker continue the correlation ids of the last process's (Kafka's
 new ``NetworkClient`` starts again at 0), so that in a broker's request log a client and a correlation id name
@@ -42,15 +37,13 @@ from __future__ import annotations
 
 from itertools import count
 
-from .network import DISCONNECTED, ConnectionRefused
-from .records import IN_FLIGHT, Request
+from ..network.request import Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
 
-__all__ = ["ReplicaFetcherManager", "ReplicaFetcherThread", "AlterIsrManager", "REPLICA_FETCH_BACKOFF_MS"]
+__all__ = ["ReplicaFetcherManager", "ReplicaFetcherThread", "REPLICA_FETCH_BACKOFF_MS"]
 
 #: replica.fetch.backoff.ms (2.8 default)
 REPLICA_FETCH_BACKOFF_MS = 1000.0
-#: DefaultAlterIsrManager retries a failed request after 50 ms
-ALTER_ISR_RETRY_MS = 50.0
 
 
 class ReplicaFetcherManager:
@@ -240,76 +233,3 @@ class ReplicaFetcherThread:
         if f_epoch != leader_epoch:  # an epoch unknown to the follower: truncate to its own, ask again
             return min(f_end, leo)
         return min(f_end, leader_end, leo)
-
-
-class AlterIsrManager:
-    """Sends a broker's ISR changes to the controller: one AlterIsr in flight, changes batched.
-
-    It connects to the controller's endpoint of the listener *this* broker's config names for the controller
-    (``MetadataCacheControllerNodeProvider``, 2.8: ``control.plane.listener.name``, else the inter-broker
-    listener), which the controller's broker serves on its control plane if it names it too: the control
-    plane's two sides, in the other direction."""
-
-    def __init__(self, broker, cluster):
-        self.broker = broker
-        self.cluster = cluster
-        self.env = broker.env
-        self.pending: dict = {}  # tp -> (leader_epoch, new isr, zk_version)
-        self.in_flight = False
-        self.connection = None
-        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-isr", count())
-        self.sent = 0
-
-    def submit(self, partition, new_isr: list) -> None:
-        self.pending[partition.tp] = (partition.leader_epoch, list(new_isr), partition.zk_version)
-        self._pump()
-
-    def _pump(self) -> None:
-        if self.in_flight or not self.pending:
-            return
-        controller = self.cluster.controller_broker()
-        if controller is None:
-            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
-            return
-        if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
-            try:
-                self.connection = controller.connect(
-                    self.broker.config.controller_to_broker_listener_name,
-                    f"broker-{self.broker.id}-alter-isr",
-                    client_host=f"10.0.1.{self.broker.id % 250}",
-                )
-            except ConnectionRefused:  # the controller's broker is not running: try again later
-                self.connection = None
-                self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
-                return
-        items, self.pending = self.pending, {}
-        self.in_flight = True
-        req = Request(
-            "AlterIsr",
-            next(self._correlation),
-            f"broker-{self.broker.id}-alter-isr",
-            partitions=tuple(items),
-            payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
-            on_done=self._answered,
-        )
-        self.sent += 1
-        self.cluster.log.append(req)
-        self.connection.send(req)
-
-    def close(self) -> None:
-        """The process stopped: its connection to the controller closes; the changes not sent are gone."""
-        if self.connection is not None:
-            self.connection.close()
-        self.pending = {}
-
-    def _answered(self, req) -> None:
-        self.in_flight = False
-        rm = self.broker.replica_manager
-        if req.error not in ("NONE", IN_FLIGHT) or req.result is None:
-            for tp, item in req.payload["items"].items():  # retry the whole batch later
-                self.pending.setdefault(tp, item)
-            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
-            return
-        for tp, (err, isr, epoch, version) in req.result.items():
-            rm.isr_changed(tp, isr, epoch, version, err)
-        self._pump()

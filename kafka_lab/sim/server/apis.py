@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .distributions import Distribution, Exponential, as_distribution
-from .records import IN_FLIGHT
+from ..common.distributions import Distribution, Exponential, as_distribution
+from ..network.request import IN_FLIGHT
 
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
 

@@ -215,7 +215,7 @@ class ModelSettings:
 
     - ``network_read_ms`` / ``network_send_ms``: a processor's time to read one request / write one
       response (small; 0 makes the network free, as queueing theory assumes);
-    - ``costs``: service-time models per API (see :func:`kafka_lab.sim.apis.default_costs`), merged
+    - ``costs``: service-time models per API (see :func:`kafka_lab.sim.server.apis.default_costs`), merged
       over the defaults;
     - ``prioritise_controller_requests``: KIP-291's *rejected alternative*: controller requests jump
       ahead inside the shared data queue (only meaningful without a control plane);

@@ -18,7 +18,7 @@ of the run (a partition's leader is the controller's, its log the partition's tr
                removes it. For ``acks=0``, a batch some leader appended, then lost, as above
 ``unwritten``  ``acks=0`` only: done for its producer once sent (no answer is expected), never
                appended to any log: a broker no longer leading its partition refused it (and closed
-               the connection, :mod:`.apis`), or it was lost in a connection that closed before the
+               the connection, :mod:`kafka_lab.sim.server.apis`), or it was lost in a connection that closed before the
                broker read it
 ``failed``     an error returned to the application (not retriable, retries or
                ``delivery.timeout.ms`` exhausted)

@@ -1,4 +1,4 @@
-"""Clients of a cluster with their own metadata: the producer (Kafka 2.8 defaults) and a consumer.
+"""A client of a cluster with its own metadata: the producer (Kafka 2.8 defaults).
 
 A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempotence=false``):
 
@@ -42,9 +42,6 @@ Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: `
 ``delivery.timeout.ms=120000``, ``max.in.flight.requests.per.connection=5``,
 ``metadata.max.age.ms=300000``, ``linger.ms=0`` (a batch is ready at once), ``reconnect.backoff.ms=50``,
 ``reconnect.backoff.max.ms=1000``.
-
-A :class:`KafkaConsumer` polls each partition's leader every ``poll_interval_ms`` and reads what lies
-below the high watermark (``Fetch`` without long poll).
 """
 
 from __future__ import annotations
@@ -57,12 +54,28 @@ import numpy as np
 
 from kafka_lab.listeners.endpoint import java_trim
 
-from .distributions import Exponential
-from .network import DISCONNECTED, ConnectionRefused
-from .records import NAN, Request
-from .replica import INVALID_METADATA_ERRORS, RETRIABLE_ERRORS
+from ..common.distributions import Exponential
+from ..network.request import NAN, Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
 
-__all__ = ["KafkaProducer", "KafkaConsumer", "ProducerBatch", "PRODUCER_DEFAULTS"]
+__all__ = ["KafkaProducer", "ProducerBatch", "PRODUCER_DEFAULTS", "RETRIABLE_ERRORS", "INVALID_METADATA_ERRORS"]
+
+#: errors whose exception is a ``RetriableException`` (producer retries them)
+RETRIABLE_ERRORS = frozenset(
+    {
+        "NOT_LEADER_OR_FOLLOWER",
+        "REQUEST_TIMED_OUT",
+        "NOT_ENOUGH_REPLICAS",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "NETWORK_EXCEPTION",
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "LEADER_NOT_AVAILABLE",
+    }
+)
+#: ``InvalidMetadataException`` subclasses: the producer also refreshes its metadata
+INVALID_METADATA_ERRORS = frozenset(
+    {"NOT_LEADER_OR_FOLLOWER", "NETWORK_EXCEPTION", "UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"}
+)
 
 PRODUCER_DEFAULTS = {
     "acks": 1,
@@ -714,58 +727,3 @@ class KafkaProducer(_MetadataClient):
             b.outcome, b.error, b.done_ms = "failed", err, now
             b.wrong_leader_ms = b.wrong_leader_ms_at(now)  # a refused batch that fails lost the time until then
             b.refused_sent_ms = NAN
-
-
-class KafkaConsumer(_MetadataClient):
-    """Reads every partition of a topic up to its high watermark, polling each leader."""
-
-    def __init__(
-        self,
-        cluster,
-        client_id: str,
-        *,
-        topic: str,
-        poll_interval_ms: float = 50.0,
-        retry_backoff_ms: float = 100.0,
-        metadata_max_age_ms: float = 300000.0,
-    ):
-        if not poll_interval_ms > 0:
-            raise ValueError(f"poll_interval_ms must be > 0, got {poll_interval_ms!r}")
-        super().__init__(
-            cluster, client_id, topic=topic, retry_backoff_ms=retry_backoff_ms, metadata_max_age_ms=metadata_max_age_ms
-        )
-        self.poll_interval_ms = poll_interval_ms
-        self.positions: dict = {}
-        self.consumed = 0
-        self.maybe_refresh()
-        self.env.process(self._run())
-
-    def _run(self):
-        while True:
-            yield self.env.timeout(self.poll_interval_ms)
-            per_node: dict = {}
-            for tp, (leader, _e) in self.leaders.items():
-                if leader >= 0:
-                    per_node.setdefault(leader, []).append(tp)
-            for bid, tps in per_node.items():
-                if self.in_flight.get(bid, 0):
-                    continue
-                req = Request(
-                    "Fetch",
-                    0,
-                    self.client_id,
-                    partitions=tuple(tps),
-                    payload={"replica_id": -1, "offsets": {tp: self.positions.get(tp, 0) for tp in tps}},
-                    on_done=lambda r, bid=bid: self._answered(r, bid),
-                )
-                self._send(bid, req)
-            if self.update_requested:
-                self.maybe_refresh()
-
-    def _answered(self, req, bid) -> None:
-        self.in_flight[bid] -= 1
-        for tp, (hw, n) in (req.result or {}).items():
-            self.consumed += n
-            self.positions[tp] = max(self.positions.get(tp, 0), hw)
-        if req.partition_errors:
-            self.request_update()

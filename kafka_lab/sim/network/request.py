@@ -45,7 +45,16 @@ from array import array
 import numpy as np
 import pandas as pd
 
-__all__ = ["Request", "RequestLog", "RequestRecord", "requests_frame", "TIMING_COLUMNS", "IN_FLIGHT", "STREAMED_APIS"]
+__all__ = [
+    "Request",
+    "RequestLog",
+    "RequestRecord",
+    "requests_frame",
+    "TIMING_COLUMNS",
+    "PHASE_STARTS",
+    "IN_FLIGHT",
+    "STREAMED_APIS",
+]
 
 IN_FLIGHT = "IN_FLIGHT"
 NAN = float("nan")
@@ -60,6 +69,15 @@ TIMING_COLUMNS = [
     "sendTime",
     "totalTime",
 ]
+#: the phases of a request's life, in the order it lives them, each with the timestamp column its time starts at (the
+#: next phase's is its end); throttleTime (0: the model throttles nothing) and totalTime are no phases of their own
+PHASE_STARTS = dict(
+    zip(
+        [c for c in TIMING_COLUMNS if c not in ("throttleTime", "totalTime")],
+        ["sent_ms", "start_ms", "dequeue_ms", "api_local_complete_ms", "response_complete_ms", "response_dequeue_ms"],
+        strict=True,
+    )
+)
 
 #: APIs whose answered requests the log keeps as columns only (the rest stay whole, response included)
 STREAMED_APIS = frozenset({"Produce", "Fetch"})

@@ -5,7 +5,7 @@ on a listener, the way a real client connects to an advertised endpoint. Open-lo
 Poisson times (rate in requests per second of simulated time) regardless of how the broker is
 doing; requests written to a connection whose previous request is still being handled wait in the
 socket (the broker reads one request per connection at a time). Each request becomes one
-:class:`~kafka_lab.sim.records.Request`, kept in the scenario's request log.
+:class:`~kafka_lab.sim.network.request.Request`, kept in the scenario's request log.
 
 - :class:`Producer`: ``Produce`` with ``acks`` 0, 1 or -1 (all), ``records`` per partition.
 - :class:`Consumer`: consumer ``Fetch`` (no long poll).
@@ -13,13 +13,13 @@ socket (the broker reads one request per connection at a time). Each request bec
 
 These are lab 03's open-loop clients of one broker, with fixed partitions and no metadata of their
 own; the clients of a cluster, with metadata, retries and a ledger, are in :mod:`.producer`. Followers
-and the controller are brokers of the cluster (:mod:`.fetcher`, :mod:`.controller`).
+and the controller are brokers of the cluster (:mod:`kafka_lab.sim.server.fetcher`, :mod:`kafka_lab.sim.zk.controller`).
 """
 
 from __future__ import annotations
 
-from .distributions import Exponential
-from .records import Request
+from ..common.distributions import Exponential
+from ..network.request import Request
 
 __all__ = ["Producer", "Consumer", "MetadataClient"]
 

@@ -67,9 +67,9 @@ from collections import deque
 
 import numpy as np
 
-from .apis import CONTROLLER_APIS
-from .network import DISCONNECTED, ConnectionRefused
-from .records import Request
+from ..network.request import Request
+from ..network.socket_server import DISCONNECTED, ConnectionRefused
+from ..server.apis import CONTROLLER_APIS
 
 #: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
 CONTROLLER_SEND_RETRY_MS = 100.0
@@ -224,7 +224,7 @@ class Controller:
     def _process(self, gen, at_ms: float = -math.inf):
         """Start controller work (a simpy generator). From ``at_ms`` on (when it is the controller's to do: an
         admin request, a ZooKeeper notification arriving then) it belongs to the active controller's broker
-        process (:mod:`.node`): it does nothing if that process has stopped, and stops where it waits if the
+        process (:mod:`kafka_lab.sim.server.node`): it does nothing if that process has stopped, and stops where it waits if the
         process stops meanwhile, as the controller's event thread does with its JVM. Before ``at_ms``, or with
         no active controller, it runs unbound (and its steps check for a controller themselves)."""
         return self.env.process(self._owned(gen, at_ms))

@@ -10,7 +10,7 @@ Both planes hand requests to the same ``KafkaApis`` and the same replica manager
 Clients and the controller are separate processes: they :meth:`Broker.connect` to a listener of a
 broker, as a real client opens a socket to an advertised endpoint.
 
-The broker's threads and timers belong to its process (:class:`~kafka_lab.sim.node.Node`). What outlives
+The broker's threads and timers belong to its process (:class:`~kafka_lab.sim.server.node.Node`). What outlives
 a process is what a restarted broker finds again: its configuration, its listeners (the acceptors' ports),
 its logs, the request handlers' cost model (one random stream per broker), and its metrics' history.
 Everything else is made new at each start-up (:meth:`Broker.start_up`): request queues, processors,
@@ -23,8 +23,10 @@ are gone, its threads idle), where Kafka's JMX would have nothing at all.
 
 from __future__ import annotations
 
+from ..common.metrics import Metrics
+from ..network.request_channel import RequestQueue
+from ..network.socket_server import Acceptor, Processor
 from .apis import KafkaApis, default_costs
-from .channel import RequestQueue
 from .config import (
     CONTROL_PLANE_HANDLERS,
     CONTROL_PLANE_PROCESSORS,
@@ -33,11 +35,10 @@ from .config import (
     ModelSettings,
 )
 from .handlers import RequestHandlerPool
-from .metrics import Metrics
-from .network import Acceptor, Processor
+from .metadata_cache import MetadataCache
 from .node import Node
 from .purgatory import FetchPurgatory, ProducePurgatory
-from .replica import MetadataCache, ReplicaManager
+from .replica_manager import ReplicaManager
 
 __all__ = ["Broker", "Plane"]
 
@@ -163,7 +164,8 @@ class Broker:
             cp = self.planes["control"]
             cp.handlers = RequestHandlerPool(env, cp, CONTROL_PLANE_HANDLERS, self.apis, node=node)
         if self.cluster is not None:
-            from .fetcher import AlterIsrManager, ReplicaFetcherManager
+            from .alter_isr import AlterIsrManager
+            from .fetcher import ReplicaFetcherManager
 
             self.fetchers = rm.fetchers = ReplicaFetcherManager(self, self.cluster, settings.replica_append_ms)
             self.alter_isr = AlterIsrManager(self, self.cluster)
@@ -180,7 +182,7 @@ class Broker:
 
     @property
     def online(self) -> bool:
-        """Whether its process is running (False from a shutdown to the next start-up, :mod:`.lifecycle`)."""
+        """Whether its process is running (False from a shutdown to the next start-up, :mod:`kafka_lab.sim.zk.lifecycle`)."""
         return self.node.alive
 
     def shut_down(self) -> None:
@@ -216,7 +218,7 @@ class Broker:
 
     def connect(self, listener: str, client_id: str, client_host: str = "10.0.0.1", on_disconnect=None):
         """Open a connection to ``listener`` (the acceptor assigns it a processor); ``on_disconnect(connection)``
-        is called if the broker closes it. :class:`~kafka_lab.sim.network.ConnectionRefused` when the broker's
+        is called if the broker closes it. :class:`~kafka_lab.sim.network.socket_server.ConnectionRefused` when the broker's
         process is not running."""
         try:
             acceptor = self.acceptors[listener]
@@ -228,6 +230,6 @@ class Broker:
 
     def controller_connection(self, listener: str, controller_id: int):
         """The connection controller ``controller_id`` opens to ``listener``, the name *its* config picks
-        (:func:`~kafka_lab.sim.controller.controller_route`); this broker's acceptor for that listener puts it on
+        (:func:`~kafka_lab.sim.zk.controller.controller_route`); this broker's acceptor for that listener puts it on
         the control plane if this broker's ``control.plane.listener.name`` names it, else on the data plane."""
         return self.connect(listener, f"controller-{controller_id}", client_host="10.0.0.100")

@@ -1,35 +1,8 @@
-"""A broker's restart and the controller moving, inside the cluster model (Kafka 2.8).
+"""Lab 07's last in-sync replica: a partition loses both its brokers, and who may lead it again (Kafka 2.8).
 
-**A restart** (:func:`restart_broker`), as ``KafkaServer.shutdown`` and ``startup`` do it:
-
-1. *controlled shutdown*: the broker sends ``ControlledShutdown`` (its id and broker epoch) to the
-   controller's broker on the inter-broker listener, through that broker's request path; the
-   controller moves leadership of the partitions it leads and stops its follower replicas
-   (:meth:`~kafka_lab.sim.controller.Controller.handle_controlled_shutdown`) and answers with the
-   partitions it still leads. An error or a partition left is retried after
-   ``controlled.shutdown.retry.backoff.ms`` (5000), up to ``controlled.shutdown.max.retries`` (3) times;
-2. *shut down*: its process ends (:mod:`.node`): every thread stops with what it had in hand, every
-   connection closes (a request in flight fails ``NETWORK_EXCEPTION`` at its client, as a disconnection
-   does), new connections are refused, and its ZooKeeper session closes, so its
-   registration znode is gone: the controller hears of it a ZooKeeper round trip later
-   (:meth:`~kafka_lab.sim.controller.Controller.on_broker_failure`). When the broker *is* the
-   controller, ``/controller`` goes with the session and the other brokers elect a new controller
-   (:meth:`~kafka_lab.sim.controller.Controller.fail_over`);
-3. *down* for ``down_ms``: what a real restart spends on the JVM, log recovery and registration is
-   one gap here, with nothing logged;
-4. *start-up*: a new process on the same logs, with a new broker epoch (KIP-380: the registration
-   znode's new ``czxid``); the controller sends it the cluster's state and a LeaderAndIsr for each
-   replica it holds (:meth:`~kafka_lab.sim.controller.Controller.on_broker_startup`); it truncates and
-   fetches as a follower until the leaders take it back into their ISRs.
-
-Leadership does not come back by itself: the controller's preferred-replica election does that
-(``auto.leader.rebalance.enable``; :meth:`~kafka_lab.sim.controller.Controller.elect_leader`).
-
-**A controller move** (:func:`move_controller`): ``/controller`` deleted while its broker stays up
-(an operator forcing a re-election); the same election as above, with every broker alive.
-
-Each broker keeps what happened to it in ``Broker.lifecycle`` (time, event, detail) and the controller
-in ``Controller.events``: the records the logs are written from.
+A scripted run on the cluster (:class:`~kafka_lab.sim.cluster.Cluster`), with two restarts
+(:func:`~kafka_lab.sim.zk.lifecycle.restart_broker`): :func:`last_isr_member` says what it measures, and
+:func:`last_isr_run` keeps one run per setting for the lab's table and its exercises.
 """
 
 from __future__ import annotations
@@ -37,96 +10,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from .network import ConnectionRefused
-from .records import Request
+from .cluster import Cluster, advance
+from .zk.lifecycle import CONTROLLED_SHUTDOWN_MAX_RETRIES, CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
 
-__all__ = [
-    "restart_broker",
-    "move_controller",
-    "CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS",
-    "CONTROLLED_SHUTDOWN_MAX_RETRIES",
-    "LastIsrMember",
-    "last_isr_member",
-    "last_isr_run",
-]
+__all__ = ["LastIsrMember", "last_isr_member", "last_isr_run"]
 
-#: ``controlled.shutdown.retry.backoff.ms`` and ``controlled.shutdown.max.retries`` (2.8 defaults)
-CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000.0
-CONTROLLED_SHUTDOWN_MAX_RETRIES = 3
-
-
-def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> None:
-    """Schedule ``broker_id``'s restart: controlled shutdown at ``at_ms``, start-up ``down_ms`` after it stops."""
-    if broker_id not in cluster.brokers:
-        raise ValueError(f"broker {broker_id} is not in the cluster {sorted(cluster.brokers)}")
-    if not down_ms >= 0:
-        raise ValueError(f"down_ms is a time in ms, at least 0, got {down_ms!r}")
-    env, ctl, broker = cluster.env, cluster.controller, cluster.brokers[broker_id]
-
-    def run():
-        if at_ms > env.now:
-            yield env.timeout(at_ms - env.now)
-        broker.lifecycle.append((env.now, "shutting_down", None))
-        broker.lifecycle.append((env.now, "controlled_shutdown_started", None))
-        t0 = env.now
-        for attempt in range(CONTROLLED_SHUTDOWN_MAX_RETRIES):
-            if attempt:
-                broker.lifecycle.append((env.now, "controlled_shutdown_retry", None))
-            controller = cluster.controller_broker()
-            req = conn = None
-            if controller is not None:
-                try:
-                    conn = controller.connect(
-                        controller.config.inter_broker_listener_name,
-                        str(broker_id),
-                        client_host=f"10.0.1.{broker_id % 250}",
-                    )
-                except ConnectionRefused:  # the controller's broker is not running: this attempt fails
-                    conn = None
-            if conn is not None:
-                done = env.event()
-                req = Request(
-                    "ControlledShutdown",
-                    0,
-                    str(broker_id),
-                    payload={"broker_id": broker_id, "broker_epoch": broker.broker_epoch},
-                    on_done=lambda r, done=done: done.succeed(r),
-                )
-                cluster.log.append(req)
-                conn.send(req)
-                yield done
-            if req is not None and req.error == "NONE" and not req.result:
-                broker.lifecycle.append((env.now, "controlled_shutdown_succeeded", env.now - t0))
-                break
-            broker.lifecycle.append(
-                (env.now, "controlled_shutdown_failed", None if req is None else (req.error, tuple(req.result or ())))
-            )
-            yield env.timeout(CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
-        else:
-            broker.lifecycle.append((env.now, "unclean_shutdown", None))
-        broker.shut_down()
-        broker.lifecycle.append((env.now, "shut_down", None))
-        if ctl.id == broker_id:  # its session held /controller too
-            ctl.live_brokers.discard(broker_id)
-            ctl.shutting_down.discard(broker_id)
-            ctl.fail_over(at_ms=env.now, rng=cluster.rng("controller-election"))
-        else:
-            ctl.on_broker_failure(broker_id, at_ms=env.now + ctl.zk_latency_ms)
-        yield env.timeout(down_ms)
-        broker.lifecycle.append((env.now, "starting", None))
-        broker.start_up(1 + max(b.broker_epoch for b in cluster.brokers.values()))
-        broker.lifecycle.append((env.now, "started", broker.broker_epoch))
-        ctl.on_broker_startup(broker_id, at_ms=env.now + ctl.zk_latency_ms)
-
-    env.process(run())
-
-
-def move_controller(cluster, *, at_ms: float) -> None:
-    """``/controller`` is deleted at ``at_ms`` with every broker up: a new election (see the module)."""
-    cluster.controller.fail_over(at_ms=at_ms, rng=cluster.rng("controller-election"))
-
-
-# -- every in-sync replica gone -------------------------------------------------------------------------------
+#: the topic of the run
 LAST_ISR_TOPIC = "orders"
 #: :func:`last_isr_member`'s timeline (simulated ms): when the restarts start, and when the two brokers are back
 #: (about: a broker is down for a fixed time after it stops, and broker 2's stop waits for its shutdown's retries)
@@ -151,7 +40,7 @@ class LastIsrMember:
     controller: tuple  # (id, epoch) of the controller that tried them (one all along: no controller moves here)
     leo_at_stop: dict  # broker -> its replica's log end offset when it stopped
     hw_at_stop: dict  # broker -> its replica's high watermark when it stopped
-    outcomes: dict  # the ledger: batches per outcome (kafka_lab.sim.ledger.OUTCOMES)
+    outcomes: dict  # the ledger: batches per outcome (kafka_lab.sim.clients.ledger.OUTCOMES)
     unclean: bool = False  # the topic's unclean.leader.election.enable
     isr_elected: list = field(default_factory=list)  # the ISR the controller wrote with the election that ended it
     unclean_elections: int = 0  # of them, unclean: a leader from outside the ISR
@@ -187,8 +76,6 @@ def last_isr_member(
     first. With ``unclean=True``, broker 3 coming back first is elected at once, out of sync; broker 2 then
     returns as its follower and truncates what only it had: acknowledged records, lost.
     """
-    from .cluster import Cluster, advance
-
     if first_back not in (2, 3):
         raise ValueError(f"first_back is the broker that comes back first, 2 or 3, got {first_back!r}")
     if not isinstance(unclean, bool):

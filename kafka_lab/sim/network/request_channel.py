@@ -10,7 +10,7 @@ and the processor with it. Request handler threads *take* from the head.
 They still count against the same capacity, and they still have to be read first by a processor
 that may be blocked on a full queue, which is why the KIP rejected it.
 
-Each plane's response queues (one per processor) live on the processors (see :mod:`.network`).
+Each plane's response queues (one per processor) live on the processors (see :mod:`.socket_server`).
 
 Simplification: when several processors are blocked on a full queue, the model lets them in in the
 order they blocked; Kafka's ``ArrayBlockingQueue`` (a non-fair lock) promises no order among them.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .metrics import Gauge
+from ..common.metrics import Gauge
 
 __all__ = ["RequestQueue"]
 

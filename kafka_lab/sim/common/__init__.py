@@ -1,0 +1,10 @@
+"""What every part of the model uses; Kafka keeps its counterparts in ``org.apache.kafka.common`` and ``kafka.metrics``.
+
+- :mod:`.metrics`: metrics on the simulated clock under Kafka's names (gauges, thread-pool idle ratios), each an
+  exact change log, sampled as a JMX poller would (``KafkaMetricsGroup``, ``org.apache.kafka.common.metrics``);
+- :mod:`.distributions`: the service-time and arrival distributions, each drawing from a seeded stream;
+- :mod:`.theory`: the queueing formulas the model is tested against (Erlang C, M/M/c);
+- :mod:`.options`: the one check of the scripted runs' own numeric options (not Kafka settings).
+
+Nothing here imports the rest of :mod:`kafka_lab.sim`.
+"""

@@ -1,0 +1,18 @@
+"""The controller in ZooKeeper mode, as Kafka's ``kafka.controller`` and ``kafka.zk`` / ``kafka.zookeeper``.
+
+- :mod:`.controller`: the controller of a cluster (``KafkaController``): partition state, its ZooKeeper writes,
+  elections, AlterIsr, controlled shutdown, broker failure and start-up, and its channel to the brokers
+  (``ControllerChannelManager``);
+- :mod:`.zookeeper`: ZooKeeper as the controller uses it: znodes with versions, sessions, watches, conditional
+  writes and ``multi``; a serial (1.0) or pipelined (1.1+, ``ZooKeeperClient``) client;
+- :mod:`.controller_scale`: the controller at 100 to 100k partitions, in arrays (lab 07): controlled shutdown and
+  failover, 1.0 against 1.1+, with the calibration table;
+- :mod:`.fencing`: controller election, the zombie controller and KIP-380's broker bounce, in a small world of
+  their own (lab 07);
+- :mod:`.lifecycle`: a broker's restart in the cluster (controlled shutdown, down, start-up with a new broker
+  epoch) and the controller moving to another broker.
+
+The controller imports the network layer (connections, request records) and the server's request names and
+costs (:mod:`kafka_lab.sim.server.apis`), never the clients. The KRaft controller will live beside it, in
+:mod:`kafka_lab.sim.kraft`.
+"""
