@@ -20,11 +20,9 @@ Lines are split by Spark's text reader (Hadoop's ``LineReader``): at ``\\n``, ``
 as Python's ``open()`` splits them in its default newline mode, and as the reference parser splits what
 it is given; a ``\\r`` inside a log4j message therefore ends a line in both.
 
-**One pass classifies** (:func:`_classify`): ``regexp_replace`` turns a whole record into its fields,
-separated by Latin-1 control characters (:data:`_MARK`, :data:`_SEP`: a character outside Latin-1 would
-make Java build every result in UTF-16), on the line's first 160 characters and last 128 bytes (where a
-record's start and end lie; the whole line when those two do not decide), and the message is cut from the
-line by bytes;
+**One pass classifies** (:func:`_classify`): one ``regexp_replace`` per line turns a whole record into
+its fields, separated by Latin-1 control characters (:data:`_MARK`, :data:`_SEP`: a character outside
+Latin-1 would make Java build every result in UTF-16), and the message is cut from the line by bytes;
 ``HEAD`` and ``CONTINUATION`` are tried only on the lines that are not whole records. Everything else
 derives from that one result:
 
@@ -381,23 +379,11 @@ def _numbered_lines(spark, logdir, files, whole: bool):
 #: marks a whole record's result in ``regexp_replace`` and separates its fields: Latin-1 control characters,
 #: so that Java keeps the result in one byte a character
 _MARK, _SEP = "\u0001", "\u0002"
-#: a whole record's fields, in the order the replacements below give them: the start span (the prefix, the
-#: date and the level, with the spaces after it), the prefix, the bracketed date, the bare date, the level;
-#: the end span (`` (logger:line) [thread]``), the logger, the source line, the thread
-_FIELDS = ("start", "prefix", "date1", "date2", "level", "end", "logger", "source_line", "thread")
 #: a whole record (:data:`layout.RECORD`) with its two spans around the message as groups: 1 the start span
 #: (2 prefix, 3 bracketed date, 4 bare date, 5 level), 6 the end span (7 logger, 8 source line, 9 thread)
 _SPANS = "(" + layout.RECORD_START + ")(?:.*)(" + layout.RECORD_END + ")"
-_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 10))
-#: the start span alone (groups 1-5 as in :data:`_SPANS`), looked for in a line's first :data:`_LEFT_CHARS`
-#: characters; and the end span alone (groups 1-4: the end span, logger, source line, thread), in its last
-#: :data:`_RIGHT_BYTES` bytes
-_LEFT = "(" + layout.RECORD_START + ")(?:.*)$"
-_LEFT_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 6))
-_RIGHT = "^(?:.*)(" + layout.RECORD_END + ")"
-_RIGHT_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in range(1, 5))
-_LEFT_CHARS = 160
-_RIGHT_BYTES = 128
+_FIELDS = ("start", "end", "prefix", "date1", "date2", "level", "logger", "source_line", "thread")
+_REPLACEMENT = _MARK + _SEP.join(f"${g}" for g in (1, 6, 2, 3, 4, 5, 7, 8, 9))
 #: a head (:data:`layout.HEAD`): 1 the start span (2 prefix, 3 and 4 the date, 5 level)
 _HEAD_SPAN = "(" + layout.RECORD_START + ")(?:.*)$"
 
@@ -417,67 +403,31 @@ def _classify(lines, max_line_bytes: int):
     from pyspark.sql import functions as F
 
     text = F.col("text")
-    n_bytes = F.octet_length(text)
-    too_long = n_bytes > F.lit(max_line_bytes)
-    # The two spans are looked for first in two short windows of the line, not in the whole line: Java's regex
-    # walks every character of a 1.4 kB request line to reach its end, and decodes it to a Java string first.
-    # This gives the whole-line match exactly when: the start span lies in the left window with a character
-    # after it (so its spaces are not cut short; an earlier start would also lie there: a start's date cannot
-    # overlap another's), the end span lies in the right window (the latest one there is the latest on the line,
-    # the one the whole line's greedy ``.*`` leaves), and the two do not overlap. Any other line (a long prefix
-    # or thread, a short line whose spans meet, a window that begins with the mark) takes the whole-line match.
-    left = F.substring(text, 1, _LEFT_CHARS)
-    right = F.substring(text.cast("binary"), -_RIGHT_BYTES, _RIGHT_BYTES).cast("string")
-    lines = lines.select(
-        "*",
-        too_long.alias("_too_long"),
-        F.when(~too_long & ~text.startswith(_MARK), _replace(left, _LEFT, _LEFT_REPLACEMENT)).alias("_ls"),
-        F.when(~too_long, right).alias("_rw"),
-    )
-    lines = lines.withColumn(
-        "_rs", F.when(~F.col("_rw").startswith(_MARK), _replace(F.col("_rw"), _RIGHT, _RIGHT_REPLACEMENT))
-    )
-    ls, rs = F.col("_ls"), F.col("_rs")
-    lines = lines.select(
-        "*",
-        F.when(ls.startswith(_MARK), F.split(F.substring(ls, 2, 1 << 30), _SEP, -1)).alias("_lf"),
-        F.when(rs.startswith(_MARK), F.split(F.substring(rs, 2, 1 << 30), _SEP, -1)).alias("_rf"),
-    )
-    lf, rf = F.col("_lf"), F.col("_rf")
-    start_bytes, end_bytes = F.octet_length(F.element_at(lf, 1)), F.octet_length(F.element_at(rf, 1))
-    fast = F.coalesce(
-        (F.size(lf) == 5)
-        & (F.size(rf) == 4)
-        & ((start_bytes < F.octet_length(left)) | (F.octet_length(left) == n_bytes))
-        & (start_bytes + end_bytes <= n_bytes),
-        F.lit(False),
-    )
-    lines = lines.withColumn("_fast", fast)
-    fast = F.col("_fast")
-    lines = lines.withColumn("_r", F.when(~fast & ~F.col("_too_long"), _replace(text, _SPANS, _REPLACEMENT)))
+    too_long = F.octet_length(text) > F.lit(max_line_bytes)
+    lines = lines.withColumn("_r", F.when(~too_long, _replace(text, _SPANS, _REPLACEMENT)))
     r = F.col("_r")
     # matched: the result starts with the mark. A line that starts with it itself (rare: binary data) is tested
     # by the pattern alone. (Not ``_r != text``: Java gives back a line with invalid UTF-8 decoded, so changed.)
-    whole = fast | F.coalesce(
+    whole = F.coalesce(
         F.when(text.startswith(_MARK), _rlike(text, layout.RECORD)).otherwise(r.startswith(_MARK)), F.lit(False)
     )
     lines = lines.withColumn("_whole", whole).withColumn(
-        "_f",
-        F.when(fast, F.concat(lf, rf)).when(F.col("_whole"), F.split(F.substring(r, 2, 1 << 30), _SEP, -1)),
+        "_f", F.when(F.col("_whole"), F.split(F.substring(r, 2, 1 << 30), _SEP, -1))
     )
     f = F.col("_f")
     exact = F.size(f) == len(_FIELDS)  # a prefix or thread holding _SEP: the fields from the line itself
 
     def field(name):
         i = _FIELDS.index(name)
-        return F.when(exact, F.element_at(f, i + 1)).otherwise(_extract(text, _SPANS, i + 1))
+        group = (1, 6, 2, 3, 4, 5, 7, 8, 9)[i]
+        return F.when(exact, F.element_at(f, i + 1)).otherwise(_extract(text, _SPANS, group))
 
     lines = lines.select(
         "uri",
         "line",
         "text",
         "_whole",
-        "_too_long",
+        too_long.alias("_too_long"),
         *[F.when(F.col("_whole"), field(n)).alias("_" + n) for n in _FIELDS],
     )
     start, end = F.col("_start"), F.col("_end")
