@@ -739,9 +739,7 @@ class KafkaProducer(_MetadataClient):
                 b.wrong_leader_ms += now - refused
                 b.refused_sent_ms = NAN
             if self.idempotent:
-                if b.base_sequence < 0:
-                    self._assign_sequence(b)
-                b.sequence_reset = False  # drained: ProducerBatch.close (reopened = false)
+                self._drained(b)
         tps = tuple(b.tp for b in batches)
         if self.idempotent:
             stamped = {b.tp: (b.records, b.batch_id, b.producer_id, b.producer_epoch, b.base_sequence) for b in batches}
@@ -906,16 +904,20 @@ class KafkaProducer(_MetadataClient):
         # a retry goes only as the first batch not done, by sequence: one batch at a time until it is resolved
         return first.base_sequence != entry.in_flight[0].base_sequence
 
-    def _assign_sequence(self, b: ProducerBatch) -> None:
-        """A batch drained for the first time: ``maybeUpdateProducerIdAndEpoch`` (a partition whose batches are all
-        done starts again at 0 under a new epoch), then ``setProducerState`` and ``incrementSequenceNumber``."""
-        entry = self._entry(b.tp)
-        current = (self.producer_id, self.producer_epoch)
-        if (entry.producer_id, entry.producer_epoch) != current and not entry.in_flight:
-            entry.start_at_beginning(*current)
-        b.producer_id, b.producer_epoch, b.base_sequence = current[0], current[1], entry.next_sequence
-        entry.next_sequence += b.records
-        entry.in_flight.append(b)  # drained in sequence order: the largest yet
+    def _drained(self, b: ProducerBatch) -> None:
+        """``RecordAccumulator.drain`` for an idempotent producer. A batch drained for the first time:
+        ``maybeUpdateProducerIdAndEpoch`` (a partition whose batches are all done starts again at 0 under a new
+        epoch), then ``setProducerState`` and ``incrementSequenceNumber``; a retry keeps its stamp. Either way the
+        batch is closed (``ProducerBatch.close``: a sequence rewritten by an epoch bump is now sent as such)."""
+        if b.base_sequence < 0:
+            entry = self._entry(b.tp)
+            current = (self.producer_id, self.producer_epoch)
+            if (entry.producer_id, entry.producer_epoch) != current and not entry.in_flight:
+                entry.start_at_beginning(*current)
+            b.producer_id, b.producer_epoch, b.base_sequence = current[0], current[1], entry.next_sequence
+            entry.next_sequence += b.records
+            entry.in_flight.append(b)  # drained in sequence order: the largest yet
+        b.sequence_reset = False
 
     def _completed(self, b: ProducerBatch) -> None:
         """``handleCompletedBatch``: the last acknowledged sequence, and the batch is done."""
