@@ -1,7 +1,7 @@
 """The idempotent producer (``enable.idempotence``, issue 31 item 12): Kafka 2.8's rules, one test each.
 
-Each test names the 2.8 method its rule comes from (docs/kafka-reference.md §9) and asserts what Kafka does,
-worked out by hand from that source: the client's config checks (``ProducerConfig``, ``KafkaProducer``), its
+Each test names the 2.8 method its rule comes from (docs/kafka-reference.md §5, "The idempotent producer") and
+asserts what Kafka does, worked out by hand from that source: the client's config checks (``ProducerConfig``, ``KafkaProducer``), its
 sequences (``TransactionManager``, ``RecordAccumulator``, ``Sender``), the broker's producer state
 (``ProducerStateManager``, ``Log.analyzeAndValidateProducerState``) and its producer ids (``ProducerIdManager``).
 The docstring names the mutation (``kafka_lab/sim/*/mutations.toml``) the test kills.
@@ -72,7 +72,7 @@ def test_enable_idempotence_is_a_boolean_setting():
     c.create_topic("t", 1, 3)
     assert c.producer(topic="t", enable_idempotence=" TRUE ").idempotent
     assert not c.producer(topic="t", enable_idempotence="false").idempotent
-    with pytest.raises(ValueError, match="Invalid value yes for configuration enable.idempotence: Expected value"):
+    with pytest.raises(ValueError, match=r"Invalid value yes for configuration enable\.idempotence: Expected value"):
         c.producer(topic="t", enable_idempotence="yes")
     with pytest.raises(TypeError, match="enable_idempotence is a bool"):
         c.producer(topic="t", enable_idempotence=1)
@@ -152,7 +152,11 @@ def test_each_partition_numbers_its_batches_from_0_by_record_count():
     c.run(100)
     for part in (0, 1):
         log = c.brokers[c.leader_of(("t", part))].replica_manager.partitions[("t", part)].log
-        assert [(b[PRODUCER_ID], b[PRODUCER_EPOCH], b[SEQUENCE]) for b in log.batches] == [(0, 0, 0), (0, 0, 7), (0, 0, 14)]
+        assert [(b[PRODUCER_ID], b[PRODUCER_EPOCH], b[SEQUENCE]) for b in log.batches] == [
+            (0, 0, 0),
+            (0, 0, 7),
+            (0, 0, 14),
+        ]
 
 
 # -- the broker's producer state (Log.analyzeAndValidateProducerState, ProducerStateManager) ------------------
@@ -207,7 +211,7 @@ def test_a_gap_in_the_sequence_is_out_of_order_and_appends_nothing():
 def test_a_producer_the_log_does_not_know_may_start_at_any_sequence():
     """broker-unknown-producer. checkSequence accepts any sequence when the log has no entry for the producer
     (currentEntry.producerEpoch == NO_PRODUCER_EPOCH): since KIP-360, 2.8 never answers UNKNOWN_PRODUCER_ID."""
-    rm, p = leader()
+    rm, _p = leader()
     assert rm.append(Produce(50))[1:] == ({TP: 0}, {})
     assert rm.append(Produce(60))[1:] == ({TP: 10}, {})
     assert rm.append(Produce(60, producer_id=8))[1:] == ({TP: 20}, {})  # another producer: its own sequences
