@@ -63,6 +63,8 @@ def test_retries_write_130_records_twice_without_idempotence_and_none_with_it(ru
     assert (idem["duplicate_records"], idem["duplicate_batches"]) == (0, 0)
     assert "**130** records (**13** batches, all of `orders-0`) are in broker 2's log twice" in TEXT
     assert "removes them: **0** here" in TEXT
+    assert (plain["retried_batches"], idem["retried_batches"]) == (86, 92)
+    assert "retry as much (**92** batches sent more than once, against **86**)" in TEXT
     # conservation in both: every record handed over has one outcome; retries happen in both runs
     for s, res in ((plain, runs["plain"]), (idem, runs["idempotent"])):
         assert s["records"] == res.ledger["records"].sum() and s["retried_batches"] > 50
