@@ -394,3 +394,32 @@ def test_leader_moves_and_lost_responses_leave_no_duplicate_with_idempotence(see
         assert lg.query("outcome == 'truncated'").empty
         dups[idem] = int(lg["duplicates"].sum())
     assert dups[False] > 0 and dups[True] == 0
+
+
+def test_an_idempotent_run_renders_its_request_log():
+    """KIP-673's request log (kafka_lab.logs): InitProducerId v4 as a 2.8 idempotent producer sends it (no
+    transactional id, Integer.MAX_VALUE timeout; InitProducerIdRequest.json's fields) and its answer, in JSON and
+    in 2.7's text."""
+    import json
+
+    from kafka_lab.logs.render import render
+
+    c = Cluster(3, seed=0)
+    c.create_topic("t", 1, 3)
+    c.log.keep_answered = True
+    p = c.producer("p", topic="t", enable_idempotence=True)
+    p.burst(2)
+    c.run(50)
+    for fmt in ("json", "text"):
+        lines = [ln.text() for ln in render(c, 0, 50, request_format=fmt) if "INIT_PRODUCER_ID" in ln.text()]
+        assert len(lines) == 1, fmt
+    (line,) = [ln.text() for ln in render(c, 0, 50) if "INIT_PRODUCER_ID" in ln.text()]
+    d = json.loads(line.split("Completed request:", 1)[1].rsplit(" (kafka.request.logger)", 1)[0])
+    assert d["requestHeader"]["requestApiKey"] == 22 and d["requestHeader"]["requestApiVersion"] == 4
+    assert d["request"] == {
+        "transactionalId": None,
+        "transactionTimeoutMs": 2147483647,
+        "producerId": -1,
+        "producerEpoch": -1,
+    }
+    assert d["response"] == {"throttleTimeMs": 0, "errorCode": 0, "producerId": 0, "producerEpoch": 0}
