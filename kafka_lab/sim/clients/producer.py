@@ -1,6 +1,6 @@
 """A client of a cluster with its own metadata: the producer (Kafka 2.8 defaults).
 
-A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempotence=false``):
+A :class:`KafkaProducer` is 2.8's producer, by default without idempotence (``enable.idempotence=false``):
 
 - **the application** hands over records; keyless records go where 2.8's default partitioner puts
   them (the *sticky* partitioner, KIP-480: a new batch goes to a random partition that has a leader,
@@ -35,7 +35,16 @@ A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempot
 - **metadata**: a ``Metadata`` request to the least-loaded broker not in its reconnect backoff, answered
   from *that broker's* metadata cache, when asked for (``retry.backoff.ms`` after the last refresh at the earliest, and then at
   once: ``Metadata.timeToNextUpdate``) or after ``metadata.max.age.ms``;
-  a partition whose leader epoch is older than the one already known is ignored (KIP-320).
+  a partition whose leader epoch is older than the one already known is ignored (KIP-320);
+- **idempotence** (``enable_idempotence=True``, 2.8's ``enable.idempotence``; the default from 3.0): the
+  config checks of ``ProducerConfig`` and ``KafkaProducer`` with Kafka's messages (``acks`` must be ``all``,
+  and becomes ``all`` when not set; ``retries`` > 0; at most 5 requests in flight); an ``InitProducerId`` to
+  the least loaded broker before any batch is drained; per partition, each batch stamped with the producer
+  id, epoch and a sequence advanced by its record count; a retry keeps its stamp, goes back in sequence order,
+  and is sent only as the partition's first batch not done; ``OUT_OF_ORDER_SEQUENCE_NUMBER`` retried (a real
+  gap, or a failure with retries left, bumps the epoch locally and numbers the partition's batches not done
+  from 0 again). What the broker does with the stamp: :mod:`kafka_lab.sim.server.producer_state`. Not
+  modelled: batches expiring in the accumulator (unresolved sequences), the epoch running out, transactions.
 
 Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: ``acks=1``,
 ``retries=2147483647``, ``retry.backoff.ms=100``, ``request.timeout.ms=30000``,
