@@ -214,6 +214,7 @@ class Cluster:
         self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (network/request.py)
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
+        self._producer_id_blocks = count()  # ZooKeeper's /latest_producer_id_block: the blocks handed out
         for bid, props in brokers.items():
             props = dict(props)
             props.setdefault("broker.id", str(bid))
@@ -258,6 +259,10 @@ class Cluster:
 
     def next_batch_id(self) -> int:
         return next(self._batch_ids)
+
+    def next_producer_id_block(self) -> int:
+        """The number of the next block of producer ids a broker takes (its ``ProducerIdManager``)."""
+        return next(self._producer_id_blocks)
 
     def controller_broker(self) -> Broker | None:
         return self.brokers.get(self.controller.id)

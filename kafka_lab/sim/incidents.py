@@ -32,8 +32,10 @@ is no control plane at all. Overrides: ``controller`` (the controller's broker: 
 ``rate_per_s`` (app sends per second per producer afterwards: 20), ``records_per_batch`` (10),
 ``metadata_clients`` (0), ``metadata_rate_per_s`` (200), ``retry_backoff_ms`` (100), ``metadata_max_age_ms`` (300000),
 ``decision_ms`` (when the controller moves ``orders-0``: 2), ``until_ms`` (300), ``request_timeout_ms``
-(30000), ``min_insync_replicas`` (1), ``acks``, ``metrics_interval_ms`` (1), ``produce_service_ms`` (the mean
-Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-record costs).
+(30000), ``min_insync_replicas`` (1), ``acks``, ``enable_idempotence`` (the producers' ``enable.idempotence``:
+False, 2.8's default; True needs ``acks=all``, as Kafka's producer does), ``metrics_interval_ms`` (1),
+``produce_service_ms`` (the mean Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and
+per-record costs).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ INCIDENT_DEFAULTS = {
     "metadata_rate_per_s": 200.0,
     "metadata_max_age_ms": 300000,
     "controller": 1,
+    "enable_idempotence": False,
 }
 
 TOPIC = "orders"
@@ -153,6 +156,7 @@ def _incident(
             delivery_timeout_ms=max(120000, opts["request_timeout_ms"]),
             retry_backoff_ms=opts["retry_backoff_ms"],
             metadata_max_age_ms=opts["metadata_max_age_ms"],
+            enable_idempotence=opts["enable_idempotence"],
         )
         if metadata_from is not None:
             p.prefer = metadata_from

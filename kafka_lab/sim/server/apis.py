@@ -19,6 +19,8 @@ The effects of a request apply when that work is done:
                      reports the follower's log end offsets, which may advance the high watermark
                      and complete delayed produces; with nothing new it long-polls
 ``Metadata``         answered from the metadata cache
+``InitProducerId``   an idempotent producer's (no ``transactional.id``): any broker answers it with the next
+                     producer id of its block and epoch 0 (:meth:`~.broker.Broker.generate_producer_id`)
 ``LeaderAndIsr``     become leader / become follower per partition (``makeFollowers`` completes
                      pending acks=all produces with ``NOT_LEADER_OR_FOLLOWER``)
 ``UpdateMetadata``   updates the metadata cache
@@ -45,6 +47,7 @@ API_KEYS = {
     "Produce": 0,
     "Fetch": 1,
     "Metadata": 3,
+    "InitProducerId": 22,
     "LeaderAndIsr": 4,
     "StopReplica": 5,
     "UpdateMetadata": 6,
@@ -77,6 +80,7 @@ def default_costs() -> dict:
         "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005),
         "Fetch": CostModel(Exponential(0.3), per_partition_ms=0.01),
         "Metadata": CostModel(Exponential(0.2)),
+        "InitProducerId": CostModel(Exponential(0.2)),
         "LeaderAndIsr": CostModel(1.0, per_partition_ms=0.05),
         "UpdateMetadata": CostModel(0.5, per_partition_ms=0.01),
         "StopReplica": CostModel(0.5, per_partition_ms=0.05),
@@ -179,6 +183,12 @@ class KafkaApis:
 
     def _Metadata(self, req):
         req.result = self.metadata_cache.describe(req.partitions)
+        self.respond(req)
+
+    def _InitProducerId(self, req):
+        """``TransactionCoordinator.handleInitProducerId`` with no transactional id: "always blindly accept the
+        request and return a new producerId from the producerId manager", epoch 0."""
+        req.result = (self.broker.generate_producer_id(), 0)
         self.respond(req)
 
     # -- control plane requests ------------------------------------------------------------------
