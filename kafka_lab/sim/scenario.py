@@ -232,8 +232,7 @@ class Scenario:
 
     # -- run ------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> Results:
-        if until_ms <= self.env.now:
-            raise ValueError(f"until_ms must be after the current time {self.env.now}")
+        self.cluster.check_run(until_ms, metrics_interval_ms)  # before anything is simulated
         advance(self.env, until_ms)
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         sent = {c.client_id: c.sent for c in self.clients}

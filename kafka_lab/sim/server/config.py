@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from kafka_lab.listeners import ConfigException
 
+from ..common.options import kafka_int
+
 __all__ = [
     "BrokerConfig",
     "ConfigException",
@@ -61,28 +63,17 @@ _INT_SETTINGS = {
 
 
 def _invalid(name: str, message: str) -> ConfigException:
-    """ConfigDef's rejection of one INT setting, with Kafka's message."""
+    """ConfigDef's rejection of one setting, with Kafka's message."""
     return ConfigException(message, kafka_exception="ConfigException", config_key=name)
 
 
 def _int_setting(props: Mapping, name: str) -> int:
+    """One INT setting of ``props``, its default when absent, read as ConfigDef reads it (:func:`kafka_int`)."""
     default, minimum = _INT_SETTINGS[name]
     raw = props.get(name)
     if raw is None:
         return default
-    if isinstance(raw, bool):
-        raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT")
-    if isinstance(raw, int):
-        value = raw
-    else:
-        text = str(raw).strip()
-        try:
-            value = int(text)
-        except ValueError:
-            raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
-    if minimum is not None and value < minimum:
-        raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
-    return value
+    return kafka_int(name, raw, minimum)
 
 
 def boolean_setting(name: str, raw) -> bool:
