@@ -386,9 +386,9 @@ class Cluster:
                 "a cluster's partitions (every topic together)",
                 held + new,
                 MAX_CLUSTER_PARTITIONS,
-                f"the event model simulates every replica and every fetch: an idle cluster of 20,000 partitions "
-                f"took 3.6 s a simulated second on the project's machine (lab 07's controlled_shutdown and "
-                f"controller_failover model up to 1,000,000 partitions in arrays)",
+                "the event model simulates every replica and every fetch: an idle cluster of 20,000 partitions "
+                "took 3.6 s a simulated second on the project's machine (lab 07's controlled_shutdown and "
+                "controller_failover model up to 1,000,000 partitions in arrays)",
             )
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
@@ -554,21 +554,23 @@ class Cluster:
         with collector_paused():
             return self._results(until_ms, metrics_interval_ms or max(until_ms / 200.0, 1e-9))
 
-    def expect_handovers(self, *, rate_per_s: float = 0.0, start_ms: float = 0.0, stop_ms=None, batches: int = 0) -> None:
-        """A client's application will hand over ``batches`` at ``start_ms``, or ``rate_per_s`` batches a second
+    def expect_handovers(self, *, rate_per_s: float = 0.0, start_ms: float = 0.0, stop_ms=None, sends: int = 0) -> None:
+        """A client's application will send ``sends`` times at ``start_ms``, or ``rate_per_s`` times a second
         from ``start_ms`` to ``stop_ms`` (absolute times): what :meth:`check_run` counts."""
-        self.handovers.append((rate_per_s, start_ms, float("inf") if stop_ms is None else stop_ms, batches))
+        self.handovers.append((rate_per_s, start_ms, float("inf") if stop_ms is None else stop_ms, sends))
 
     def check_run(self, until_ms, metrics_interval_ms=None, *, allow_now: bool = False) -> None:
         """Refuse a run before it starts: ``until_ms`` a finite time after now (or now, when ``allow_now``),
         ``metrics_interval_ms`` None or more than 0, and a size the model does in reasonable time (the limits
         of :mod:`.common.options`, measured on the project's machine): at most :data:`MAX_METRIC_SAMPLES` metric
-        samples, :data:`MAX_REPLICA_SECONDS` replicas x simulated seconds and :data:`MAX_HANDOVERS` batches handed
-        over by the clients' applications."""
+        samples, :data:`MAX_REPLICA_SECONDS` replicas x simulated seconds and :data:`MAX_HANDOVERS` sends of
+        the clients' applications."""
         now = self.env.now
         check_number("until_ms", until_ms)
         if until_ms < now or (until_ms == now and not allow_now):
-            raise ValueError(f"until_ms must be {'at or ' if allow_now else ''}after the current time {now}, got {until_ms!r}")
+            raise ValueError(
+                f"until_ms must be {'at or ' if allow_now else ''}after the current time {now}, got {until_ms!r}"
+            )
         if metrics_interval_ms is not None:
             check_number("metrics_interval_ms", metrics_interval_ms, least=0, excluded=True)
             check_limit(
@@ -593,11 +595,11 @@ class Cluster:
             if rate:
                 batches += rate * max(0.0, min(until_ms, stop) - max(now, start)) / 1000.0
         check_limit(
-            "batches the applications hand over in one run",
+            "application sends of one run (open loops and bursts)",
             round(batches),
             MAX_HANDOVERS,
-            "open loops (rate_per_s x the run) and bursts together; the model simulates 4,000 to 10,000 batches a "
-            "second of wall time on the project's machine, so this limit is one to two minutes",
+            "each open loop's rate_per_s x its time in the run, and each burst's n; the model simulated 3,700 to "
+            "10,000 sends a second of wall time on the project's machine, so this limit is one to two minutes",
         )
 
     def _results(self, until_ms: float, interval: float) -> ClusterResults:

@@ -548,9 +548,7 @@ class KafkaProducer(_MetadataClient):
         """The application produces at Poisson times, ``rate_per_s`` per simulated second (more than 0, at most
         :data:`~kafka_lab.sim.common.options.MAX_RATE_PER_S`), from ``start_ms`` after now until ``stop_ms``."""
         check_open_loop(rate_per_s, start_ms, stop_ms)
-        self.cluster.expect_handovers(
-            rate_per_s=rate_per_s * len(self.fixed or (1,)), start_ms=self.env.now + start_ms, stop_ms=stop_ms
-        )
+        self.cluster.expect_handovers(rate_per_s=rate_per_s, start_ms=self.env.now + start_ms, stop_ms=stop_ms)
         gap = Exponential(1000.0 / rate_per_s).sampler(self.rng)
 
         def loop():
@@ -568,7 +566,7 @@ class KafkaProducer(_MetadataClient):
         """The application hands over ``n`` times at once, ``at_ms`` from now."""
         check_number("n", n, whole=True, least=0)
         check_time("at_ms", at_ms)
-        self.cluster.expect_handovers(batches=n * len(self.fixed or (1,)), start_ms=self.env.now + at_ms)
+        self.cluster.expect_handovers(sends=n, start_ms=self.env.now + at_ms)
 
         def go():
             if at_ms:

@@ -83,7 +83,7 @@ class _Client:
         """Write ``n`` requests at once, ``at_ms`` from now (a backlog)."""
         check_number("n", n, whole=True, least=0)
         check_time("at_ms", at_ms)
-        self.cluster.expect_handovers(batches=n, start_ms=self.env.now + at_ms)
+        self.cluster.expect_handovers(sends=n, start_ms=self.env.now + at_ms)
 
         def go():
             if at_ms:

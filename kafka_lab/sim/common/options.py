@@ -33,6 +33,9 @@ from kafka_lab.listeners.errors import ConfigException
 
 __all__ = [
     "ConfigTypeException",
+    "CLIENTS_WHY",
+    "MAX_CLIENTS",
+    "RATE_WHY",
     "MAX_CLUSTER_BROKERS",
     "MAX_CLUSTER_PARTITIONS",
     "MAX_CONNECTIONS",
@@ -61,19 +64,32 @@ MAX_CLUSTER_BROKERS = 1_000
 #: replicas x simulated seconds of one ``run``: the idle cluster costs about 55 us of wall time per replica and
 #: simulated second (18 replicas for 300 s took 0.29 s; 60,000 for 1 s, 3.6 s), so this is about a minute
 MAX_REPLICA_SECONDS = 1_000_000
-#: batches the applications hand over in one ``run`` (open loops and bursts): 10,000 batches with acks=all took
-#: 2.7 s, 20,000 with acks=1 1.9 s, so this is one to two minutes
+#: the applications' sends in one ``run`` (each hands over one batch, or one per fixed partition; open loops and
+#: bursts): 10,000 sends with acks=all took 2.7 s, 20,000 with acks=1 1.9 s, lab 07's shutdown in the cluster
+#: 13,543 sends of 10 partitions each 2.7 s, so this is one to two minutes
 MAX_HANDOVERS = 500_000
-#: one open loop's rate: at 1,000,000 a second, half a simulated second is already :data:`MAX_HANDOVERS`
+#: one open loop's rate: at 1,000,000 a second, half a simulated second is already :data:`MAX_HANDOVERS` sends
 MAX_RATE_PER_S = 1_000_000
 #: metric samples per broker in one result (``until_ms / metrics_interval_ms``); the labs use 100 to 300
 MAX_METRIC_SAMPLES = 100_000
+#: clients a scripted run builds (producers, metadata clients): 10,000 producers took 2.2 s to build
+MAX_CLIENTS = 10_000
+#: why :data:`MAX_CLIENTS`, in the message
+CLIENTS_WHY = (
+    "10,000 producers took 2.2 s to build on the project's machine, before any of them ran; the labs use up to 400"
+)
+#: why :data:`MAX_RATE_PER_S`, in the message
+RATE_WHY = (
+    "one open loop's Poisson rate: at 1,000,000 a second, half a simulated second is already the most sends one run "
+    "may make (500,000; the model simulated 3,700 to 10,000 a second of wall time on the project's machine)"
+)
 #: :func:`~kafka_lab.sim.zk.fencing.controller_election`'s brokers: 10,000 took 3 s (one round of the race)
 MAX_ELECTION_BROKERS = 10_000
 #: one client's connections in lab 03 (a backlog there is one request per connection): 100,000 took 0.7 s to open
 #: and 0.9 s more to write a request on each; the labs use up to 1,000
 MAX_CONNECTIONS = 100_000
-#: brokers x rounds (crashes + 1) of one election run: 100 brokers x 51 rounds took 0.75 s, 1,000 x 100 about 25 s
+#: brokers x rounds (crashes + 1) of one election run: 100 brokers x 51 rounds took 0.75 s, 1,000 x 100 took 37 s,
+#: 10,000 x 10 21 s
 MAX_ELECTION_BROKER_ROUNDS = 100_000
 
 
@@ -132,8 +148,7 @@ def check_open_loop(rate_per_s, start_ms, stop_ms) -> None:
         least=0,
         excluded=True,
         most=MAX_RATE_PER_S,
-        why="one open loop's Poisson rate: at 1,000,000 a second, half a simulated second is already the most "
-        f"batches one run may hand over ({MAX_HANDOVERS:,}; the model simulates 4,000 to 10,000 a second of wall time)",
+        why=RATE_WHY,
     )
     check_time("start_ms", start_ms)
     check_time("stop_ms", stop_ms, optional=True)
@@ -195,7 +210,9 @@ def kafka_int(name: str, raw, least: int | None = None) -> int:
                 config_key=name,
             )
     else:
-        cls = next((c for t, c in _JAVA_CLASS.items() if isinstance(raw, t)), f"{type(raw).__module__}.{type(raw).__name__}")
+        cls = next(
+            (c for t, c in _JAVA_CLASS.items() if isinstance(raw, t)), f"{type(raw).__module__}.{type(raw).__name__}"
+        )
         raise ConfigTypeException(
             f"Invalid value {_java_text(raw)} for configuration {name}: Expected value to be a 32-bit integer, "
             f"but it was a {cls}",

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from kafka_lab.listeners import ConfigException
 
-from ..common.options import kafka_int
+from ..common.options import check_time, kafka_int
 
 __all__ = [
     "BrokerConfig",
@@ -220,5 +220,11 @@ class ModelSettings:
     replica_append_ms: float = 0.1
 
     def __post_init__(self):
-        if self.network_read_ms < 0 or self.network_send_ms < 0 or self.replica_append_ms < 0:
-            raise ValueError("network read/send and replica append times must be >= 0")
+        for name in ("network_read_ms", "network_send_ms", "replica_append_ms"):
+            check_time(name, getattr(self, name))
+        if not isinstance(self.costs, Mapping):
+            raise TypeError(f"costs is {{api name: CostModel}}, got {type(self.costs).__name__}")
+        if not isinstance(self.prioritise_controller_requests, bool):
+            raise TypeError(
+                f"prioritise_controller_requests is True or False, got {self.prioritise_controller_requests!r}"
+            )
