@@ -52,6 +52,7 @@ from .common.options import (
     MAX_HANDOVERS,
     MAX_METRIC_SAMPLES,
     MAX_REPLICA_SECONDS,
+    PARTITIONS_WHY,
     check_limit,
     check_number,
     check_seed,
@@ -386,9 +387,7 @@ class Cluster:
                 "a cluster's partitions (every topic together)",
                 held + new,
                 MAX_CLUSTER_PARTITIONS,
-                "the event model simulates every replica and every fetch: an idle cluster of 20,000 partitions "
-                "took 3.6 s a simulated second on the project's machine (lab 07's controlled_shutdown and "
-                "controller_failover model up to 1,000,000 partitions in arrays)",
+                PARTITIONS_WHY,
             )
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]

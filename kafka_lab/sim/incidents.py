@@ -41,7 +41,16 @@ from __future__ import annotations
 from .clients.workloads import MetadataClient
 from .cluster import Cluster, ClusterResults
 from .common.distributions import Exponential
-from .common.options import CLIENTS_WHY, MAX_CLIENTS, MAX_RATE_PER_S, RATE_WHY, check_options, kafka_int
+from .common.options import (
+    CLIENTS_WHY,
+    MAX_CLIENTS,
+    MAX_CLUSTER_PARTITIONS,
+    MAX_RATE_PER_S,
+    PARTITIONS_WHY,
+    RATE_WHY,
+    check_options,
+    kafka_int,
+)
 from .server.apis import CostModel, default_costs
 from .server.config import ModelSettings
 
@@ -82,7 +91,7 @@ _RANGES = {
     "producers": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
     "burst": (True, 0, False),
     "records_per_batch": (True, 1, False),
-    "partitions": (True, 1, False),
+    "partitions": (True, 1, False, MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY),
     "metadata_clients": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
     "rate_per_s": (False, 0, False, MAX_RATE_PER_S, RATE_WHY),
     "metadata_rate_per_s": (False, 0, True, MAX_RATE_PER_S, RATE_WHY),

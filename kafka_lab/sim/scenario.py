@@ -22,6 +22,7 @@ import pandas as pd
 
 from .clients.workloads import Consumer, MetadataClient, Producer
 from .cluster import advance
+from .common.options import MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY, check_limit
 from .network.request import requests_frame
 from .server.broker import Broker
 from .server.config import ModelSettings
@@ -55,6 +56,7 @@ def _check_topic(partitions, replicas) -> None:
             raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
     if partitions < 1:
         raise InvalidPartitionsException(MSG_PARTITIONS)
+    check_limit("partitions", partitions, MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY)
     if replicas < 1:
         raise InvalidReplicationFactorException(MSG_RF)
 

@@ -38,6 +38,7 @@ __all__ = [
     "RATE_WHY",
     "MAX_CLUSTER_BROKERS",
     "MAX_CLUSTER_PARTITIONS",
+    "PARTITIONS_WHY",
     "MAX_CONNECTIONS",
     "MAX_ELECTION_BROKER_ROUNDS",
     "MAX_ELECTION_BROKERS",
@@ -59,6 +60,12 @@ __all__ = [
 #: simulated second at 5,000 partitions and 3.6 s at 20,000 (every follower fetches every partition). Lab 07's
 #: controller at scale (:mod:`kafka_lab.sim.zk.controller_scale`) models up to 1,000,000 in arrays instead.
 MAX_CLUSTER_PARTITIONS = 10_000
+#: why :data:`MAX_CLUSTER_PARTITIONS`, in the message
+PARTITIONS_WHY = (
+    "the event model simulates every replica and every fetch: an idle cluster of 20,000 partitions took 3.6 s a "
+    "simulated second on the project's machine (lab 07's controlled_shutdown and controller_failover model up to "
+    "1,000,000 partitions in arrays)"
+)
 #: brokers of one event-model cluster: 1,000 took 1.8 s to build and 1.5 s to start (then idle brokers cost little)
 MAX_CLUSTER_BROKERS = 1_000
 #: replicas x simulated seconds of one ``run``: the idle cluster costs about 55 us of wall time per replica and
