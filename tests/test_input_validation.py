@@ -142,6 +142,18 @@ BAD = [
         "controller_at_ms is a finite number",
     ),
     ("steady-duration-zero", lambda: steady_load(100.0, control_plane=False, duration_ms=0), ValueError, "duration_ms"),
+    (
+        "consumer-poll-inf",
+        lambda: cluster().consumer(topic=TOPIC, poll_interval_ms=INF),
+        TypeError,
+        "poll_interval_ms is a finite",
+    ),
+    (
+        "consumer-poll-zero",
+        lambda: cluster().consumer(topic=TOPIC, poll_interval_ms=0),
+        ValueError,
+        "poll_interval_ms must be more than 0",
+    ),
     # -- rates: more than 0, finite, at most the measured limit ------------------------------------------------------
     ("open-loop-inf", lambda: producer().open_loop(INF), TypeError, "rate_per_s is a finite number, got inf"),
     ("open-loop-nan", lambda: producer().open_loop(NAN), TypeError, "rate_per_s is a finite number, got nan"),
