@@ -20,6 +20,11 @@ from kafka_lab.assignment import KIP36_RACKS, add_partitions, brokers_from_racks
 from kafka_lab.listeners import ConfigException, parse_properties
 from kafka_lab.sim import (
     Cluster,
+    CostModel,
+    Deterministic,
+    Empirical,
+    Exponential,
+    LogNormal,
     ModelSettings,
     Scenario,
     broker_restart_race,
@@ -133,6 +138,12 @@ BAD = [
     ("open-loop-stop-nan", lambda: producer().open_loop(100, stop_ms=NAN), TypeError, "stop_ms is a finite number"),
     ("lab03-burst-at-negative", lambda: scenario().producer().burst(5, at_ms=-5), ValueError, "at_ms must be at"),
     ("lab03-open-loop-start", lambda: scenario().producer().open_loop(100, start_ms=-1), ValueError, "start_ms"),
+    ("cluster-settings-type", lambda: Cluster(3, settings=1.0), TypeError, "settings is a ModelSettings"),
+    ("exponential-inf", lambda: Exponential(INF), TypeError, "mean is a finite number, got inf"),
+    ("lognormal-cv-zero", lambda: LogNormal(1.0, 0.0), ValueError, "cv must be more than 0"),
+    ("deterministic-nan", lambda: Deterministic(NAN), TypeError, "value_ms is a finite number"),
+    ("empirical-nan", lambda: Empirical([1.0, NAN]), TypeError, r"values\[1\] is a finite number"),
+    ("cost-per-partition-nan", lambda: CostModel(1.0, per_partition_ms=NAN), TypeError, "per_partition_ms is a finite"),
     ("model-settings-nan", lambda: ModelSettings(network_read_ms=NAN), TypeError, "network_read_ms is a finite"),
     ("model-settings-negative", lambda: ModelSettings(replica_append_ms=-1), ValueError, "replica_append_ms must"),
     (

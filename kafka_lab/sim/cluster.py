@@ -234,6 +234,10 @@ class Cluster:
         self.seed = check_seed(seed)
         self.env = simpy.Environment()
         self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (network/request.py)
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(
+                f"settings is a ModelSettings (the model's own knobs) or None, got {type(settings).__name__}"
+            )
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
         for bid, props in brokers.items():
