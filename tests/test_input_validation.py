@@ -16,8 +16,15 @@ import re
 import pytest
 import simpy
 
-from kafka_lab.assignment import KIP36_RACKS, add_partitions, brokers_from_racks
-from kafka_lab.listeners import ConfigException, parse_properties
+from kafka_lab.assignment import (
+    KIP36_RACKS,
+    add_partitions,
+    brokers_from_racks,
+    failure_impact,
+    java_string_key,
+    replica_table,
+)
+from kafka_lab.listeners import ConfigException, kip291_properties_text, parse_properties
 from kafka_lab.sim import (
     Cluster,
     CostModel,
@@ -425,6 +432,25 @@ BAD = [
         ValueError,
         "partition 0 of topic 'topic' has no replicas",
     ),
+    (
+        "properties-text-none",
+        lambda: kip291_properties_text(None),
+        TypeError,
+        "props is a mapping of Kafka property names",
+    ),
+    (
+        "replica-table-none",
+        lambda: replica_table(None, brokers_from_racks(KIP36_RACKS)),
+        TypeError,
+        r"assignment is \{partition",
+    ),
+    (
+        "failure-impact-list",
+        lambda: failure_impact([[0, 1]], brokers_from_racks(KIP36_RACKS)),
+        TypeError,
+        "assignment is",
+    ),
+    ("java-string-key-none", lambda: java_string_key(None), TypeError, "java_string_key takes a str"),
     (
         "add-partitions-not-a-mapping",
         lambda: add_partitions(brokers_from_racks(KIP36_RACKS), [[1, 2]], 3),
