@@ -43,7 +43,16 @@ from __future__ import annotations
 from .clients.workloads import MetadataClient
 from .cluster import Cluster, ClusterResults
 from .common.distributions import Exponential
-from .common.options import check_options
+from .common.options import (
+    CLIENTS_WHY,
+    MAX_CLIENTS,
+    MAX_CLUSTER_PARTITIONS,
+    MAX_RATE_PER_S,
+    PARTITIONS_WHY,
+    RATE_WHY,
+    check_options,
+    kafka_int,
+)
 from .server.apis import CostModel, default_costs
 from .server.config import ModelSettings
 
@@ -82,14 +91,13 @@ TOPIC = "orders"
 
 #: the model's own options (not Kafka settings), what each accepts: (whole number?, least value, excluded?)
 _RANGES = {
-    "producers": (True, 0, False),
+    "producers": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
     "burst": (True, 0, False),
     "records_per_batch": (True, 1, False),
-    "partitions": (True, 1, False),
-    "metadata_clients": (True, 0, False),
-    "min_insync_replicas": (True, 1, False),
-    "rate_per_s": (False, 0, False),
-    "metadata_rate_per_s": (False, 0, True),
+    "partitions": (True, 1, False, MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY),
+    "metadata_clients": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
+    "rate_per_s": (False, 0, False, MAX_RATE_PER_S, RATE_WHY),
+    "metadata_rate_per_s": (False, 0, True, MAX_RATE_PER_S, RATE_WHY),
     "decision_ms": (False, 0, False),
     "until_ms": (False, 0, True),
     "metrics_interval_ms": (False, 0, True),
@@ -103,6 +111,8 @@ def _options(overrides: dict, **fixed) -> dict:
         raise TypeError(f"unknown incident option(s) {sorted(unknown)}; known: {sorted(INCIDENT_DEFAULTS) + ['acks']}")
     opts = {**INCIDENT_DEFAULTS, **fixed, **overrides}
     check_options({name: opts[name] for name in _RANGES}, _RANGES)
+    # the topic config, as LogConfig reads it: INT, atLeast(1), with Kafka's message
+    opts["min_insync_replicas"] = kafka_int("min.insync.replicas", opts["min_insync_replicas"], 1)
     if opts["controller"] not in (1, 2, 3) or isinstance(opts["controller"], bool):
         raise ValueError(f"controller is the broker the controller runs on: 1, 2 or 3, got {opts['controller']!r}")
     if opts["min_insync_replicas"] > 3:

@@ -64,6 +64,7 @@ import numpy as np
 from kafka_lab.listeners.endpoint import java_trim
 
 from ..common.distributions import Exponential
+from ..common.options import check_number, check_open_loop, check_time, kafka_int
 from ..network.request import NAN, Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 
@@ -113,6 +114,9 @@ def reconnect_backoff_ms(failures: int, jitter: float = 1.0) -> float:
 
 
 #: the lower bounds ProducerConfig (2.8) puts on these settings (``atLeast``, ``between(0, ...)``)
+#: the settings above that ProducerConfig defines as INT (the rest are LONG: times the model takes as any number)
+_INT_CONFIGS = ("retries", "max.in.flight.requests.per.connection")
+
 _AT_LEAST = {
     "retries": 0,
     "retry.backoff.ms": 0,
@@ -525,10 +529,11 @@ class KafkaProducer(_MetadataClient):
                 raise TypeError(f"{key.replace('.', '_')} is a finite number, got {value!r}")
             if value < low:
                 raise ValueError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
+        for key in _INT_CONFIGS:  # INT settings (ProducerConfig): a whole number, as ConfigDef reads it
+            cfg[key] = kafka_int(key, cfg[key])
         idempotent = _parse_idempotence(enable_idempotence)
         acks = _idempotence_rules(idempotent, acks, cfg)
-        if records_per_batch < 1:
-            raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
+        check_number("records_per_batch", records_per_batch, whole=True, least=1)
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
             raise ValueError("delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
         if idempotent and cfg["max.in.flight.requests.per.connection"] > MAX_IN_FLIGHT_IDEMPOTENT:
@@ -645,9 +650,10 @@ class KafkaProducer(_MetadataClient):
         return self._sticky
 
     def open_loop(self, rate_per_s: float, start_ms: float = 0.0, stop_ms: float | None = None) -> None:
-        """The application produces at Poisson times, ``rate_per_s`` per simulated second."""
-        if not rate_per_s > 0:
-            raise ValueError(f"a produce rate must be > 0 per second, got {rate_per_s!r}")
+        """The application produces at Poisson times, ``rate_per_s`` per simulated second (more than 0, at most
+        :data:`~kafka_lab.sim.common.options.MAX_RATE_PER_S`), from ``start_ms`` after now until ``stop_ms``."""
+        check_open_loop(rate_per_s, start_ms, stop_ms)
+        self.cluster.expect_handovers(rate_per_s=rate_per_s, start_ms=self.env.now + start_ms, stop_ms=stop_ms)
         gap = Exponential(1000.0 / rate_per_s).sampler(self.rng)
 
         def loop():
@@ -662,7 +668,10 @@ class KafkaProducer(_MetadataClient):
         self.env.process(loop())
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
-        """The application hands over ``n`` times at once at ``at_ms``."""
+        """The application hands over ``n`` times at once, ``at_ms`` from now."""
+        check_number("n", n, whole=True, least=0)
+        check_time("at_ms", at_ms)
+        self.cluster.expect_handovers(sends=n, start_ms=self.env.now + at_ms)
 
         def go():
             if at_ms:

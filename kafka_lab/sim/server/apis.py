@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..common.distributions import Distribution, Exponential, as_distribution
+from ..common.options import check_number
 from ..network.request import IN_FLIGHT
 
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
@@ -67,8 +68,8 @@ class CostModel:
 
     def __post_init__(self):
         object.__setattr__(self, "base", as_distribution(self.base))
-        if self.per_partition_ms < 0 or self.per_record_ms < 0:
-            raise ValueError("costs per partition and per record must be >= 0")
+        check_number("per_partition_ms", self.per_partition_ms, least=0)
+        check_number("per_record_ms", self.per_record_ms, least=0)
 
     def mean_ms(self, partitions: int = 1, records: int = 0) -> float:
         return self.base.mean_ms + self.per_partition_ms * partitions + self.per_record_ms * records * partitions

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from kafka_lab.listeners import ConfigException
 
+from ..common.options import check_time, kafka_int
+
 __all__ = [
     "BrokerConfig",
     "ConfigException",
@@ -61,28 +63,17 @@ _INT_SETTINGS = {
 
 
 def _invalid(name: str, message: str) -> ConfigException:
-    """ConfigDef's rejection of one INT setting, with Kafka's message."""
+    """ConfigDef's rejection of one setting, with Kafka's message."""
     return ConfigException(message, kafka_exception="ConfigException", config_key=name)
 
 
 def _int_setting(props: Mapping, name: str) -> int:
+    """One INT setting of ``props``, its default when absent, read as ConfigDef reads it (:func:`kafka_int`)."""
     default, minimum = _INT_SETTINGS[name]
     raw = props.get(name)
     if raw is None:
         return default
-    if isinstance(raw, bool):
-        raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT")
-    if isinstance(raw, int):
-        value = raw
-    else:
-        text = str(raw).strip()
-        try:
-            value = int(text)
-        except ValueError:
-            raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
-    if minimum is not None and value < minimum:
-        raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
-    return value
+    return kafka_int(name, raw, minimum)
 
 
 def boolean_setting(name: str, raw) -> bool:
@@ -229,5 +220,11 @@ class ModelSettings:
     replica_append_ms: float = 0.1
 
     def __post_init__(self):
-        if self.network_read_ms < 0 or self.network_send_ms < 0 or self.replica_append_ms < 0:
-            raise ValueError("network read/send and replica append times must be >= 0")
+        for name in ("network_read_ms", "network_send_ms", "replica_append_ms"):
+            check_time(name, getattr(self, name))
+        if not isinstance(self.costs, Mapping):
+            raise TypeError(f"costs is {{api name: CostModel}}, got {type(self.costs).__name__}")
+        if not isinstance(self.prioritise_controller_requests, bool):
+            raise TypeError(
+                f"prioritise_controller_requests is True or False, got {self.prioritise_controller_requests!r}"
+            )

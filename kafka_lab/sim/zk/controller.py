@@ -67,6 +67,7 @@ from collections import deque
 
 import numpy as np
 
+from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from ..server.apis import CONTROLLER_APIS
@@ -287,6 +288,7 @@ class Controller:
         None). Kafka logs a batch's UpdateMetadata once, for all its brokers."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
+        check_time("at_ms", at_ms)
         if self.id < 0:
             return  # no active controller (it resigned, the next is not elected): nothing is sent
         states = [dict(s) for s in (partition_states or [])]
@@ -420,6 +422,7 @@ class Controller:
         """
         if not (isinstance(tp, tuple) and len(tp) == 2):
             raise TypeError(f"a partition is a (topic, partition) pair, got {tp!r}")
+        check_time("at_ms", at_ms)
         if at_ms <= self.env.now:
             refused = self._election_refusal(tp, new_leader)
             if refused is not None:
@@ -608,6 +611,7 @@ class Controller:
         :attr:`topic_deleted_listeners` are told (the cluster forgets the topic, as ZooKeeper's
         ``/brokers/topics/<topic>`` goes then). Until then the topic exists.
         """
+        check_time("at_ms", at_ms)
         tps = [tp for tp in self.state if tp[0] == topic]
         if not tps:
             raise ValueError(f"unknown topic {topic!r}")
@@ -663,6 +667,7 @@ class Controller:
         Kept in :attr:`events` as ``"unclean_enabled"``. No controller then: no trigger (the next one reads
         the config at its next election).
         """
+        check_time("at_ms", at_ms)
 
         def work():
             if at_ms > self.env.now:

@@ -34,6 +34,7 @@ in ``Controller.events``: the records the logs are written from.
 
 from __future__ import annotations
 
+from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import ConnectionRefused
 
@@ -53,8 +54,8 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
     """Schedule ``broker_id``'s restart: controlled shutdown at ``at_ms``, start-up ``down_ms`` after it stops."""
     if broker_id not in cluster.brokers:
         raise ValueError(f"broker {broker_id} is not in the cluster {sorted(cluster.brokers)}")
-    if not down_ms >= 0:
-        raise ValueError(f"down_ms is a time in ms, at least 0, got {down_ms!r}")
+    check_time("at_ms", at_ms)
+    check_time("down_ms", down_ms)
     env, ctl, broker = cluster.env, cluster.controller, cluster.brokers[broker_id]
 
     def run():
@@ -117,4 +118,5 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
 
 def move_controller(cluster, *, at_ms: float) -> None:
     """``/controller`` is deleted at ``at_ms`` with every broker up: a new election (see the module)."""
+    check_time("at_ms", at_ms)
     cluster.controller.fail_over(at_ms=at_ms, rng=cluster.rng("controller-election"))
