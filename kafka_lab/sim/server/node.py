@@ -131,7 +131,7 @@ class Node:
                 except BaseException as exc:  # the event failed: the thread's own concern, if it still runs
                     if self.incarnation != incarnation:
                         return
-                    while self.paused:
+                    while self.paused and not isinstance(exc, GeneratorExit):
                         try:
                             yield self._resumed
                         except Interrupt:
