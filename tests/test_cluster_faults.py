@@ -169,6 +169,7 @@ def test_a_deposed_paused_controller_writes_nothing_it_was_deciding():
     c.run(until_ms=21100)
     after = [(t, c.controller.controller_at(t)[0]) for t, *_ in c.controller.decisions if t >= 1000]
     assert after and all(cid != 1 for _t, cid in after)  # every decision after the pause is the new controller's
+    assert not any(21000 <= t < 21100 for t, *_ in after)  # none when the zombie woke (its write failed)
     c2 = _cluster()
     c2.controller.elect_leader(("t", 0), 2, at_ms=998)
     c2.pause(1, at_ms=1000, for_ms=5000)  # shorter than the session: the same controller goes on after it
@@ -232,3 +233,62 @@ def test_crash_and_pause_refuse_bad_input():
         c.pause(1, at_ms=-1, for_ms=10)
     with pytest.raises(ValueError, match="for_ms"):
         c.pause(1, at_ms=10, for_ms=float("nan"))
+
+
+def test_what_a_paused_controller_queues_with_nothing_in_flight_goes_out_when_it_wakes():
+    c = _cluster()
+    c.pause(1, at_ms=1000, for_ms=5000)
+    c.controller.send(c.brokers[3], "UpdateMetadata", [], at_ms=3000)  # queued while its thread is frozen
+    res = c.run(until_ms=6100)
+    r = res.requests
+    sent = r[(r["client_id"] == "controller-1") & (r["sent_ms"] > 1000)]
+    assert list(sent["sent_ms"]) == [6000.0] and list(sent["broker_id"]) == [3]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_paused_broker_does_not_race_for_controller(seed):
+    """``/controller`` deleted while broker 2 is frozen: its watch fires when it wakes, too late to race."""
+    c = _cluster(seed=seed)
+    c.pause(2, at_ms=1000, for_ms=3000)
+    c.move_controller(at_ms=1500)
+    c.run(until_ms=1600)
+    assert c.controller.id in (1, 3) and c.controller.epoch == 2
+
+
+def test_a_zombie_leaders_alter_isr_is_refused_as_from_an_unknown_broker():
+    """Broker 1 leads t-0, whose follower 3 stopped fetching at the start, and pauses past its session before
+    its isr-expiration shrinks the ISR; woken, it shrinks it and sends AlterIsr before it has registered again:
+    the controller no longer counts it live (``processAlterIsr``: "Ignoring AlterIsr due to unknown broker"),
+    STALE_BROKER_EPOCH."""
+    c = _cluster(broker_overrides={"zookeeper_session_timeout_ms": 3000, "replica_lag_time_max_ms": 1000})
+    c.env.timeout(0).callbacks.append(lambda _e: c.brokers[3].fetchers.stop_fetching(("t", 0)))
+    c.pause(1, at_ms=600, for_ms=5000)
+    res = c.run(until_ms=5800)
+    r = res.requests
+    alter = r[(r["client_id"] == "broker-1-alter-isr") & (r["sent_ms"] >= 5600)]
+    assert len(alter) and alter.iloc[0]["error"] == "STALE_BROKER_EPOCH"
+    assert alter.iloc[0]["sent_ms"] < 5604.0  # before its new session registered it (wake + 2 round trips)
+
+
+def test_a_paused_leader_applies_its_alter_isr_answer_only_when_it_wakes():
+    """Broker 2 leads t-1 and shrinks its ISR (follower 3 stopped fetching it) and freezes right after it sent its
+    AlterIsr to the controller (broker 1): the answer comes while it is frozen and is applied when it wakes."""
+    c = _cluster(broker_overrides={"replica_lag_time_max_ms": 1000})
+    c.env.timeout(0).callbacks.append(lambda _e: c.brokers[3].fetchers.stop_fetching(("t", 1)))
+    sent = []
+
+    def watch(_e):  # freeze broker 2 right after it sends its AlterIsr
+        if any(q.api == "AlterIsr" and q.client_id == "broker-2-alter-isr" for q in c.log):
+            sent.append(c.env.now)
+            c.pause(2, at_ms=c.env.now, for_ms=2000)
+        else:
+            c.env.timeout(0.25).callbacks.append(watch)
+
+    c.env.timeout(0.25).callbacks.append(watch)
+    res = c.run(until_ms=5000)
+    assert sent
+    r = res.requests
+    answered = r[r["client_id"] == "broker-2-alter-isr"]["end_ms"].iloc[0]
+    assert answered < sent[0] + 10  # the controller answered at once
+    applied = [t for t, kind, _tp, p, _d in c.brokers[2].replica_manager.events if kind == "isr_shrink" and p == 1]
+    assert applied and applied[0] == sent[0] + 2000
