@@ -292,3 +292,30 @@ def test_a_paused_leader_applies_its_alter_isr_answer_only_when_it_wakes():
     assert answered < sent[0] + 10  # the controller answered at once
     applied = [t for t, kind, _tp, p, _d in c.brokers[2].replica_manager.events if kind == "isr_shrink" and p == 1]
     assert applied and applied[0] == sent[0] + 2000
+
+
+def test_a_controller_deposed_under_a_live_session_while_paused_sends_its_queue_then_resigns():
+    """``/controller`` deleted while the controller is frozen (its session alive): a new controller is elected;
+    the old one wakes, sends what it had queued with its old epoch (refused), and resigns a round trip later
+    (``Reelect`` → ``maybeResign``)."""
+    c = _cluster()
+    c.controller.elect_leader(("t", 0), 2, at_ms=998)
+    c.pause(1, at_ms=1000.001, for_ms=3000)
+    c.move_controller(at_ms=1500)
+    res = c.run(until_ms=4100)
+    r = res.requests
+    um = r[(r["client_id"] == "controller-1") & (r["api"] == "UpdateMetadata")]
+    assert um["sent_ms"].min() >= 4000.001
+    assert list(um[um["broker_id"] != 1]["error"]) == ["STALE_CONTROLLER_EPOCH"] * 2
+    ev = [(t, cid, e) for t, cid, e, _d in c.controller.events]
+    assert (4000.001 + ZK, 1, "zombie_resigned") in ev and c.controller.id in (2, 3)
+    assert [e for _t, e, _d in c.brokers[1].lifecycle] == ["paused", "resumed"]  # its session never expired
+
+
+def test_a_paused_brokers_controlled_shutdown_begins_when_it_wakes():
+    c = _cluster()
+    c.pause(2, at_ms=1000, for_ms=2000)
+    c.restart_broker(2, at_ms=1500, down_ms=100)
+    c.run(until_ms=3500)
+    life = [(t, e) for t, e, _d in c.brokers[2].lifecycle]
+    assert life[:3] == [(1000, "paused"), (3000, "resumed"), (3000, "shutting_down")]

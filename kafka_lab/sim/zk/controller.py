@@ -236,6 +236,10 @@ class Controller:
             if ch.owner.id == bid:
                 ch.pump()
 
+    def deposed(self, bid: int) -> bool:
+        """Whether broker ``bid`` holds the channels of a controller deposed while it was paused."""
+        return any(ch.owner.id == bid for ch in self.zombie_channels)
+
     def zombie_resigns(self, bid: int) -> None:
         """The controller that broker ``bid`` was, deposed while it was paused, processes its ``Expire`` event
         (``processExpire``: ``onControllerResignation``): its channels stop and their queues are dropped."""

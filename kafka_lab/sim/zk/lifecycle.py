@@ -87,6 +87,7 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
     def run():
         if at_ms > env.now:
             yield env.timeout(at_ms - env.now)
+        yield from broker.node.gate()  # a paused broker begins its shutdown when it wakes
         broker.lifecycle.append((env.now, "shutting_down", None))
         broker.lifecycle.append((env.now, "controlled_shutdown_started", None))
         t0 = env.now
@@ -225,6 +226,8 @@ def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> Non
         node.resume()
         if expired:
             node.thread(_reinitialize(cluster, broker))
+        elif cluster.controller.deposed(broker_id):
+            node.thread(_reelect(cluster, broker))
 
     env.process(run())
 
@@ -241,6 +244,15 @@ def _reinitialize(cluster, broker):
     broker.broker_epoch = 1 + max(b.broker_epoch for b in cluster.brokers.values())
     broker.lifecycle.append((env.now, "registered", broker.broker_epoch))
     ctl.on_broker_startup(broker.id, at_ms=env.now + ctl.zk_latency_ms)
+
+
+def _reelect(cluster, broker):
+    """A thread of a woken broker whose controller was deposed while its session lived (``/controller`` deleted
+    under it): the watch it missed fires now, its ``Reelect`` event reads ``/controller`` (a round trip) and
+    resigns (``maybeResign``: ``onControllerResignation``)."""
+    env, ctl = cluster.env, cluster.controller
+    yield env.timeout(ctl.zk_latency_ms)
+    ctl.zombie_resigns(broker.id)
 
 
 def session_expired(cluster, broker_id: int) -> None:
