@@ -319,3 +319,35 @@ def test_a_paused_brokers_controlled_shutdown_begins_when_it_wakes():
     c.run(until_ms=3500)
     life = [(t, e) for t, e, _d in c.brokers[2].lifecycle]
     assert life[:3] == [(1000, "paused"), (3000, "resumed"), (3000, "shutting_down")]
+
+
+def test_a_broker_that_crashes_during_its_controlled_shutdown_leaves_as_a_crash_does():
+    """Its shutdown dies with it: no clean close of its session, so the controller acts only at the expiry."""
+    c = _cluster(broker_overrides={"zookeeper_session_timeout_ms": 4000})
+    c.restart_broker(2, at_ms=1000, down_ms=100)
+    c.crash(2, at_ms=1000.01)  # while its ControlledShutdown is at the controller
+    c.run(until_ms=6000)
+    life = [e for _t, e, _d in c.brokers[2].lifecycle]
+    assert "shut_down" not in life and "starting" not in life and life[-1] == "session_expired"
+    assert not c.brokers[2].online and _failures(c, 2) == [1000.01 + 4000 + ZK]
+
+
+def test_restarting_a_crashed_broker_before_its_session_expired_fails_its_start_up():
+    c = _cluster(broker_overrides={"zookeeper_session_timeout_ms": 4000})
+    c.crash(2, at_ms=1000)
+    c.restart_broker(2, at_ms=2000, down_ms=500)  # an operator's restart of the dead broker, at 2500: too soon
+    c.run(until_ms=6000)
+    life = [(t, e) for t, e, _d in c.brokers[2].lifecycle]
+    assert life == [
+        (1000, "crashed"),
+        (2000, "restart_of_a_stopped_broker"),
+        (2500, "starting"),
+        (2500, "startup_failed"),
+        (5000, "session_expired"),
+    ]
+    assert not c.brokers[2].online
+    c2 = _cluster(broker_overrides={"zookeeper_session_timeout_ms": 4000})
+    c2.crash(2, at_ms=1000)
+    c2.restart_broker(2, at_ms=4000, down_ms=1500)  # at 5500, after the expiry at 5000: it starts
+    c2.run(until_ms=6000)
+    assert c2.brokers[2].online and [e for _t, e, _d in c2.brokers[2].lifecycle][-1] == "started"

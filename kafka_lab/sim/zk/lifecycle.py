@@ -88,6 +88,12 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
         if at_ms > env.now:
             yield env.timeout(at_ms - env.now)
         yield from broker.node.gate()  # a paused broker begins its shutdown when it wakes
+        if not broker.online:  # it crashed (or is down): nothing to shut down; it is started down_ms later
+            broker.lifecycle.append((env.now, "restart_of_a_stopped_broker", None))
+            yield env.timeout(down_ms)
+            _start(cluster, broker)
+            return
+        incarnation = broker.node.incarnation
         broker.lifecycle.append((env.now, "shutting_down", None))
         broker.lifecycle.append((env.now, "controlled_shutdown_started", None))
         t0 = env.now
@@ -118,6 +124,8 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
                 conn.send(req)
                 yield done
                 yield from broker.node.gate()  # KafkaServer.shutdown runs in its process: a pause holds it too
+                if broker.node.incarnation != incarnation:
+                    return  # it crashed meanwhile: its shutdown died with it (its session expires later)
             if req is not None and req.error == "NONE" and not req.result:
                 broker.lifecycle.append((env.now, "controlled_shutdown_succeeded", env.now - t0))
                 break
@@ -126,6 +134,8 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
             )
             yield env.timeout(CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS)
             yield from broker.node.gate()
+            if broker.node.incarnation != incarnation:
+                return
         else:
             broker.lifecycle.append((env.now, "unclean_shutdown", None))
         broker.shut_down()
@@ -148,7 +158,14 @@ def _start(cluster, broker) -> None:
     new registration znode's ``czxid``); the controller hears of it a ZooKeeper round trip later."""
     env, ctl = cluster.env, cluster.controller
     broker.lifecycle.append((env.now, "starting", None))
-    cluster.zk_sessions.renew(broker.id)
+    sessions = cluster.zk_sessions
+    if sessions.silent_since[broker.id] is not None and not sessions.expired[broker.id]:
+        # the crashed process's session still owns /brokers/ids/<id>: registerBroker fails NodeExists
+        # ("Error while creating ephemeral at /brokers/ids/<id>, node already exists and owner ... does not match
+        # current session"), and KafkaServer.startup gives up: the broker stays down
+        broker.lifecycle.append((env.now, "startup_failed", f"NodeExists /brokers/ids/{broker.id}"))
+        return
+    sessions.renew(broker.id)
     broker.start_up(1 + max(b.broker_epoch for b in cluster.brokers.values()))
     broker.lifecycle.append((env.now, "started", broker.broker_epoch))
     ctl.on_broker_startup(broker.id, at_ms=env.now + ctl.zk_latency_ms)
