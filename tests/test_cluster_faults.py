@@ -233,6 +233,9 @@ def test_crash_and_pause_refuse_bad_input():
         c.pause(1, at_ms=-1, for_ms=10)
     with pytest.raises(ValueError, match="for_ms"):
         c.pause(1, at_ms=10, for_ms=float("nan"))
+    with pytest.raises(ValueError, match=r"request\.timeout\.ms"):
+        c.pause(1, at_ms=10, for_ms=30000)
+    c.pause(1, at_ms=10, for_ms=29999)
 
 
 def test_what_a_paused_controller_queues_with_nothing_in_flight_goes_out_when_it_wakes():

@@ -71,6 +71,11 @@ __all__ = [
     "CONTROLLED_SHUTDOWN_MAX_RETRIES",
 ]
 
+#: a peer's request timeout (2.8: the producer's and consumer's ``request.timeout.ms``, the follower's
+#: ``replica.socket.timeout.ms``, the controller channel's ``controller.socket.timeout.ms``, all 30000): a pause this
+#: long would time out its peers' requests, which the model does not (see :func:`pause_broker`)
+PEER_REQUEST_TIMEOUT_MS = 30000.0
+
 #: ``controlled.shutdown.retry.backoff.ms`` and ``controlled.shutdown.max.retries`` (2.8 defaults)
 CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000.0
 CONTROLLED_SHUTDOWN_MAX_RETRIES = 3
@@ -215,10 +220,18 @@ def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None
 
 def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> None:
     """Schedule a stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module).
-    A broker that is not running then, or already paused, is left as it is."""
+    A broker that is not running then, or already paused, is left as it is. ``for_ms`` is less than 30000: the
+    peers' requests to a paused broker wait for it, as Kafka's do up to their 30 s request timeouts, and no longer
+    (the model's clients have none)."""
     _check_fault(cluster, broker_id, at_ms)
     if isinstance(for_ms, bool) or not isinstance(for_ms, (int, float)) or not 0 <= for_ms < float("inf"):
         raise ValueError(f"for_ms is a time in ms, a finite number at least 0, got {for_ms!r}")
+    if for_ms >= PEER_REQUEST_TIMEOUT_MS:
+        raise ValueError(
+            f"a pause of {for_ms} ms is past what the model holds: its peers' requests to the paused broker would "
+            f"time out after {PEER_REQUEST_TIMEOUT_MS:.0f} ms (request.timeout.ms, replica.socket.timeout.ms, "
+            "controller.socket.timeout.ms in 2.8) and the model's clients have no request timeout; pause less"
+        )
     env, broker = cluster.env, cluster.brokers[broker_id]
     sessions = cluster.zk_sessions
 
