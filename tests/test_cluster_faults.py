@@ -354,3 +354,25 @@ def test_restarting_a_crashed_broker_before_its_session_expired_fails_its_start_
     c2.restart_broker(2, at_ms=4000, down_ms=1500)  # at 5500, after the expiry at 5000: it starts
     c2.run(until_ms=6000)
     assert c2.brokers[2].online and [e for _t, e, _d in c2.brokers[2].lifecycle][-1] == "started"
+
+
+def test_a_crashed_leader_keeps_its_log_and_truncates_what_it_alone_had_when_it_returns():
+    """Broker 1 leads t-0 (acks=1) and crashes with a batch its followers had not fetched: the batch stays on its
+    disk while it is down. Once broker 2 leads without it, the ledger calls it ``truncated`` (its definition: the
+    leader lacks it, and the down replica's copy is above the point where it will truncate when it follows); when
+    broker 1 comes back as broker 2's follower its fetch finds the divergence by leader epoch and removes it."""
+    c = Cluster(3, seed=1, broker_overrides={"zookeeper_session_timeout_ms": 3000})
+    c.create_topic("t", partitions=1, replication_factor=3)
+    c.producer("p", topic="t", acks="1").open_loop(rate_per_s=2000)
+    c.crash(1, at_ms=1000, down_ms=4000)
+    down = c.run(until_ms=4500)
+    log1 = c.brokers[1].replica_manager.partitions[("t", 0)].log
+    leo_down = log1.leo
+    gone = down.ledger[down.ledger["outcome"] == "truncated"]
+    assert len(gone) == 1 and int(gone["batch_id"].iloc[0]) in log1.batch_ids()  # still on the down broker's disk
+    res = c.run(until_ms=8000)
+    cut = [d for t, kind, _tp, _p, d in c.brokers[1].replica_manager.events if kind == "truncated" and t > 5000]
+    assert len(cut) == 1 and cut[0]["reason"] == "diverging epoch" and cut[0]["offset"] < leo_down
+    lg = res.ledger
+    lost = lg[lg["outcome"] == "truncated"]
+    assert sorted(lost["batch_id"]) == sorted(cut[0]["batch_ids"]) and set(lost["acks"]) == {1}
