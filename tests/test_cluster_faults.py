@@ -376,3 +376,15 @@ def test_a_crashed_leader_keeps_its_log_and_truncates_what_it_alone_had_when_it_
     lg = res.ledger
     lost = lg[lg["outcome"] == "truncated"]
     assert sorted(lost["batch_id"]) == sorted(cut[0]["batch_ids"]) and set(lost["acks"]) == {1}
+
+
+def test_an_event_that_comes_to_a_frozen_controller_is_handled_when_it_wakes():
+    """Broker 2 crashes at 500; its session expires at 2500 while the controller (broker 1) is frozen from 1000 to
+    2900 (its own session, 2000 ms, lives: it wakes at 2900, before 3000). The BrokerChange waits for it:
+    onBrokerFailure runs at 2900, not at the watch's 2502."""
+    c = _cluster(broker_overrides={"zookeeper_session_timeout_ms": 2000})
+    c.pause(1, at_ms=1000, for_ms=1900)
+    c.crash(2, at_ms=500)
+    c.run(until_ms=3500)
+    assert c.controller.id == 1 and c.controller.epoch == 1
+    assert _failures(c, 2) == [2900.0]

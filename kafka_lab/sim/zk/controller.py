@@ -276,6 +276,10 @@ class Controller:
                             return  # the controller's broker is not running: nobody does this work
                         node, incarnation = owner.node, owner.node.incarnation
                         bound = (self.id, self.epoch)
+                        if node.paused:  # its event comes to a frozen controller: handled when it wakes
+                            yield from node.gate()
+                            if node.incarnation != incarnation or (self.id, self.epoch) != bound:
+                                return  # it crashed, or was deposed, meanwhile: the next controller does this
                 event = gen.send(value)
                 value = yield event
                 if node is not None and node.incarnation != incarnation:
