@@ -142,6 +142,25 @@ ISSUE = fc.Schedule(
         until_ms=2500.0,
     )
 )
+@example(  # soak seed 36, run 9: broker 2's session expired 3 ms before the end, its ISR write lands after it
+    fc.Schedule(
+        seed=9,
+        brokers=3,
+        partitions=3,
+        min_isr=1,
+        acks=("1",),
+        rate_per_s=300.0,
+        control_plane=(2,),
+        lag_ms=300,
+        session_ms=1500,
+        faults=(
+            fc.Fault("crash", 1497.26, broker=1, for_ms=301.44),
+            fc.Fault("move_controller", 1730.18),
+            fc.Fault("pause", 2142.8, broker=2, for_ms=25.03),
+        ),
+        until_ms=3000.0,
+    )
+)
 def test_every_fault_schedule_keeps_the_properties(schedule):
     run = fc.run_schedule(schedule)
     assert fc.violations(run, repeat=True) == []

@@ -343,7 +343,12 @@ def violations(run: Run, *, repeat: bool = False) -> list[str]:
                 out.append(f"inert: broker {bid}'s logs changed while it was down")
         last_stop, _l, last_start, _a = entries[-1]
         ctl = c.controller
-        failed = [t for t, _c, ev, d in ctl.events if ev == "broker_failure" and d["broker"] == bid and t >= last_stop]
+        # handled: the controller's onBrokerFailure has written its ISR changes (a ZooKeeper write after the event)
+        failed = [
+            t
+            for t, _c, ev, d in ctl.events
+            if ev == "broker_failure" and d["broker"] == bid and t >= last_stop and t + ctl.zk_latency_ms <= s.until_ms
+        ]
         if last_start is None and failed:
             for tp, st in ctl.state.items():
                 if bid in st["isr"] and len(st["isr"]) > 1 and not _readmitted(c, tp, bid, failed[0], s):
