@@ -265,6 +265,11 @@ class Cluster:
         self.controller = Controller(
             self.env, self.brokers, self.log, controller_id=cid, epoch=controller_epoch, zk_latency_ms=zk_latency_ms
         )
+        from .zk.lifecycle import session_expired
+        from .zk.session import ZkSessions
+
+        #: every broker's ZooKeeper session (a crash or a long pause ends it after zookeeper.session.timeout.ms)
+        self.zk_sessions = ZkSessions(self.env, self.brokers, lambda bid: session_expired(self, bid))
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)
@@ -531,6 +536,22 @@ class Cluster:
         from .zk.lifecycle import restart_broker
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+
+    def crash(self, broker_id: int, *, at_ms: float, down_ms: float | None = None) -> None:
+        """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown); the controller acts when its
+        ZooKeeper session expires, ``zookeeper.session.timeout.ms`` later; it starts again ``down_ms`` after the
+        crash, or never (None). See :mod:`.zk.lifecycle`."""
+        from .zk.lifecycle import crash_broker
+
+        crash_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+
+    def pause(self, broker_id: int, *, at_ms: float, for_ms: float) -> None:
+        """A stop-the-world pause (a long GC) of ``broker_id``'s process from ``at_ms`` for ``for_ms``: it does
+        nothing meanwhile, then carries on with what it had in hand; longer than its session timeout, the
+        cluster moves on without it (see :mod:`.zk.lifecycle`)."""
+        from .zk.lifecycle import pause_broker
+
+        pause_broker(self, broker_id, at_ms=at_ms, for_ms=for_ms)
 
     def move_controller(self, *, at_ms: float) -> None:
         """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`)."""

@@ -59,6 +59,8 @@ _INT_SETTINGS = {
     "replica.fetch.wait.max.ms": (500, 0),
     "replica.lag.time.max.ms": (30000, 0),
     "min.insync.replicas": (1, 1),
+    # no validator in KafkaConfig (``define(ZkSessionTimeoutMsProp, INT, 18000, HIGH, ...)``); the model asks > 0
+    "zookeeper.session.timeout.ms": (18000, 1),
 }
 
 
@@ -150,6 +152,8 @@ class BrokerConfig:
     #: the resolved listeners (:func:`kafka_lab.listeners.resolve`): what the broker registers, and which
     #: listener it uses when it is the controller
     listeners: object = field(default=None, compare=False, repr=False)
+    #: ``zookeeper.session.timeout.ms``: how long ZooKeeper keeps the session of a broker it no longer hears from
+    zk_session_timeout_ms: int = 18000
 
     @classmethod
     def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
@@ -174,6 +178,7 @@ class BrokerConfig:
             replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
             replica_lag_time_max_ms=ints["replica.lag.time.max.ms"],
             min_insync_replicas=ints["min.insync.replicas"],
+            zk_session_timeout_ms=ints["zookeeper.session.timeout.ms"],
             data_plane_listeners=tuple(data),
             control_plane_listener=control,
             inter_broker_listener_name=resolved.inter_broker_listener_name,
