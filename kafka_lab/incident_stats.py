@@ -16,6 +16,7 @@ No drawing here: ``kafka_lab.ui.cluster`` draws, ``kafka_lab.exercises`` grades.
 - :func:`leadership` -- who acted as the partition's leader, and when (two leaders, or none, for a while).
 - :func:`wrong_leader_answers` -- each Produce a broker refused with ``NOT_LEADER_OR_FOLLOWER``.
 - :func:`truncated_acks` -- each batch acknowledged, then lost (truncated), by when it was acknowledged.
+- :func:`duplicate_summary` -- the batches retried and the records a log holds twice (lab 05's idempotence step).
 - :func:`incident_summary` -- the headline numbers of one run, in one flat mapping.
 - :func:`downstream_table` -- lab 03's closing table: what the delay costs the clients, per partition.
 - :func:`cached_run` -- an incident run once per process for the same options (the lab, its checks and its
@@ -46,6 +47,7 @@ __all__ = [
     "wrong_leader_answers",
     "truncated_acks",
     "truncated_records",
+    "duplicate_summary",
     "metric_peak",
     "incident_summary",
     "cached_run",
@@ -396,6 +398,25 @@ def incident_summary(res: ClusterResults, *, topic: str = "orders", partition: i
         "other_mean_latency_ms": float(others["latency_ms"].mean()) if len(others) else np.nan,
         "controller": int(res.cluster.controller.history[0][1]),
         "lai_route": {int(b): (str(lai["listener"][b]), str(lai["plane"][b])) for b in lai.index},
+    }
+
+
+def duplicate_summary(res: ClusterResults) -> dict:
+    """What retries wrote twice, from the ledger: records handed over, committed and pending; the batches sent more
+    than once; the extra copies of batches in their leaders' logs (``duplicates``), in batches and records; and the
+    partitions that hold them."""
+    _check(res)
+    lg = res.ledger
+    outcome = lg["outcome"].astype(str)
+    twice = lg[lg["duplicates"] > 0]
+    return {
+        "records": int(lg["records"].sum()),
+        "committed": int(lg.loc[outcome == "committed", "records"].sum()),
+        "pending": int(lg.loc[outcome == "pending", "records"].sum()),
+        "retried_batches": int((lg["attempts"] > 1).sum()),
+        "duplicate_batches": int(twice["duplicates"].sum()),
+        "duplicate_records": int((twice["duplicates"] * twice["records"]).sum()),
+        "duplicate_partitions": sorted(f"{t}-{p}" for t, p in set(zip(twice["topic"], twice["partition"]))),
     }
 
 

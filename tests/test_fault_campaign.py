@@ -1,10 +1,11 @@
 """A fault campaign in the spirit of Jepsen (tools/fault_campaign.py): hypothesis draws small clusters (3-5 brokers,
 replication factor 3, ``min.insync.replicas`` 1 or 2, producers with acks 0, 1 or all, the control plane on some
-brokers) and fault schedules (restarts, controlled shutdowns, preferred leader moves, controller moves, a follower
-that stops fetching), and every run must keep every property the tool checks: conservation of records; no
-acks=all record lost with ``min.insync.replicas >= 2`` and unclean election off; leader epochs that never
-decrease; one leader per partition and epoch; a leader's high watermark that never falls; committed records on
-every ISR member; a stopped broker inert; the same schedule, the same ledger.
+brokers, a ``zookeeper.session.timeout.ms``) and fault schedules (restarts, controlled shutdowns, preferred leader
+moves, controller moves, a follower that stops fetching, crashes, stop-the-world pauses), and every run must keep
+every property the tool checks: conservation of records; no acks=all record lost with ``min.insync.replicas >= 2``
+and unclean election off; leader epochs that never decrease; one leader per partition and epoch; a leader's high
+watermark that never falls; committed records on every ISR member; a stopped or paused broker inert; the same
+schedule, the same ledger.
 
 ``tools/fault_campaign.py --runs N`` is the soak: the same checks on thousands of schedules.
 """
@@ -41,7 +42,7 @@ def faults(draw, brokers: int):
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(fc.KINDS))
         b = draw(st.integers(0, brokers - 1))
-        if kind in ("restart", "shutdown"):
+        if kind in ("restart", "shutdown", "crash"):
             if b in restarted:  # one restart per broker: a script does not shut down a broker that is down
                 continue
             restarted.add(b)
@@ -50,6 +51,10 @@ def faults(draw, brokers: int):
             for_ms = draw(st.sampled_from([0.0, 1.5, 40.0, 300.0, 1200.0]))
         elif kind == "stall":
             for_ms = draw(st.sampled_from([None, 80.0, 700.0]))
+        elif kind == "crash":  # back this long after its session expired, or never
+            for_ms = draw(st.sampled_from([None, 0.0, 300.0]))
+        elif kind == "pause":
+            for_ms = draw(st.sampled_from([0.0, 150.0, 700.0, 1500.0]))
         out.append(
             fc.Fault(
                 kind,
@@ -75,6 +80,7 @@ def schedules(draw):
         rate_per_s=draw(st.sampled_from([100.0, 250.0])),
         control_plane=tuple(b for b in range(1, brokers + 1) if draw(st.booleans())),
         lag_ms=draw(st.sampled_from([300, 1000, 30000])),
+        session_ms=draw(st.sampled_from([400, 1000, 18000])),
         unclean=False,
         faults=draw(faults(brokers)),
         until_ms=2500.0,
@@ -120,6 +126,41 @@ ISSUE = fc.Schedule(
         until_ms=2500.0,
     )
 )
+@example(  # the zombie controller: broker 1 frozen past its session, while the others elect and move on
+    fc.Schedule(
+        seed=5,
+        brokers=3,
+        partitions=3,
+        min_isr=2,
+        acks=("all", "1"),
+        session_ms=400,
+        faults=(
+            fc.Fault("elect", 600.0, partition=1, replica=0),  # written at 602, sent
+            fc.Fault("pause", 602.01, broker=0, for_ms=1500.0),  # its UpdateMetadata queued
+            fc.Fault("crash", 1000.0, broker=1, for_ms=300.0),  # and broker 2 dies while it sleeps
+        ),
+        until_ms=2500.0,
+    )
+)
+@example(  # soak seed 36, run 9: broker 2's session expired 3 ms before the end, its ISR write lands after it
+    fc.Schedule(
+        seed=9,
+        brokers=3,
+        partitions=3,
+        min_isr=1,
+        acks=("1",),
+        rate_per_s=300.0,
+        control_plane=(2,),
+        lag_ms=300,
+        session_ms=1500,
+        faults=(
+            fc.Fault("crash", 1497.26, broker=1, for_ms=301.44),
+            fc.Fault("move_controller", 1730.18),
+            fc.Fault("pause", 2142.8, broker=2, for_ms=25.03),
+        ),
+        until_ms=3000.0,
+    )
+)
 def test_every_fault_schedule_keeps_the_properties(schedule):
     run = fc.run_schedule(schedule)
     assert fc.violations(run, repeat=True) == []
@@ -145,6 +186,28 @@ def test_the_campaign_finds_a_broken_property():
     j = req.index[req["broker_id"] == 2][0]
     req.loc[j, "dequeue_ms"] = (stopped + started) / 2
     assert any(v.startswith("inert: broker 2 handled") for v in fc.violations(run))
+
+
+def test_the_campaign_finds_a_paused_broker_that_acts():
+    """A paused broker's planted request (handled, then sent) and a planted change of its logs are reported."""
+    s = fc.Schedule(
+        seed=2, brokers=3, partitions=2, session_ms=1000, faults=(fc.Fault("pause", 800.0, broker=1, for_ms=600.0),)
+    )
+    run = fc.run_schedule(s)
+    assert fc.violations(run) == []
+    req = run.results.requests
+    j = req.index[req["broker_id"] == 2][0]
+    req.loc[j, "dequeue_ms"] = 1000.0
+    assert any(v.startswith("inert: broker 2 handled") and "paused" in v for v in fc.violations(run))
+    req.loc[j, "dequeue_ms"] = 10.0
+    k = req.index[req["client_id"].str.startswith("broker-2-")][0]
+    req.loc[k, "sent_ms"] = 1000.0
+    assert any(v.startswith("inert: broker 2 sent") and "paused" in v for v in fc.violations(run))
+    req.loc[k, "sent_ms"] = 10.0
+    key = next(k for k in run.pauses if k[0] == 2)
+    tp = next(iter(run.pauses[key]))
+    run.pauses[key][tp] = (-1, 0, ())
+    assert any("logs changed while it was paused" in v for v in fc.violations(run))
 
 
 @st.composite

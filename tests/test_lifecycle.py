@@ -370,7 +370,7 @@ def test_an_offline_election_passes_over_a_broker_in_controlled_shutdown():
 def test_a_broker_failure_leaves_a_topic_being_deleted_as_it_is():
     """``onReplicasBecomeOffline``: ``partitionsWithOfflineLeader`` leaves out topics queued for deletion, whose
     offline replicas fail their deletion (``failReplicaDeletion``) instead of leaving the ISR: no write."""
-    c = Cluster(3, seed=4)
+    c = Cluster(3, seed=4, controller_id=3)  # the controller on another broker: a stopped broker's controller is gone
     tp = (TOPIC, 0)
     c.create_topic(TOPIC, assignment={0: [1, 2, 3]})
     before = dict(c.controller.state[tp])
@@ -378,6 +378,7 @@ def test_a_broker_failure_leaves_a_topic_being_deleted_as_it_is():
     c.brokers[1].shut_down()
     c.controller.on_broker_failure(1, at_ms=100.0)
     c.run(500.0)
+    assert [e for e in c.controller.events if e[2] == "broker_failure"]  # the failure was handled
     assert c.controller.state[tp] == before and not c.controller.decisions
 
 

@@ -74,6 +74,7 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     assert mutate.killer("tests/test_a.py::test_one[a message") == "tests/test_a.py::test_one"
     assert mutate.killer("collection/import error: tests/test_a.py") == "tests/test_a.py"
     assert mutate.killer("timed out after 900 s") == ""
+    assert mutate.killer("tests/test_a.py::test_one[PLAINTEXT://[::1]:9092]") == "tests/test_a.py::test_one"
     (pkg / "mutations.toml").write_text(entry.format(i=1, k="t") + "typo = 1\n")
     with pytest.raises(ValueError, match=r"mutations.toml, entry 1 \(m1\): missing \[\], unknown \['typo'\]"):
         mutate.load_mutations(tmp_path)

@@ -3,6 +3,7 @@ that is not Kafka's, and the answers ``summary.json`` gives, against the generat
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,24 @@ def test_summary_answers_lab_08s_questions(spark, tmp_path, capsys):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     assert len(pd.read_parquet(out / "requests")) == s["tables"]["requests"]
+
+
+def test_summary_of_a_log_outside_any_broker_directory(spark, tmp_path):
+    """A log file outside any ``broker-<id>/`` directory (broker null) beside a broker's: summary.json keys it
+    ``"None"`` and lists it as ``None``; pandas gave that broker as NaN and the others as floats (keys
+    ``"nan"``, ``"2.0"``, then ``int("None")`` failed the run)."""
+    logs = tmp_path / "logs"
+    (logs / "broker-2").mkdir(parents=True)
+    shutil.copy(sample_dir() / "broker-1" / "server.log.gz", logs / "server.log.gz")
+    shutil.copy(sample_dir() / "broker-2" / "server.log.gz", logs / "broker-2" / "server.log.gz")
+    s = pipeline.analyze(spark, str(logs), str(tmp_path / "out"))
+    cp = ground_truth()["control_plane"]
+    assert {b: (v["mode"], v["control_plane"]) for b, v in s["brokers"].items()} == {
+        "None": ("zookeeper", cp["1"]),
+        "2": ("zookeeper", cp["2"]),
+    }
+    assert (cp["1"], cp["2"]) == (False, True)  # the sample: broker 1 has no control plane, broker 2 has one
+    assert s["brokers_without_control_plane"] == [None]
 
 
 def test_overwrite_replaces_only_the_tables(spark, tmp_path, capsys):

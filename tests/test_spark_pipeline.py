@@ -209,11 +209,15 @@ def tricky(spark, tmp_path_factory):
     ts = F.date_format("timestamp", "yyyy-MM-dd HH:mm:ss,SSS").alias("ts")
     got = {c["id"]: {"records": [], "rejects": [], "kinds": Counter()} for c in TRICKY}
     for r in (
-        t.records.select("file", "line", ts, "level", "logger", "message", "continuations")
+        t.records.select(
+            "file", "line", ts, "level", "logger", "message", "continuations", "prefix", "source_line", "thread"
+        )
         .orderBy("file", "line")
         .collect()
     ):
-        got[r.file.split("/")[0]]["records"].append((r.line, r.ts, r.level, r.logger, r.message, r.continuations))
+        got[r.file.split("/")[0]]["records"].append(
+            (r.line, r.ts, r.level, r.logger, r.message, r.continuations, r.prefix, r.source_line, r.thread)
+        )
     for r in t.rejects.orderBy("file", "line").collect():
         got[r.file.split("/")[0]]["rejects"].append((r.line, r.text))
     for r in t.irregular.groupBy("file", "status").count().collect():
@@ -231,7 +235,8 @@ def test_tricky_lines_read_as_the_reference_parser_reads_them(tricky, case):
     ref = parse_lines(case["text"], "server.log")
     got = tricky[case["id"]]
     assert got["records"] == [
-        (r.line, r.timestamp, r.level, r.logger, r.message, r.continuations) for r in ref.records
+        (r.line, r.timestamp, r.level, r.logger, r.message, r.continuations, r.prefix, r.source_line, r.thread)
+        for r in ref.records
     ], case["why"]
     assert got["rejects"] == [(n, text) for _f, n, text in sorted(ref.rejected, key=lambda x: x[1])]
     assert got["kinds"]["continuation"] == ref.continuations

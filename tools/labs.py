@@ -116,9 +116,10 @@ CATALOGUE: list[Lab] = [
         "trade for them?",
         "`acks=1` records the old leader acknowledges, then truncates; what the control plane trades (an error, "
         "a retry, latency) for them, and what it cannot save; why `acks=all` loses no acknowledged record; the "
-        "ledger that accounts for every record",
+        "ledger that accounts for every record; the duplicates retries write, and the idempotent producer that "
+        "removes them",
         "lab 04 (the incident, the cluster's figures)",
-        25,
+        30,
         "an old leader acknowledges `acks=1` records until its own `LeaderAndIsr` is applied and truncates what "
         "the new leader never fetched; the control plane stops it when the followers stop fetching, turning that "
         "loss into an error and a retry, but what they had not fetched by then is lost either way.",

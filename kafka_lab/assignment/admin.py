@@ -79,6 +79,10 @@ def add_partitions(
     before the ``Assignment: <Scala map>`` Kafka appends to it.
     """
     metas = zk_broker_metadatas(brokers, rack_aware_mode)
+    if not isinstance(existing, Mapping):
+        raise TypeError(
+            f"existing is the topic's assignment {{partition: [broker ids]}}, got {type(existing).__name__}"
+        )
     if 0 not in existing:
         raise AdminOperationException(
             f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing."
@@ -90,5 +94,10 @@ def add_partitions(
             f"{len(existing)} partitions, {num_partitions} would not be an increase."
         )
     p0 = list(existing[0])
+    if not p0:  # Kafka reads partition 0's first replica (Seq.head) and would fail without a message
+        raise ValueError(
+            f"partition 0 of topic '{topic}' has no replicas in the existing assignment: the new partitions take "
+            "their replication factor and first broker from partition 0, so it lists at least one broker id"
+        )
     start_index = next((i for i, b in enumerate(metas) if b.id >= p0[0]), 0)
     return assign_replicas_to_brokers(metas, partitions_to_add, len(p0), start_index, len(existing))

@@ -29,6 +29,13 @@ __all__ = [
 ]
 
 
+def _assignment(assignment) -> Mapping:
+    """``assignment`` as the tables take it, ``{partition: [broker ids]}`` (a TypeError that says so, else)."""
+    if not isinstance(assignment, Mapping):
+        raise TypeError(f"assignment is {{partition: [broker ids]}}, got {type(assignment).__name__} {assignment!r}")
+    return assignment
+
+
 def _rack_lookup(brokers) -> dict[int, str | None]:
     return {b.id: b.rack for b in as_brokers(brokers)}
 
@@ -36,7 +43,11 @@ def _rack_lookup(brokers) -> dict[int, str | None]:
 def replica_table(assignment: Mapping[int, Sequence[int]], brokers) -> pd.DataFrame:
     """One row per replica: partition, position in the replica list (0 = preferred leader), broker, rack."""
     racks = _rack_lookup(brokers)
-    rows = [(p, i, b, racks.get(b), i == 0) for p, reps in sorted(assignment.items()) for i, b in enumerate(reps)]
+    rows = [
+        (p, i, b, racks.get(b), i == 0)
+        for p, reps in sorted(_assignment(assignment).items())
+        for i, b in enumerate(reps)
+    ]
     df = pd.DataFrame(rows, columns=["partition", "replica", "broker", "rack", "leader"])
     if not rows:  # the columns' types, which pandas cannot infer from no rows
         df = df.astype({"partition": "int64", "replica": "int64", "broker": "int64", "leader": bool})
@@ -69,7 +80,7 @@ def partition_racks(assignment: Mapping[int, Sequence[int]], brokers) -> pd.Data
     """Per partition: its replicas, their racks, and how many distinct racks they span."""
     racks = _rack_lookup(brokers)
     rows = []
-    for p, reps in sorted(assignment.items()):
+    for p, reps in sorted(_assignment(assignment).items()):
         rr = [racks.get(b) for b in reps]
         rows.append({"partition": p, "replicas": list(reps), "racks": rr, "racks spanned": len(set(rr))})
     df = pd.DataFrame(rows, columns=["partition", "replicas", "racks", "racks spanned"])
@@ -117,7 +128,7 @@ def failure_impact(
         raise ValueError(f"no broker has id(s) {sorted(unknown_brokers)}; the brokers are {sorted(racks)}")
     down = failed_brokers | {b for b, r in racks.items() if r in failed_racks}
     rows = []
-    for p, reps in sorted(assignment.items()):
+    for p, reps in sorted(_assignment(assignment).items()):
         if len(reps) == 0:
             raise InvalidReplicaAssignmentException(f"Cannot have replication factor of 0 for partition id {p}.")
         alive = [b for b in reps if b not in down]

@@ -30,6 +30,8 @@ def java_int(name: str, value) -> int:
 
 def java_string_key(s: str) -> bytes:
     """Sort key giving ``String.compareTo`` order: UTF-16 code units (big-endian bytes compare the same)."""
+    if not isinstance(s, str):
+        raise TypeError(f"java_string_key takes a str, got {type(s).__name__} {s!r}")
     return s.encode("utf-16-be", "surrogatepass")
 
 

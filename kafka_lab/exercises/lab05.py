@@ -9,10 +9,26 @@ from __future__ import annotations
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import Choices, choice, number
 from kafka_lab.exercises.lab04 import LOAD
-from kafka_lab.incident_stats import cached_run, incident_summary, truncated_acks, truncated_records
+from kafka_lab.incident_stats import (
+    cached_run,
+    duplicate_summary,
+    incident_summary,
+    truncated_acks,
+    truncated_records,
+)
 from kafka_lab.sim import purgatory_incident, truncation_incident
 
-__all__ = ["KIP", "LATE_MS", "kip_run", "late_run", "acks_all_run", "strict_run", "acks_window"]
+__all__ = [
+    "KIP",
+    "LATE_MS",
+    "DUPLICATES",
+    "kip_run",
+    "late_run",
+    "acks_all_run",
+    "strict_run",
+    "acks_window",
+    "duplicates_run",
+]
 
 #: the KIP's example: 20 partitions per produce request, all led by broker 1; 300 simulated ms
 KIP = {**LOAD, "partitions": 20}
@@ -39,6 +55,16 @@ def acks_all_run():
 def strict_run():
     """acks=1 with min.insync.replicas=2, no control plane, 150 simulated ms."""
     return cached_run(truncation_incident, control_plane=False, min_insync_replicas=2, until_ms=150, **KIP)
+
+
+#: step 6: lab 04's acks=all incident with 50 producers and request.timeout.ms=10 (300 simulated ms): requests the
+#: producers give up on after orders-0 moves, and retry
+DUPLICATES = {"producers": 50, "burst": 1, "rate_per_s": 20, "partitions": 20, "request_timeout_ms": 10}
+
+
+def duplicates_run(enable_idempotence: bool):
+    """acks=all, no control plane, :data:`DUPLICATES`, without or with the idempotent producer."""
+    return cached_run(purgatory_incident, control_plane=False, enable_idempotence=enable_idempotence, **DUPLICATES)
 
 
 def acks_window(res) -> dict:
@@ -322,4 +348,59 @@ def _(answer):
         )
     return incorrect(
         f"{got:g} is not what the ledger counts.", hint="does min.insync.replicas change anything for acks=1?"
+    )
+
+
+DUPLICATE_CHOICES = Choices(
+    {
+        "a": "every record once: with acks=all nothing is written that the producer was not told about",
+        "b": "some records twice: a request broker 2 had read is appended, and its retry appends it again",
+        "c": "fewer records: what the producer gave up on is lost",
+        "d": "every record once: a request that timed out is never retried",
+    }
+)
+
+
+@exercise(
+    "05.duplicates",
+    solution="b",
+    wrong=["a", "c", "d"],
+    prompt="acks=all, no control plane, 50 producers, request.timeout.ms=10, enable.idempotence=false (2.8's "
+    "default). After orders-0 moves, each producer sends its waiting orders-0 batches to broker 2 at once, up to "
+    "five requests on its one connection; broker 2 reads one request per connection at a time, and each waits "
+    "for the followers. A producer that has waited 10 ms for an answer closes the connection and retries every "
+    "batch of every request in flight on it. What do the leaders' logs hold at the end? "
+    + "; ".join(f"({k}) {v}" for k, v in DUPLICATE_CHOICES.items()),
+    explanation="Closing the connection does not undo what the broker has already read: it appends the request and "
+    "answers into the closed socket. The producer cannot know, and its retry (NETWORK_EXCEPTION is retriable) "
+    "appends the same batch a second time. Kafka's answer is enable.idempotence.",
+)
+def _(answer):
+    got = choice(answer, DUPLICATE_CHOICES)
+    if got is None:
+        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+    plain, idem = duplicate_summary(duplicates_run(False)), duplicate_summary(duplicates_run(True))
+    if got == "b":
+        return correct(
+            f"in the model {plain['duplicate_records']} records ({plain['duplicate_batches']} batches, all of "
+            f"{', '.join(plain['duplicate_partitions'])}) are in broker 2's log twice: the broker appended the "
+            "request it had read, answered into a closed socket, and the retry appended it again. With "
+            f"enable.idempotence=true: {idem['duplicate_records']}."
+        )
+    if got == "a":
+        return incorrect(
+            "acks=all decides when the producer hears 'written', not whether the broker appends: broker 2 appends "
+            "what it reads, whether or not the producer is still listening.",
+            hint="what happens to a request broker 2 has already read when the producer closes the connection?",
+        )
+    if got == "c":
+        return incorrect(
+            "the producer retries NETWORK_EXCEPTION (retries is 2147483647, delivery.timeout.ms 120 s): nothing "
+            "it gave up on is lost.",
+            hint="is a request the producer gave up on retried?",
+        )
+    return incorrect(
+        "a request that times out closes the connection, and every batch in flight on it fails NETWORK_EXCEPTION, "
+        "a retriable error: each is retried.",
+        hint="what does the producer do with a batch that failed NETWORK_EXCEPTION?",
     )

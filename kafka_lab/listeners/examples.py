@@ -27,6 +27,8 @@ their brokers from :func:`kip291_broker`, :func:`control_plane_broker` (lab 03's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 __all__ = [
     "CLIENT_LISTENER",
     "KIP291_AS_PRINTED",
@@ -138,6 +140,8 @@ def cluster_broker(control_plane: bool = False, *, broker_id: int = 1, **overrid
 
 def kip291_properties_text(props: dict[str, str]) -> str:
     """``key=value`` lines, as in a server.properties file."""
+    if not isinstance(props, Mapping):
+        raise TypeError(f"props is a mapping of Kafka property names to values, got {type(props).__name__}")
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 

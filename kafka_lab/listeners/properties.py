@@ -18,6 +18,11 @@ def parse_properties(text: str) -> dict[str, str]:
     follows the separator (ConfigDef trims it later); a later line wins over an earlier one. A line
     ending in a backslash continues on the next. Escapes other than that are not interpreted.
     """
+    if not isinstance(text, str):
+        raise TypeError(
+            f"parse_properties takes the text of a server.properties file (a str), got {type(text).__name__}"
+            + (" (for a file, pass Path(...).read_text())" if hasattr(text, "read_text") else "")
+        )
     props: dict[str, str] = {}
     lines = text.splitlines()
     i = 0

@@ -20,8 +20,10 @@ Real logs come in more shapes than ours; the patterns below read all of these:
   multiplexer or a test harness put before it (:data:`RECORD_START`'s first group, kept as the record's
   ``prefix``). The prefixes of ``docker logs --timestamps`` / ``kubectl logs --timestamps`` (an RFC 3339
   time and a space), docker-compose's ``name  | `` or both (compose's name first) are also read apart
-  (:data:`CONTAINER_PREFIX`: ``container``, ``container_time``), and are the only ones a continuation line
-  (a stack trace) may carry: any prefix there would make every line a continuation.
+  (:data:`CONTAINER_PREFIX`: ``container``, ``container_time``), and are the only ones any continuation
+  line (a stack trace) may carry: any prefix there would make every line a continuation. Behind another
+  prefix, a continuation carries the one of the record it continues (:func:`continues`): ``kubectl logs
+  --prefix``'s ``[pod/<pod>/<container>] ``, stern's ``<pod> <container> ``, a harness's constant columns.
 
 The patterns are plain strings in the common subset of Python's ``re`` and Java's
 ``java.util.regex``: the Spark pipeline (:mod:`kafka_lab.spark`) and the reference parser
@@ -58,6 +60,7 @@ __all__ = [
     "HEAD",
     "CONTINUATION",
     "LOGGER_TAIL",
+    "continues",
     "format_timestamp",
     "TimestampFormatter",
     "record_line",
@@ -113,6 +116,19 @@ CONTINUATION = (
 #: the end of a message with a newline: its last line carries the logger (groups: 1 text, 2 logger,
 #: 3 source line, 4 thread)
 LOGGER_TAIL = r"^(.*) \(" + _LOGGER + r"(?::(\d+|\?))?\)(?: \[([^\]]*)\])?$"
+
+
+def continues(text: str, prefix: str | None, continuation: _re.Pattern) -> bool:
+    """Whether ``text`` continues a record whose prefix is ``prefix`` (:data:`RECORD`'s group 1) though
+    :data:`CONTINUATION` does not match it whole: it begins with that very prefix, and what follows matches
+    ``continuation`` (:data:`CONTINUATION` compiled). A record without a prefix gives no such line.
+
+    A pod multiplexer or a test harness puts its prefix before every line of a record, the stack trace's
+    included (``kafka-0 kafka \\tat kafka.log.Log...``, ``kafka-0 kafka  (kafka.server.KafkaConfig)``); only
+    the open record's own prefix is accepted, so a line of another pod, or any line with a space in it,
+    is not taken for a continuation."""
+    return bool(prefix) and text.startswith(prefix) and continuation.match(text[len(prefix) :]) is not None
+
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 

@@ -6,7 +6,12 @@ Each line of a file is one of three things (:mod:`.layout` has the patterns):
   one line, after any prefix, kept in ``prefix``) or a record's first line whose logger comes later (:data:`~.layout.HEAD`: a message with
   a newline, whose last line ends with `` (logger)``);
 - a **continuation** (:data:`~.layout.CONTINUATION`: a stack trace's lines, the indented lines of a
-  message with a newline): it belongs to the last record started before it in the same file;
+  message with a newline): it belongs to the last record started before it in the same file. Behind a
+  prefix the layout list does not know (a pod multiplexer's ``pod container``, a test harness's own
+  columns), a continuation carries the prefix of that record: a line that begins with the open record's
+  ``prefix``, exactly, and continues after it as :data:`~.layout.CONTINUATION` reads, is a continuation
+  (:func:`~.layout.continues`). Only the record's own prefix: any prefix would make every line with a
+  space in it a continuation;
 - anything else is **rejected** (garbage, a line cut short before its logger).
 
 A record whose logger never comes (a head with no `` (logger)`` tail among its continuations: a line cut
@@ -40,6 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 from .layout import CONTAINER_PREFIX, CONTINUATION, HEAD, LOGGER_TAIL, PYTHON_FLAGS, RECORD
+from .layout import continues as _continues
 
 __all__ = ["Record", "Parsed", "parse_lines", "parse_timestamp"]
 
@@ -178,7 +184,7 @@ def parse_lines(lines, file: str = "", out: Parsed | None = None) -> Parsed:
             rec = Record(date(g), g[3], None, g[4], file, n, 0, *container(g[0]), prefix=g[0] or None)
             pending = (rec, [], False, text)
             continue
-        if pending is not None and _CONT.match(text):
+        if pending is not None and (_CONT.match(text) or _continues(text, pending[0].prefix, _CONT)):
             rec, conts, complete, first = pending
             conts.append((n, text))
             if not complete:

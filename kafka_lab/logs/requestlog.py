@@ -11,7 +11,7 @@ object compactly; a response that has no body (an ``acks=0`` produce) is the emp
 
 The request and response bodies are the generated ``*DataJsonConverter`` output for the version a
 2.8 client or broker sends (Produce v9, Fetch v12, Metadata v11, LeaderAndIsr v5, StopReplica v3,
-UpdateMetadata v7, AlterIsr v0): fields in the order of the message's JSON schema, tagged fields only
+UpdateMetadata v7, AlterIsr v0, InitProducerId v4): fields in the order of the message's JSON schema, tagged fields only
 when they differ from their default, and record sets replaced by their size (``recordsSizeInBytes``).
 
 Kafka 2.7 and earlier wrote a text line instead (``--format text``): ``Completed request:<header> --
@@ -67,6 +67,7 @@ API_KEY_NAMES = {
     "UpdateMetadata": "UPDATE_METADATA",
     "ControlledShutdown": "CONTROLLED_SHUTDOWN",
     "AlterIsr": "ALTER_ISR",
+    "InitProducerId": "INIT_PRODUCER_ID",
 }
 #: the newest version of each API a 2.8 client or broker sends
 API_VERSIONS = {
@@ -78,6 +79,7 @@ API_VERSIONS = {
     "UpdateMetadata": 7,
     "ControlledShutdown": 3,
     "AlterIsr": 0,
+    "InitProducerId": 4,
 }
 #: ``org.apache.kafka.common.protocol.Errors`` codes (2.8)
 ERROR_CODES = {
@@ -92,6 +94,8 @@ ERROR_CODES = {
     "NOT_ENOUGH_REPLICAS": 19,
     "NOT_ENOUGH_REPLICAS_AFTER_APPEND": 20,
     "NOT_CONTROLLER": 41,
+    "OUT_OF_ORDER_SEQUENCE_NUMBER": 45,
+    "INVALID_PRODUCER_EPOCH": 47,
     "FENCED_LEADER_EPOCH": 74,
     "UNKNOWN_LEADER_EPOCH": 75,
     "STALE_BROKER_EPOCH": 77,
@@ -418,6 +422,11 @@ def _broker_epoch(p, view) -> int:
     return view.broker_epoch(int(p["broker_id"]), p.get("broker_epoch", -1))
 
 
+def _init_producer_id_request(req, view):
+    """An idempotent producer's (``TransactionManager``: no transactional id, ``Integer.MAX_VALUE`` timeout)."""
+    return {"transactionalId": None, "transactionTimeoutMs": 2147483647, "producerId": -1, "producerEpoch": -1}
+
+
 _REQUESTS = {
     "Produce": _produce_request,
     "Fetch": _fetch_request,
@@ -427,6 +436,7 @@ _REQUESTS = {
     "StopReplica": _stop_replica_request,
     "AlterIsr": _alter_isr_request,
     "ControlledShutdown": _controlled_shutdown_request,
+    "InitProducerId": _init_producer_id_request,
 }
 
 
@@ -620,6 +630,11 @@ def _controlled_shutdown_response(req, view):
     }
 
 
+def _init_producer_id_response(req, view):
+    producer_id, epoch = req.result if req.result is not None else (-1, -1)
+    return {"throttleTimeMs": 0, "errorCode": _top_error(req), "producerId": producer_id, "producerEpoch": epoch}
+
+
 _RESPONSES = {
     "Produce": _produce_response,
     "Fetch": _fetch_response,
@@ -629,6 +644,7 @@ _RESPONSES = {
     "StopReplica": _stop_replica_response,
     "AlterIsr": _alter_isr_response,
     "ControlledShutdown": _controlled_shutdown_response,
+    "InitProducerId": _init_producer_id_response,
 }
 
 

@@ -46,6 +46,19 @@ from kafka_lab.listeners.examples import CLIENT_LISTENER
 from .clients.consumer import KafkaConsumer
 from .clients.ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
 from .clients.producer import KafkaProducer
+from .common.options import (
+    MAX_CLUSTER_BROKERS,
+    MAX_CLUSTER_PARTITIONS,
+    MAX_HANDOVERS,
+    MAX_METRIC_SAMPLES,
+    MAX_REPLICA_SECONDS,
+    PARTITIONS_WHY,
+    check_limit,
+    check_number,
+    check_seed,
+    check_time,
+    kafka_int,
+)
 from .network.request import RequestLog, requests_frame
 from .server.broker import Broker
 from .server.config import ModelSettings, boolean_setting
@@ -155,6 +168,12 @@ class ClusterResults:
         )
 
 
+_BROKERS_WHY = (
+    "1,000 brokers took 1.8 s to build and 1.5 s more to start on the project's machine; Kafka's own broker ids "
+    "stop at reserved.broker.max.id, 1000 by default"
+)
+
+
 def _control_plane_by_broker(control_plane, ids: list) -> dict:
     """``control_plane`` as ``{broker id: bool}``: one bool for every broker, or a dict of bools (a cluster
     half-way through the KIP-291 migration; brokers it does not name have no control plane)."""
@@ -212,9 +231,11 @@ class Cluster:
         if isinstance(brokers, int):
             if brokers < 1:
                 raise ValueError(f"a cluster needs at least one broker, got {brokers}")
+            check_limit("brokers", brokers, MAX_CLUSTER_BROKERS, _BROKERS_WHY)
             brokers = list(range(1, brokers + 1))
         if not brokers:
             raise ValueError("a cluster needs at least one broker, got none")
+        check_limit("brokers", len(brokers), MAX_CLUSTER_BROKERS, _BROKERS_WHY)
         if isinstance(brokers, (list, tuple)):
             ids = list(brokers)
             if len(set(ids)) != len(ids) or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
@@ -233,12 +254,18 @@ class Cluster:
                 brokers = {i: kraft_broker_properties(props, voters) for i, props in brokers.items()}
         if not isinstance(client_listener, str):
             raise TypeError(f"client_listener is a listener name such as {CLIENT_LISTENER!r}, not {client_listener!r}")
+        check_time("zk_latency_ms", zk_latency_ms)
         self.client_listener_name = client_listener.upper()  # listener names are upper-cased, as Kafka does
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.env = simpy.Environment()
         self.log = RequestLog()  # every request sent; answered Produce/Fetch kept as columns (network/request.py)
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(
+                f"settings is a ModelSettings (the model's own knobs) or None, got {type(settings).__name__}"
+            )
         self.settings = settings or ModelSettings()
         self.brokers: dict[int, Broker] = {}
+        self._producer_id_blocks = count()  # ZooKeeper's /latest_producer_id_block: the blocks handed out
         for bid, props in brokers.items():
             props = dict(props)
             props.setdefault("broker.id", str(bid))
@@ -266,12 +293,19 @@ class Cluster:
         self.controller = Controller(
             self.env, self.brokers, self.log, controller_id=cid, epoch=controller_epoch, zk_latency_ms=zk_latency_ms
         )
+        from .zk.lifecycle import session_expired
+        from .zk.session import ZkSessions
+
+        #: every broker's ZooKeeper session (a crash or a long pause ends it after zookeeper.session.timeout.ms)
+        self.zk_sessions = ZkSessions(self.env, self.brokers, lambda bid: session_expired(self, bid))
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)
         self.topics: dict = {}  # name -> [(name, partition), ...]: created, and not yet deleted
         self.controller.topic_deleted_listeners.append(self._topic_deleted)
         self.clients: list = []
+        #: what the applications will hand over, as the clients were told (:meth:`expect_handovers`)
+        self.handovers: list = []
         self._batch_ids = count()
         for b in self.brokers.values():
             b.metadata_cache.load(
@@ -290,6 +324,7 @@ class Cluster:
         self.bootstrap = min(self.brokers)
         self.topics: dict = {}
         self.clients: list = []
+        self.handovers: list = []  # what the applications will hand over (:meth:`expect_handovers`)
         self._batch_ids = count()
         for b in self.brokers.values():
             b.metadata_cache.load([], live_brokers=set(self.brokers), controller_id=self.kraft.quorum.first_leader)
@@ -301,6 +336,10 @@ class Cluster:
 
     def next_batch_id(self) -> int:
         return next(self._batch_ids)
+
+    def next_producer_id_block(self) -> int:
+        """The number of the next block of producer ids a broker takes (its ``ProducerIdManager``)."""
+        return next(self._producer_id_blocks)
 
     def controller_broker(self) -> Broker | None:
         return self.brokers.get(self.controller.id)
@@ -397,6 +436,17 @@ class Cluster:
                 "create_topic takes partitions and replication_factor, or an assignment {partition: [broker ids]}; "
                 f"got partitions={partitions!r}, replication_factor={replication_factor!r} and no assignment"
             )
+        if min_insync_replicas is not None:  # the topic config, as LogConfig reads it (INT, atLeast(1))
+            min_insync_replicas = kafka_int("min.insync.replicas", min_insync_replicas, 1)
+        new = len(assignment) if isinstance(assignment, dict) else partitions
+        if isinstance(new, int):
+            held = sum(len(tps) for tps in self.topics.values())
+            check_limit(
+                "a cluster's partitions (every topic together)",
+                held + new,
+                MAX_CLUSTER_PARTITIONS,
+                PARTITIONS_WHY,
+            )
         if assignment is None:
             metas = [BrokerMetadata(bid, b.config.props.get("broker.rack")) for bid, b in sorted(self.brokers.items())]
             assignment = assign_replicas_to_brokers(
@@ -468,6 +518,7 @@ class Cluster:
         """
         from kafka_lab.assignment import UnknownTopicOrPartitionException
 
+        check_time("at_ms", at_ms)
         if topic not in self.topics:
             raise UnknownTopicOrPartitionException(f"Topic '{topic}' does not exist.")
         self.controller.enable_unclean_leader_election(topic, at_ms=at_ms)
@@ -560,6 +611,32 @@ class Cluster:
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
 
+    def crash(self, broker_id: int, *, at_ms: float, down_ms: float | None = None) -> None:
+        """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown); the controller acts when its
+        ZooKeeper session expires, ``zookeeper.session.timeout.ms`` later; it starts again ``down_ms`` after the
+        crash, or never (None). See :mod:`.zk.lifecycle`."""
+        if self.mode == "kraft":  # no session: the controller fences it when its heartbeats stop (server/broker_kraft)
+            from .server.broker_kraft import crash_broker as crash_kraft_broker
+
+            crash_kraft_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+            return
+        from .zk.lifecycle import crash_broker
+
+        crash_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+
+    def pause(self, broker_id: int, *, at_ms: float, for_ms: float) -> None:
+        """A stop-the-world pause (a long GC) of ``broker_id``'s process from ``at_ms`` for ``for_ms``: it does
+        nothing meanwhile, then carries on with what it had in hand; longer than its session timeout, the
+        cluster moves on without it (see :mod:`.zk.lifecycle`)."""
+        if self.mode == "kraft":
+            from .server.broker_kraft import pause_broker as pause_kraft_broker
+
+            pause_kraft_broker(self, broker_id, at_ms=at_ms, for_ms=for_ms)
+            return
+        from .zk.lifecycle import pause_broker
+
+        pause_broker(self, broker_id, at_ms=at_ms, for_ms=for_ms)
+
     def move_controller(self, *, at_ms: float) -> None:
         """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`). In KRaft
         mode there is no ``/controller``: :meth:`restart_controller` stops a controller node instead."""
@@ -596,12 +673,62 @@ class Cluster:
 
     # -- run -------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> ClusterResults:
-        if until_ms < self.env.now:
-            raise ValueError(f"until_ms must not be before the current time {self.env.now}")
+        """Simulate to ``until_ms`` (at or after the current time) and return the results; metrics are sampled
+        every ``metrics_interval_ms`` (more than 0; 1/200 of the run when None). A run too big for the model is
+        refused before anything is simulated (:meth:`check_run`)."""
+        self.check_run(until_ms, metrics_interval_ms, allow_now=True)
         if until_ms > self.env.now:  # at the current time: the results as they stand, nothing more simulated
             advance(self.env, until_ms)
         with collector_paused():
             return self._results(until_ms, metrics_interval_ms or max(until_ms / 200.0, 1e-9))
+
+    def expect_handovers(self, *, rate_per_s: float = 0.0, start_ms: float = 0.0, stop_ms=None, sends: int = 0) -> None:
+        """A client's application will send ``sends`` times at ``start_ms``, or ``rate_per_s`` times a second
+        from ``start_ms`` to ``stop_ms`` (absolute times): what :meth:`check_run` counts."""
+        self.handovers.append((rate_per_s, start_ms, float("inf") if stop_ms is None else stop_ms, sends))
+
+    def check_run(self, until_ms, metrics_interval_ms=None, *, allow_now: bool = False) -> None:
+        """Refuse a run before it starts: ``until_ms`` a finite time after now (or now, when ``allow_now``),
+        ``metrics_interval_ms`` None or more than 0, and a size the model does in reasonable time (the limits
+        of :mod:`.common.options`, measured on the project's machine): at most :data:`MAX_METRIC_SAMPLES` metric
+        samples, :data:`MAX_REPLICA_SECONDS` replicas x simulated seconds and :data:`MAX_HANDOVERS` sends of
+        the clients' applications."""
+        now = self.env.now
+        check_number("until_ms", until_ms)
+        if until_ms < now or (until_ms == now and not allow_now):
+            raise ValueError(
+                f"until_ms must be {'at or ' if allow_now else ''}after the current time {now}, got {until_ms!r}"
+            )
+        if metrics_interval_ms is not None:
+            check_number("metrics_interval_ms", metrics_interval_ms, least=0, excluded=True)
+            check_limit(
+                "until_ms / metrics_interval_ms (metric samples per broker)",
+                until_ms / metrics_interval_ms,
+                MAX_METRIC_SAMPLES,
+                "each sample is a row of every broker's metrics table; the labs use 100 to 300",
+            )
+        replicas = sum(len(st["replicas"]) for st in self.controller.state.values())
+        check_limit(
+            "replicas x simulated seconds of one run",
+            max(replicas, len(self.brokers)) * (until_ms - now) / 1000.0,
+            MAX_REPLICA_SECONDS,
+            f"{max(replicas, len(self.brokers)):,} replicas for {(until_ms - now) / 1000.0:,g} s; every follower "
+            "fetches every partition, about 55 us of wall time per replica and simulated second on the project's "
+            "machine, so this limit is about a minute",
+        )
+        batches = 0.0
+        for rate, start, stop, n in self.handovers:
+            if n and now <= start <= until_ms:
+                batches += n
+            if rate:
+                batches += rate * max(0.0, min(until_ms, stop) - max(now, start)) / 1000.0
+        check_limit(
+            "application sends of one run (open loops and bursts)",
+            round(batches),
+            MAX_HANDOVERS,
+            "each open loop's rate_per_s x its time in the run, and each burst's n; the model simulated 3,700 to "
+            "10,000 sends a second of wall time on the project's machine, so this limit is one to two minutes",
+        )
 
     def _results(self, until_ms: float, interval: float) -> ClusterResults:
         metrics = pd.concat(

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .common.distributions import Deterministic, Exponential
+from .common.options import MAX_CONNECTIONS, MAX_RATE_PER_S, RATE_WHY, check_number, check_options, check_seed
 from .common.theory import mm_c_wait
 from .network.request import IN_FLIGHT
 from .scenario import Results, Scenario
@@ -105,6 +106,32 @@ def _service_ms(value) -> float:
     if not value > 0:
         raise ValueError(f"service_ms must be above 0, got {value!r}")
     return float(value)
+
+
+_CONNECTIONS_WHY = (
+    "each is a connection of its own (a backlog is one request per connection): 100,000 took 0.7 s to open on the "
+    "project's machine; the lab uses up to 1,000"
+)
+#: what the experiments' own options accept (:func:`~kafka_lab.sim.common.options.check_options`): (whole number?,
+#: least value, excluded?[, most, why]); the broker's settings are checked as Kafka checks them, by its config
+_RANGES = {
+    "backlog": (True, 0, False, MAX_CONNECTIONS, _CONNECTIONS_WHY),
+    "connections": (True, 1, False, MAX_CONNECTIONS, _CONNECTIONS_WHY),
+    "produce_rate_per_s": (False, 0, True, MAX_RATE_PER_S, RATE_WHY),
+    "controller_ms": (False, 0, False),
+    "controller_at_ms": (False, 0, False),
+    "network_ms": (False, 0, False),
+    "request_timeout_ms": (False, 0, False),
+    "produce_partitions": (True, 1, False),
+    "until_ms": (False, 0, True),
+    "duration_ms": (False, 0, True),
+    "metrics_interval_ms": (False, 0, True),
+}
+
+
+def _check(**values) -> None:
+    """The experiments' options that were given (None: the default), against :data:`_RANGES`."""
+    check_options({k: v for k, v in values.items() if v is not None}, _RANGES)
 
 
 def wait_for_handler_ms(row: pd.Series) -> float:
@@ -188,6 +215,15 @@ def controller_behind_backlog(
     fetching it), so acks=-1 produces wait in purgatory for partition 0. Each produce request writes
     to all 20 partitions, as in the KIP's example, or to the first ``produce_partitions`` of them.
     """
+    _check(
+        backlog=backlog,
+        controller_ms=controller_ms,
+        controller_at_ms=controller_at_ms,
+        network_ms=network_ms,
+        request_timeout_ms=request_timeout_ms,
+        produce_partitions=produce_partitions,
+        until_ms=until_ms,
+    )
     props = lab_properties(
         control_plane,
         num_io_threads=num_io_threads,
@@ -240,6 +276,15 @@ def steady_load(
     metrics_interval_ms: float | None = None,
 ) -> Results:
     """Poisson Produce traffic (acks=1) at ``produce_rate_per_s``, and a LeaderAndIsr at ``controller_at_ms``."""
+    _check(
+        produce_rate_per_s=produce_rate_per_s,
+        connections=connections,
+        duration_ms=duration_ms,
+        controller_at_ms=controller_at_ms,
+        network_ms=network_ms,
+        controller_ms=controller_ms,
+        metrics_interval_ms=metrics_interval_ms,
+    )
     props = lab_properties(
         control_plane,
         num_io_threads=num_io_threads,
@@ -289,10 +334,16 @@ def load_sweep(rates_per_s, *, progress=None, seed: int = 0, warmup_ms: float = 
     """
     params = {**_defaults(steady_load), **kw}
     duration = params["duration_ms"]
+    check_seed(seed)
+    rates_per_s = list(rates_per_s)
+    for i, rate in enumerate(rates_per_s):  # every rate before the first run
+        check_number(f"rates_per_s[{i}]", rate, least=0, excluded=True, most=MAX_RATE_PER_S, why=RATE_WHY)
+    _check(duration_ms=duration)
+    check_number("warmup_ms", warmup_ms)
     if not 0 <= warmup_ms < duration:
         raise ValueError(f"warmup_ms must be at least 0 and less than duration_ms={duration}, got {warmup_ms!r}")
     rows = []
-    it = progress(list(rates_per_s)) if progress else rates_per_s
+    it = progress(rates_per_s) if progress else rates_per_s
     for rate in it:
         res = steady_load(rate, seed=sweep_seed(seed, rate), **kw)
         r = res.requests
@@ -330,6 +381,9 @@ def backlog_table(
     backlogs, *, queued_max_requests: int = 500, num_io_threads: int = 8, service_ms: float = 1.0
 ) -> pd.DataFrame:
     """The LeaderAndIsr's wait (ms) behind each backlog, for the three designs (deterministic service)."""
+    backlogs = list(backlogs)
+    for i, b in enumerate(backlogs):  # every backlog before the first run
+        check_options({f"backlogs[{i}]": b}, {f"backlogs[{i}]": _RANGES["backlog"]})
     rows = []
     for b in backlogs:
         for label, cp, prio in DESIGNS:

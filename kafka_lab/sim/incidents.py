@@ -32,8 +32,10 @@ is no control plane at all. Overrides: ``controller`` (the controller's broker: 
 ``rate_per_s`` (app sends per second per producer afterwards: 20), ``records_per_batch`` (10),
 ``metadata_clients`` (0), ``metadata_rate_per_s`` (200), ``retry_backoff_ms`` (100), ``metadata_max_age_ms`` (300000),
 ``decision_ms`` (when the controller moves ``orders-0``: 2), ``until_ms`` (300), ``request_timeout_ms``
-(30000), ``min_insync_replicas`` (1), ``acks``, ``metrics_interval_ms`` (1), ``produce_service_ms`` (the mean
-Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and per-record costs).
+(30000), ``min_insync_replicas`` (1), ``acks``, ``enable_idempotence`` (the producers' ``enable.idempotence``:
+False, 2.8's default; True needs ``acks=all``, as Kafka's producer does), ``metrics_interval_ms`` (1),
+``produce_service_ms`` (the mean Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and
+per-record costs).
 
 ``mode="kraft"`` runs the same incident on a KRaft cluster (Kafka 4.0, :mod:`.kraft_mode`): the same brokers,
 clients and workload, the same random streams, and three controller nodes; the leader move is a
@@ -48,7 +50,16 @@ from __future__ import annotations
 from .clients.workloads import MetadataClient
 from .cluster import Cluster, ClusterResults
 from .common.distributions import Exponential
-from .common.options import check_options
+from .common.options import (
+    CLIENTS_WHY,
+    MAX_CLIENTS,
+    MAX_CLUSTER_PARTITIONS,
+    MAX_RATE_PER_S,
+    PARTITIONS_WHY,
+    RATE_WHY,
+    check_options,
+    kafka_int,
+)
 from .server.apis import CostModel, default_costs
 from .server.config import ModelSettings
 
@@ -79,6 +90,7 @@ INCIDENT_DEFAULTS = {
     "metadata_rate_per_s": 200.0,
     "metadata_max_age_ms": 300000,
     "controller": 1,
+    "enable_idempotence": False,
 }
 
 TOPIC = "orders"
@@ -86,14 +98,13 @@ TOPIC = "orders"
 
 #: the model's own options (not Kafka settings), what each accepts: (whole number?, least value, excluded?)
 _RANGES = {
-    "producers": (True, 0, False),
+    "producers": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
     "burst": (True, 0, False),
     "records_per_batch": (True, 1, False),
-    "partitions": (True, 1, False),
-    "metadata_clients": (True, 0, False),
-    "min_insync_replicas": (True, 1, False),
-    "rate_per_s": (False, 0, False),
-    "metadata_rate_per_s": (False, 0, True),
+    "partitions": (True, 1, False, MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY),
+    "metadata_clients": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
+    "rate_per_s": (False, 0, False, MAX_RATE_PER_S, RATE_WHY),
+    "metadata_rate_per_s": (False, 0, True, MAX_RATE_PER_S, RATE_WHY),
     "decision_ms": (False, 0, False),
     "until_ms": (False, 0, True),
     "metrics_interval_ms": (False, 0, True),
@@ -107,6 +118,8 @@ def _options(overrides: dict, **fixed) -> dict:
         raise TypeError(f"unknown incident option(s) {sorted(unknown)}; known: {sorted(INCIDENT_DEFAULTS) + ['acks']}")
     opts = {**INCIDENT_DEFAULTS, **fixed, **overrides}
     check_options({name: opts[name] for name in _RANGES}, _RANGES)
+    # the topic config, as LogConfig reads it: INT, atLeast(1), with Kafka's message
+    opts["min_insync_replicas"] = kafka_int("min.insync.replicas", opts["min_insync_replicas"], 1)
     if opts["controller"] not in (1, 2, 3) or isinstance(opts["controller"], bool):
         raise ValueError(f"controller is the broker the controller runs on: 1, 2 or 3, got {opts['controller']!r}")
     if opts["min_insync_replicas"] > 3:
@@ -177,6 +190,7 @@ def _incident(
             delivery_timeout_ms=max(120000, opts["request_timeout_ms"]),
             retry_backoff_ms=opts["retry_backoff_ms"],
             metadata_max_age_ms=opts["metadata_max_age_ms"],
+            enable_idempotence=opts["enable_idempotence"],
         )
         if metadata_from is not None:
             p.prefer = metadata_from

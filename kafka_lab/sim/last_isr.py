@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass, field
 
 from .cluster import Cluster, advance
+from .common.options import MAX_RATE_PER_S, RATE_WHY, check_number, check_seed
 from .zk.lifecycle import CONTROLLED_SHUTDOWN_MAX_RETRIES, CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS
 
 __all__ = ["LastIsrMember", "last_isr_member", "last_isr_run"]
@@ -80,6 +81,8 @@ def last_isr_member(
         raise ValueError(f"first_back is the broker that comes back first, 2 or 3, got {first_back!r}")
     if not isinstance(unclean, bool):
         raise TypeError(f"unclean is True or False (unclean.leader.election.enable), got {unclean!r}")
+    check_seed(seed)
+    check_number("rate_per_s", rate_per_s, least=0, excluded=True, most=MAX_RATE_PER_S, why=RATE_WHY)
     tp = (LAST_ISR_TOPIC, 0)
     c = Cluster(3, seed=seed)
     c.create_topic(LAST_ISR_TOPIC, assignment={0: [2, 3]}, unclean_leader_election_enable=unclean)
@@ -90,6 +93,7 @@ def last_isr_member(
     back = dict(zip((first_back, 5 - first_back), LAST_ISR_BACK_MS, strict=True))
     c.restart_broker(3, at_ms=LAST_ISR_RESTARTS_MS[3], down_ms=back[3] - LAST_ISR_RESTARTS_MS[3])
     c.restart_broker(2, at_ms=LAST_ISR_RESTARTS_MS[2], down_ms=back[2] - stop_2)
+    c.check_run(max(LAST_ISR_BACK_MS) + 5_000.0)  # the whole run's size, before any of it is simulated
     advance(c.env, min(LAST_ISR_BACK_MS))  # both are down now, and a stopped broker's log stands as it stopped
     parts = {b: c.brokers[b].replica_manager.partitions[tp] for b in (2, 3)}
     leo, hw = {b: p.log.leo for b, p in parts.items()}, {b: p.hw for b, p in parts.items()}

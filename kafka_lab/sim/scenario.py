@@ -22,6 +22,7 @@ import pandas as pd
 
 from .clients.workloads import Consumer, MetadataClient, Producer
 from .cluster import advance
+from .common.options import MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY, check_limit
 from .network.request import requests_frame
 from .server.broker import Broker
 from .server.config import ModelSettings
@@ -55,6 +56,7 @@ def _check_topic(partitions, replicas) -> None:
             raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
     if partitions < 1:
         raise InvalidPartitionsException(MSG_PARTITIONS)
+    check_limit("partitions", partitions, MAX_CLUSTER_PARTITIONS, PARTITIONS_WHY)
     if replicas < 1:
         raise InvalidReplicationFactorException(MSG_RF)
 
@@ -232,8 +234,7 @@ class Scenario:
 
     # -- run ------------------------------------------------------------------------------------------
     def run(self, until_ms: float, metrics_interval_ms: float | None = None) -> Results:
-        if until_ms <= self.env.now:
-            raise ValueError(f"until_ms must be after the current time {self.env.now}")
+        self.cluster.check_run(until_ms, metrics_interval_ms)  # before anything is simulated
         advance(self.env, until_ms)
         interval = metrics_interval_ms or max(until_ms / 200.0, 1e-9)
         sent = {c.client_id: c.sent for c in self.clients}

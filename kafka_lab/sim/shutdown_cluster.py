@@ -24,7 +24,7 @@ import pandas as pd
 
 from .cluster import Cluster, ClusterResults, advance
 from .common.distributions import Exponential
-from .common.options import check_options
+from .common.options import CLIENTS_WHY, MAX_CLIENTS, MAX_RATE_PER_S, RATE_WHY, check_options
 from .server.apis import CostModel, default_costs
 from .server.config import ModelSettings
 from .zk.controller_scale import shutdown_schedule
@@ -38,7 +38,8 @@ SHUTTING_DOWN, BUSY, CONTROLLER = 3, 2, 1
 #: (:func:`~kafka_lab.sim.common.options.check_options`); ``start_ms`` is at least 1 because every producer hands
 #: over its first batch 1 ms before the shutdown
 _RANGES = {
-    "producers": (True, 0, False),
+    "producers": (True, 0, False, MAX_CLIENTS, CLIENTS_WHY),
+    "rate_per_s": (False, 0, True, MAX_RATE_PER_S, RATE_WHY),
     "start_ms": (False, 1, False),
     "until_ms": (False, 0, True),
 }
@@ -95,7 +96,7 @@ def shutdown_in_cluster(
         raise TypeError(f"control_plane must be True or False, got {control_plane!r}")
     if isinstance(partitions, bool) or not isinstance(partitions, int) or not 2 <= partitions <= 2000:
         raise ValueError(f"partitions must be an int from 2 to 2000, got {partitions!r}")
-    options = {"producers": producers, "start_ms": start_ms, "until_ms": until_ms}
+    options = {"producers": producers, "rate_per_s": rate_per_s, "start_ms": start_ms, "until_ms": until_ms}
     check_options({k: v for k, v in options.items() if k != "until_ms" or v is not None}, _RANGES)
     costs = {**default_costs(), "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005)}
     cluster = Cluster(3, seed=seed, control_plane=control_plane, settings=ModelSettings(costs=costs))
@@ -147,6 +148,7 @@ def shutdown_in_cluster(
     for t, group in sorted(groups.items()):
         at(t + 1e-9, lambda group=group: send(group))
     horizon = until_ms or start_ms + sched["duration_ms"] + 100.0
+    cluster.check_run(horizon if until_ms is not None else horizon + 10_000.0)  # its size, before any of it runs
     if until_ms is None:
         # the reply does not wait for the brokers: run on, 100 ms at a time (at most 10 s), until broker 2
         # acts as the leader of every partition broker 3 led (1.0 through a busy data plane takes long:

@@ -19,6 +19,8 @@ notebook can show or plot it. Each agrees with the generator's ground truth (tes
 
 from __future__ import annotations
 
+import math
+
 #: the controller's requests (2.8's ``requestApiKeyName``): the ones whose body the pipeline keeps in
 #: ``requests.request``, and the ones these questions ask about
 CONTROLLER_APIS = ("LEADER_AND_ISR", "UPDATE_METADATA", "STOP_REPLICA")
@@ -301,23 +303,29 @@ def _starts_with_any(col, prefixes):
 
 
 def log_modes(records):
-    """Per broker (pandas): ``mode``, from the loggers of its records: ``kraft``, ``zookeeper``,
-    ``zookeeper+kraft`` (KIP-866's migration: both) or ``unknown`` (neither kind of logger seen)."""
+    """Per broker (``None``: the lines of files outside any ``broker-<id>/`` directory): ``mode``, from the
+    loggers of its records: ``kraft``, ``zookeeper``, ``zookeeper+kraft`` (KIP-866's migration: both) or
+    ``unknown`` (neither kind of logger seen). One aggregation over the records."""
     from pyspark.sql import functions as F
 
     logger = F.col("logger")
     kraft, zk = _starts_with_any(logger, KRAFT_LOGGERS), _starts_with_any(logger, ZOOKEEPER_LOGGERS)
-    df = (
-        records.where(kraft | zk)
-        .groupBy("broker")
+    rows = (
+        records.groupBy("broker")
         .agg(F.max(kraft.cast("int")).alias("kraft"), F.max(zk.cast("int")).alias("zookeeper"))
-        .toPandas()
+        .collect()
     )
-    modes = {}
-    for r in df.itertuples():
-        modes[r.broker] = {(1, 1): "zookeeper+kraft", (1, 0): "kraft", (0, 1): "zookeeper"}[(r.kraft, r.zookeeper)]
-    brokers = [r.broker for r in records.select("broker").distinct().collect()]
-    return {b: modes.get(b, "unknown") for b in sorted(brokers, key=lambda b: (b is None, b))}
+    names = {(1, 1): "zookeeper+kraft", (1, 0): "kraft", (0, 1): "zookeeper", (0, 0): "unknown"}
+    modes = {r.broker: names[(r.kraft or 0, r.zookeeper or 0)] for r in rows}
+    return {b: modes[b] for b in sorted(modes, key=lambda b: (b is None, b))}
+
+
+def broker_key(broker) -> str:
+    """A broker's key in ``summary.json``: its id, or ``"None"`` for the lines of files outside any
+    ``broker-<id>/`` directory (pandas gives that broker as NaN, and the ids beside it as floats)."""
+    if broker is None or (isinstance(broker, float) and math.isnan(broker)):
+        return "None"
+    return str(int(broker))
 
 
 def summary_answers(tables) -> dict:
@@ -325,8 +333,6 @@ def summary_answers(tables) -> dict:
     whether it has the control plane and its LeaderAndIsr p99 queue time; the records truncated per partition
     and of them acknowledged (``acks=1``, lost); the controller's moves (elections and resignations, ZooKeeper
     mode or KRaft)."""
-    import math
-
     import pandas as pd
 
     def num(v, digits=3):
@@ -335,11 +341,11 @@ def summary_answers(tables) -> dict:
     req = tables["requests"]
     brokers = {}
     for b, mode in log_modes(tables["records"]).items():
-        brokers[str(b)] = {"mode": mode, "control_plane": None, "leader_and_isr_queue_p99_ms": None}
+        brokers[broker_key(b)] = {"mode": mode, "control_plane": None, "leader_and_isr_queue_p99_ms": None}
     cp = control_plane(tables["records"])  # from server.log: the request log cannot say (docs/kafka-reference.md §2)
     for r in cp.itertuples():
-        brokers.setdefault(str(r.broker), {"mode": "unknown", "leader_and_isr_queue_p99_ms": None})
-        brokers[str(r.broker)]["control_plane"] = bool(r.control_plane)
+        brokers.setdefault(broker_key(r.broker), {"mode": "unknown", "leader_and_isr_queue_p99_ms": None})
+        brokers[broker_key(r.broker)]["control_plane"] = bool(r.control_plane)
     # per broker, whatever the listener: the controller's config chose it, and it changes when the controller moves
     from pyspark.sql import functions as F
 
@@ -350,8 +356,8 @@ def summary_answers(tables) -> dict:
         .toPandas()
     )
     for r in p99.itertuples():
-        brokers.setdefault(str(r.broker), {"mode": "unknown", "control_plane": None})
-        brokers[str(r.broker)]["leader_and_isr_queue_p99_ms"] = num(r.p99)
+        brokers.setdefault(broker_key(r.broker), {"mode": "unknown", "control_plane": None})
+        brokers[broker_key(r.broker)]["leader_and_isr_queue_p99_ms"] = num(r.p99)
     tr = truncated_records(tables["truncations"])
     per_partition = (
         tr.groupby(["topic", "partition"])[["events", "records", "acknowledged"]].sum().reset_index() if len(tr) else tr
@@ -360,7 +366,11 @@ def summary_answers(tables) -> dict:
     moves = moves[moves["event"].isin(["elected", "resigned"])]
     return {
         "brokers": brokers,
-        "brokers_without_control_plane": sorted(int(b) for b, v in brokers.items() if v["control_plane"] is False),
+        # the broker ids, then None (the lines of files outside any broker-<id>/ directory) if its lines say so
+        "brokers_without_control_plane": sorted(
+            (None if b == "None" else int(b) for b, v in brokers.items() if v["control_plane"] is False),
+            key=lambda b: (b is None, b),
+        ),
         "truncated": [
             {
                 "topic": r.topic,

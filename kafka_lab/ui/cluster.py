@@ -36,6 +36,7 @@ import plotly.graph_objects as go
 from kafka_lab.incident_stats import (
     cached_run,
     controller_requests,
+    duplicate_summary,
     incident_summary,
     leadership,
     ledger_by_group,
@@ -66,6 +67,7 @@ __all__ = [
     "events_table",
     "stale_answers_table",
     "ledger_table",
+    "duplicates_table",
     "summary_table",
     "summary_html",
     "IncidentControls",
@@ -687,6 +689,25 @@ def ledger_table(res, partition: int = 0, *, each: bool = False) -> pd.DataFrame
             [NO_ANSWER if np.isnan(v) else v for v in latency], latency.index, object
         )
     return table
+
+
+def duplicates_table(runs: dict) -> pd.DataFrame:
+    """What retries wrote twice in each run (:func:`~kafka_lab.incident_stats.duplicate_summary`), one column per run."""
+    rows = {
+        "records handed over": "records",
+        "committed": "committed",
+        "pending at the end": "pending",
+        "batches sent more than once": "retried_batches",
+        "batches in a leader's log twice": "duplicate_batches",
+        "records in a leader's log twice": "duplicate_records",
+    }
+    cols = {}
+    for label, res in runs.items():
+        s = duplicate_summary(res)
+        col = {name: s[key] for name, key in rows.items()}
+        col["partitions holding them"] = ", ".join(s["duplicate_partitions"]) or "—"
+        cols[label] = pd.Series(col, dtype=object)
+    return pd.DataFrame(cols)
 
 
 def summary_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:

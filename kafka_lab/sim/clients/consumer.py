@@ -9,6 +9,7 @@ backoff and KIP-320 epoch check.
 
 from __future__ import annotations
 
+from ..common.options import check_number, check_time
 from ..network.request import Request
 from .producer import _MetadataClient
 
@@ -28,8 +29,9 @@ class KafkaConsumer(_MetadataClient):
         retry_backoff_ms: float = 100.0,
         metadata_max_age_ms: float = 300000.0,
     ):
-        if not poll_interval_ms > 0:
-            raise ValueError(f"poll_interval_ms must be > 0, got {poll_interval_ms!r}")
+        check_number("poll_interval_ms", poll_interval_ms, least=0, excluded=True)
+        check_time("retry_backoff_ms", retry_backoff_ms)
+        check_time("metadata_max_age_ms", metadata_max_age_ms)
         super().__init__(
             cluster, client_id, topic=topic, retry_backoff_ms=retry_backoff_ms, metadata_max_age_ms=metadata_max_age_ms
         )

@@ -1,6 +1,6 @@
 """A client of a cluster with its own metadata: the producer (Kafka 2.8 defaults).
 
-A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempotence=false``):
+A :class:`KafkaProducer` is 2.8's producer, by default without idempotence (``enable.idempotence=false``):
 
 - **the application** hands over records; keyless records go where 2.8's default partitioner puts
   them (the *sticky* partitioner, KIP-480: a new batch goes to a random partition that has a leader,
@@ -35,7 +35,16 @@ A :class:`KafkaProducer` is 2.8's producer without idempotence (``enable.idempot
 - **metadata**: a ``Metadata`` request to the least-loaded broker not in its reconnect backoff, answered
   from *that broker's* metadata cache, when asked for (``retry.backoff.ms`` after the last refresh at the earliest, and then at
   once: ``Metadata.timeToNextUpdate``) or after ``metadata.max.age.ms``;
-  a partition whose leader epoch is older than the one already known is ignored (KIP-320).
+  a partition whose leader epoch is older than the one already known is ignored (KIP-320);
+- **idempotence** (``enable_idempotence=True``, 2.8's ``enable.idempotence``; the default from 3.0): the
+  config checks of ``ProducerConfig`` and ``KafkaProducer`` with Kafka's messages (``acks`` must be ``all``,
+  and becomes ``all`` when not set; ``retries`` > 0; at most 5 requests in flight); an ``InitProducerId`` to
+  the least loaded broker before any batch is drained; per partition, each batch stamped with the producer
+  id, epoch and a sequence advanced by its record count; a retry keeps its stamp, goes back in sequence order,
+  and is sent only as the partition's first batch not done; ``OUT_OF_ORDER_SEQUENCE_NUMBER`` retried (a real
+  gap, or a failure with retries left, bumps the epoch locally and numbers the partition's batches not done
+  from 0 again). What the broker does with the stamp: :mod:`kafka_lab.sim.server.producer_state`. Not
+  modelled: batches expiring in the accumulator (unresolved sequences), the epoch running out, transactions.
 
 Every batch is one row of the **ledger** (:mod:`.ledger`). Defaults are 2.8's: ``acks=1``,
 ``retries=2147483647``, ``retry.backoff.ms=100``, ``request.timeout.ms=30000``,
@@ -55,6 +64,7 @@ import numpy as np
 from kafka_lab.listeners.endpoint import java_trim
 
 from ..common.distributions import Exponential
+from ..common.options import check_number, check_open_loop, check_time, kafka_int
 from ..network.request import NAN, Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 
@@ -104,6 +114,9 @@ def reconnect_backoff_ms(failures: int, jitter: float = 1.0) -> float:
 
 
 #: the lower bounds ProducerConfig (2.8) puts on these settings (``atLeast``, ``between(0, ...)``)
+#: the settings above that ProducerConfig defines as INT (the rest are LONG: times the model takes as any number)
+_INT_CONFIGS = ("retries", "max.in.flight.requests.per.connection")
+
 _AT_LEAST = {
     "retries": 0,
     "retry.backoff.ms": 0,
@@ -140,6 +153,69 @@ def _parse_acks(acks) -> int:
     return int(acks)
 
 
+def _parse_idempotence(value) -> bool:
+    """``enable.idempotence``, a BOOLEAN setting: a bool, or the strings ``true`` and ``false`` (trimmed, any case:
+    ``ConfigDef.parseType``)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str):
+        v = java_trim(value).lower()
+        if v in ("true", "false"):
+            return v == "true"
+        raise ValueError(
+            f"Invalid value {value} for configuration enable.idempotence: Expected value to be either true or false"
+        )
+    raise TypeError(f"enable_idempotence is a bool (or 'true'/'false'), got {type(value).__name__} {value!r}")
+
+
+#: the most requests in flight per connection an idempotent producer allows (``configureInflightRequests``)
+MAX_IN_FLIGHT_IDEMPOTENT = 5
+
+
+def _idempotence_rules(idempotent: bool, acks, cfg: dict) -> int:
+    """``acks`` as a ProduceRequest carries it, after ``ProducerConfig.maybeOverrideAcksAndRetries`` (2.8).
+
+    With idempotence, ``retries=0`` is refused, then an ``acks`` set to anything but ``all`` (Kafka's
+    ``ConfigException`` messages); an ``acks`` not set becomes ``all`` ("Overriding the default acks to all
+    since idempotence is enabled"). Without it, an ``acks`` not set is 2.8's default, 1."""
+    if not idempotent:
+        return _parse_acks(PRODUCER_DEFAULTS["acks"] if acks is None else acks)
+    parsed = -1 if acks is None else _parse_acks(acks)
+    if cfg["retries"] == 0:
+        raise ValueError("Must set retries to non-zero when using the idempotent producer.")
+    if parsed != -1:
+        raise ValueError(
+            "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."
+        )
+    return parsed
+
+
+class _PartitionSequences:
+    """``TopicPartitionEntry``: the producer id and epoch a partition's sequences belong to, the next sequence, the
+    last acknowledged one, and the batches that have a sequence and are not done (in flight or queued for a
+    retry), in sequence order (``inflightBatchesBySequence``)."""
+
+    __slots__ = ("producer_id", "producer_epoch", "next_sequence", "last_acked", "in_flight")
+
+    def __init__(self):
+        self.producer_id = self.producer_epoch = -1  # ProducerIdAndEpoch.NONE
+        self.next_sequence = 0
+        self.last_acked = -1  # NO_LAST_ACKED_SEQUENCE_NUMBER
+        self.in_flight: list = []
+
+    def start_at_beginning(self, producer_id: int, producer_epoch: int) -> None:
+        """``startSequencesAtBeginning``: the batches not done are numbered again from 0 under the new id and
+        epoch (``resetProducerState``: their sequence *has been reset*), and the next sequence follows them."""
+        seq = 0
+        for b in self.in_flight:
+            b.producer_id, b.producer_epoch, b.base_sequence = producer_id, producer_epoch, seq
+            b.sequence_reset = True
+            seq += b.records
+        self.producer_id, self.producer_epoch = producer_id, producer_epoch
+        self.next_sequence = seq
+        self.last_acked = -1
+
+
 class ProducerBatch:
     """One batch the application handed over, and what became of it (a row of the ledger)."""
 
@@ -165,6 +241,10 @@ class ProducerBatch:
         "refused_sent_ms",
         "in_flight",
         "request",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "sequence_reset",
     )
 
     def __init__(self, batch_id, client_id, tp, records, acks, now):
@@ -188,6 +268,15 @@ class ProducerBatch:
         self.refused_sent_ms = NAN  # the send of an attempt refused NOT_LEADER_OR_FOLLOWER, until it is sent again
         self.in_flight = False
         self.request = None  # acks=0: the request that carried it (the ledger asks whether a broker handled it)
+        # an idempotent producer's stamp, set when the batch is first drained (ProducerBatch.setProducerState)
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.base_sequence = -1  # RecordBatch.NO_SEQUENCE
+        self.sequence_reset = False  # rewritten by an epoch bump since it was last drained (sequenceHasBeenReset)
+
+    @property
+    def last_sequence(self) -> int:
+        return self.base_sequence + self.records - 1
 
     def wrong_leader_ms_at(self, now: float) -> float:
         """The time lost to wrong leaders as of ``now``: a refused batch not sent again yet is still losing it."""
@@ -287,6 +376,13 @@ class _MetadataClient:
         self.in_flight[bid] = 0
         return conn
 
+    def least_loaded_node(self):
+        """``NetworkClient.leastLoadedNode``: a broker it may connect to, the fewest requests in flight first (the
+        bootstrap broker on a tie); None when every broker is in its reconnect backoff."""
+        now = self.env.now
+        usable = [b for b in sorted(self.cluster.brokers) if self.blacked_out_until(b) <= now]
+        return min(usable, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b), default=None)
+
     def blacked_out_until(self, bid: int) -> float:
         """When ``bid`` may be connected to again (``isBlackedOut``); -inf when it may now."""
         state = self.reconnect.get(bid)
@@ -348,11 +444,7 @@ class _MetadataClient:
             # of its own: the earliest armed timer is the one that matters
             self._wake_refresh(due)
             return
-        if self.prefer is not None:
-            bid = self.prefer
-        else:  # leastLoadedNode: a broker it may connect to, the fewest requests in flight first
-            usable = [b for b in sorted(self.cluster.brokers) if self.blacked_out_until(b) <= now]
-            bid = min(usable, key=lambda b: (self.in_flight.get(b, 0), b != self.cluster.bootstrap, b), default=None)
+        bid = self.prefer if self.prefer is not None else self.least_loaded_node()
         if bid is None:  # every broker in its reconnect backoff: ask when the first one's ends
             self._wake_refresh(min(map(self.blacked_out_until, self.cluster.brokers)))
             return
@@ -417,17 +509,18 @@ class KafkaProducer(_MetadataClient):
         client_id: str,
         *,
         topic: str,
-        acks=PRODUCER_DEFAULTS["acks"],
+        acks=None,
         records_per_batch: int = 10,
         partitions=None,
         rng=None,
+        enable_idempotence=False,
         **configs,
     ):
         unknown = set(configs) - {k.replace(".", "_") for k in PRODUCER_DEFAULTS}
         if unknown:
             raise TypeError(
                 f"unknown producer setting(s) {sorted(unknown)}; known: "
-                f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')}"
+                f"{sorted(k.replace('.', '_') for k in PRODUCER_DEFAULTS if k != 'acks')} and enable_idempotence"
             )
         cfg = {k: configs.get(k.replace(".", "_"), v) for k, v in PRODUCER_DEFAULTS.items()}
         for key, low in _AT_LEAST.items():  # ProducerConfig's ranges, with ConfigDef's message
@@ -436,11 +529,17 @@ class KafkaProducer(_MetadataClient):
                 raise TypeError(f"{key.replace('.', '_')} is a finite number, got {value!r}")
             if value < low:
                 raise ValueError(f"Invalid value {value} for configuration {key}: Value must be at least {low}")
-        acks = _parse_acks(acks)
-        if records_per_batch < 1:
-            raise ValueError(f"records_per_batch must be >= 1, got {records_per_batch}")
+        for key in _INT_CONFIGS:  # INT settings (ProducerConfig): a whole number, as ConfigDef reads it
+            cfg[key] = kafka_int(key, cfg[key])
+        idempotent = _parse_idempotence(enable_idempotence)
+        acks = _idempotence_rules(idempotent, acks, cfg)
+        check_number("records_per_batch", records_per_batch, whole=True, least=1)
         if cfg["delivery.timeout.ms"] < cfg["linger.ms"] + cfg["request.timeout.ms"]:
             raise ValueError("delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms")
+        if idempotent and cfg["max.in.flight.requests.per.connection"] > MAX_IN_FLIGHT_IDEMPOTENT:
+            raise ValueError(
+                "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
+            )
         super().__init__(
             cluster,
             client_id,
@@ -462,6 +561,17 @@ class KafkaProducer(_MetadataClient):
         self._sticky = None
         self._wake_at = None
         self._timeout_armed = False
+        #: enable.idempotence: the producer id and epoch (-1 until InitProducerId answers) and, per partition,
+        #: its sequences (TransactionManager and its TopicPartitionBookkeeper)
+        self.idempotent = idempotent
+        self.producer_id = self.producer_epoch = -1
+        self._sequences: dict = {}  # tp -> _PartitionSequences
+        self._init_pid = None  # the InitProducerId in flight
+        self._init_pid_at = 0.0  # not before (retry.backoff.ms after a failed one)
+        self._epoch_bump_required = False
+        self._rewrite: set = set()  # partitions whose sequences start again at the next epoch bump
+        if idempotent:  # the Sender's first loop: InitProducerId, before the first produce
+            self._init_producer_id()
         self.maybe_refresh()
 
     def _fixed_partitions(self, partitions) -> list:
@@ -540,9 +650,10 @@ class KafkaProducer(_MetadataClient):
         return self._sticky
 
     def open_loop(self, rate_per_s: float, start_ms: float = 0.0, stop_ms: float | None = None) -> None:
-        """The application produces at Poisson times, ``rate_per_s`` per simulated second."""
-        if not rate_per_s > 0:
-            raise ValueError(f"a produce rate must be > 0 per second, got {rate_per_s!r}")
+        """The application produces at Poisson times, ``rate_per_s`` per simulated second (more than 0, at most
+        :data:`~kafka_lab.sim.common.options.MAX_RATE_PER_S`), from ``start_ms`` after now until ``stop_ms``."""
+        check_open_loop(rate_per_s, start_ms, stop_ms)
+        self.cluster.expect_handovers(rate_per_s=rate_per_s, start_ms=self.env.now + start_ms, stop_ms=stop_ms)
         gap = Exponential(1000.0 / rate_per_s).sampler(self.rng)
 
         def loop():
@@ -557,7 +668,10 @@ class KafkaProducer(_MetadataClient):
         self.env.process(loop())
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
-        """The application hands over ``n`` times at once at ``at_ms``."""
+        """The application hands over ``n`` times at once, ``at_ms`` from now."""
+        check_number("n", n, whole=True, least=0)
+        check_time("at_ms", at_ms)
+        self.cluster.expect_handovers(sends=n, start_ms=self.env.now + at_ms)
 
         def go():
             if at_ms:
@@ -574,6 +688,10 @@ class KafkaProducer(_MetadataClient):
     def drain(self) -> None:
         """Send what is ready: per leader, one batch per ready partition, within the in-flight limit."""
         now = self.env.now
+        if self.idempotent:  # Sender.runOnce: bumpIdempotentEpochAndResetIdIfNeeded, before sendProducerData
+            self._maybe_bump_epoch()
+            if self.producer_id < 0:
+                self._init_producer_id()
         if not self.leaders:
             self.maybe_refresh()
             return
@@ -594,6 +712,8 @@ class KafkaProducer(_MetadataClient):
             if b.retry_at > now:
                 next_wake = b.retry_at if next_wake is None else min(next_wake, b.retry_at)
                 continue
+            if self.idempotent and self._stop_drain(tp, b):
+                continue
             per_node.setdefault(leader, []).append(tp)
         limit = self.cfg["max.in.flight.requests.per.connection"]
         for bid, tps in per_node.items():
@@ -605,7 +725,13 @@ class KafkaProducer(_MetadataClient):
             while tps and self.in_flight.get(bid, 0) < limit:
                 batches = [self.accumulator[tp].popleft() for tp in tps]
                 self._send_produce(bid, batches)
-                tps = [tp for tp in tps if self.accumulator[tp] and self.accumulator[tp][0].retry_at <= now]
+                tps = [
+                    tp
+                    for tp in tps
+                    if self.accumulator[tp]
+                    and self.accumulator[tp][0].retry_at <= now
+                    and not (self.idempotent and self._stop_drain(tp, self.accumulator[tp][0]))
+                ]
         if self.update_requested:
             self.maybe_refresh()
         if next_wake is not None and (self._wake_at is None or next_wake < self._wake_at):
@@ -630,7 +756,13 @@ class KafkaProducer(_MetadataClient):
             if refused == refused:  # sent again after a NOT_LEADER_OR_FOLLOWER: the time since that send is lost
                 b.wrong_leader_ms += now - refused
                 b.refused_sent_ms = NAN
+            if self.idempotent:
+                self._drained(b)
         tps = tuple(b.tp for b in batches)
+        if self.idempotent:
+            stamped = {b.tp: (b.records, b.batch_id, b.producer_id, b.producer_epoch, b.base_sequence) for b in batches}
+        else:
+            stamped = {b.tp: (b.records, b.batch_id) for b in batches}
         req = Request(
             "Produce",
             0,
@@ -639,7 +771,7 @@ class KafkaProducer(_MetadataClient):
             partitions=tps,
             records=self.records_per_batch,
             timeout_ms=self.cfg["request.timeout.ms"],
-            payload={"batches": {b.tp: (b.records, b.batch_id) for b in batches}},
+            payload={"batches": stamped},
             on_done=self._answered,
         )
         self.requests[id(req)] = (req, bid, batches)
@@ -698,6 +830,9 @@ class KafkaProducer(_MetadataClient):
             if r.connection is conn:
                 del self.requests[key]
                 self.in_flight[bid] -= 1
+                if r is self._init_pid:  # TxnRequestHandler: disconnected, retried after retry.backoff.ms
+                    self._init_pid_failed()
+                    continue
                 for b in batches:
                     self._complete_batch(b, "NETWORK_EXCEPTION", -1)
         self.request_update()
@@ -708,22 +843,154 @@ class KafkaProducer(_MetadataClient):
         b.in_flight = False
         if err == "NONE":
             b.outcome, b.error, b.done_ms, b.base_offset = "acknowledged", "NONE", now, base_offset
+            if self.idempotent:
+                self._completed(b)
             return
         if err == "NOT_LEADER_OR_FOLLOWER":
             b.wrong_leader_sends += 1
             b.refused_sent_ms = b.sent_ms
-        can_retry = (
-            err in RETRIABLE_ERRORS
-            and b.attempts <= self.cfg["retries"]
-            and now - b.created_ms < self.cfg["delivery.timeout.ms"]
-        )
+        # Sender.canRetry: the delivery timeout and retries first, then (idempotent) TransactionManager.canRetry
+        can_retry = b.attempts <= self.cfg["retries"] and now - b.created_ms < self.cfg["delivery.timeout.ms"]
+        if can_retry:
+            can_retry = self._can_retry_idempotent(b, err) if self.idempotent else err in RETRIABLE_ERRORS
         if err in INVALID_METADATA_ERRORS:
             self.request_update()
         if can_retry:
             b.retry_at = now + self.cfg["retry.backoff.ms"]
             b.error = err
-            self._queue(b.tp).appendleft(b)
+            if self.idempotent:
+                self._insert_in_sequence_order(b)
+            else:
+                self._queue(b.tp).appendleft(b)
         else:
             b.outcome, b.error, b.done_ms = "failed", err, now
             b.wrong_leader_ms = b.wrong_leader_ms_at(now)  # a refused batch that fails lost the time until then
             b.refused_sent_ms = NAN
+            if self.idempotent:
+                self._failed(b, err)
+
+    # -- idempotence (TransactionManager, for a producer without a transactional.id) -----------------------
+    def _init_producer_id(self) -> None:
+        """``InitProducerId`` to the least loaded broker, unless one is in flight or a producer id is known; a
+        broker that refuses the connection is tried again after ``retry.backoff.ms``."""
+        now = self.env.now
+        if self._init_pid is not None or self.producer_id >= 0 or now < self._init_pid_at:
+            return
+        bid = self.least_loaded_node()
+        req = Request("InitProducerId", 0, self.client_id, on_done=self._init_pid_answer)
+        if bid is not None and self._send(bid, req):
+            self._init_pid = req
+            self.requests[id(req)] = (req, bid, ())
+            self._arm_timeout()
+        else:
+            self._init_pid_failed()
+
+    def _init_pid_failed(self) -> None:
+        self._init_pid = None
+        self._init_pid_at = self.env.now + self.cfg["retry.backoff.ms"]
+        self.env.timeout(self.cfg["retry.backoff.ms"]).callbacks.append(lambda _e: self.drain())
+
+    def _init_pid_answer(self, req) -> None:
+        entry = self.requests.pop(id(req), None)
+        if entry is None:
+            return  # answered after the client gave up on it (its connection was closed)
+        self.in_flight[entry[1]] -= 1
+        if req.error == DISCONNECTED or req.result is None:
+            self._init_pid_failed()
+            return
+        self._init_pid = None
+        self.producer_id, self.producer_epoch = req.result  # InitProducerIdHandler: setProducerIdAndEpoch
+        self.drain()
+
+    def _entry(self, tp) -> _PartitionSequences:
+        entry = self._sequences.get(tp)
+        if entry is None:
+            entry = self._sequences[tp] = _PartitionSequences()
+        return entry
+
+    def _stop_drain(self, tp, first: ProducerBatch) -> bool:
+        """``RecordAccumulator.shouldStopDrainBatchesForPartition`` for an idempotent producer."""
+        if self.producer_id < 0:
+            return True  # "we cannot send the batch until we have refreshed the producer id"
+        entry = self._sequences.get(tp)
+        if entry is None or not entry.in_flight:
+            return False
+        if first.base_sequence < 0:
+            # no new batch while batches of an older producer id or epoch are not done: a new one, at sequence 0
+            # of the new epoch, could be written before them
+            return (entry.producer_id, entry.producer_epoch) != (self.producer_id, self.producer_epoch)
+        # a retry goes only as the first batch not done, by sequence: one batch at a time until it is resolved
+        return first.base_sequence != entry.in_flight[0].base_sequence
+
+    def _drained(self, b: ProducerBatch) -> None:
+        """``RecordAccumulator.drain`` for an idempotent producer. A batch drained for the first time:
+        ``maybeUpdateProducerIdAndEpoch`` (a partition whose batches are all done starts again at 0 under a new
+        epoch), then ``setProducerState`` and ``incrementSequenceNumber``; a retry keeps its stamp. Either way the
+        batch is closed (``ProducerBatch.close``: a sequence rewritten by an epoch bump is now sent as such)."""
+        if b.base_sequence < 0:
+            entry = self._entry(b.tp)
+            current = (self.producer_id, self.producer_epoch)
+            if (entry.producer_id, entry.producer_epoch) != current and not entry.in_flight:
+                entry.start_at_beginning(*current)
+            b.producer_id, b.producer_epoch, b.base_sequence = current[0], current[1], entry.next_sequence
+            entry.next_sequence += b.records
+            entry.in_flight.append(b)  # drained in sequence order: the largest yet
+        b.sequence_reset = False
+
+    def _completed(self, b: ProducerBatch) -> None:
+        """``handleCompletedBatch``: the last acknowledged sequence, and the batch is done."""
+        entry = self._entry(b.tp)
+        entry.last_acked = max(entry.last_acked, b.last_sequence)
+        if b in entry.in_flight:
+            entry.in_flight.remove(b)
+
+    def _failed(self, b: ProducerBatch, err: str) -> None:
+        """``handleFailedBatch`` for an idempotent producer: the batch is done; after ``OUT_OF_ORDER_SEQUENCE_NUMBER``
+        (a gap in the log), or any failure with retries left, the partition's sequences start again at 0 under
+        the next epoch (``requestEpochBumpForPartition``). Retries used up: its sequence may or may not be in the
+        log, and nothing is adjusted."""
+        entry = self._entry(b.tp)
+        if b in entry.in_flight:
+            entry.in_flight.remove(b)
+        if err == "OUT_OF_ORDER_SEQUENCE_NUMBER" or b.attempts <= self.cfg["retries"]:
+            self._request_epoch_bump(b.tp)
+
+    def _can_retry_idempotent(self, b: ProducerBatch, err: str) -> bool:
+        """``TransactionManager.canRetry`` (2.8), for a producer without a transactional id.
+
+        ``OUT_OF_ORDER_SEQUENCE_NUMBER`` is always retried: without bumping the epoch when the batch is not the next
+        after the last acknowledged sequence (or its sequence was reset: an earlier batch is still unresolved),
+        with a bump when it is (a real gap). ``UNKNOWN_PRODUCER_ID`` never comes from a 2.8 broker. Anything else:
+        retried if retriable."""
+        if err == "OUT_OF_ORDER_SEQUENCE_NUMBER":
+            entry = self._entry(b.tp)
+            if not (b.sequence_reset or b.base_sequence - entry.last_acked != 1):
+                self._request_epoch_bump(b.tp)
+            return True
+        return err in RETRIABLE_ERRORS
+
+    def _request_epoch_bump(self, tp) -> None:
+        self._epoch_bump_required = True
+        self._rewrite.add(tp)
+
+    def _maybe_bump_epoch(self) -> None:
+        """``bumpIdempotentProducerEpoch``: the epoch goes up by one, locally (no request), and the partitions that
+        asked for it number their batches not done from 0 again (the broker accepts sequence 0 of a new epoch)."""
+        if not self._epoch_bump_required:
+            return
+        self.producer_epoch += 1
+        for tp in sorted(self._rewrite, key=lambda t: (t[0], t[1])):
+            self._entry(tp).start_at_beginning(self.producer_id, self.producer_epoch)
+        self._rewrite.clear()
+        self._epoch_bump_required = False
+
+    def _insert_in_sequence_order(self, b: ProducerBatch) -> None:
+        """``RecordAccumulator.insertInSequenceOrder``: a retried batch goes back before every queued batch with a
+        larger sequence (or none yet), after those with a smaller one."""
+        q = self._queue(b.tp)
+        ahead = []
+        while q and q[0].base_sequence >= 0 and q[0].base_sequence < b.base_sequence:
+            ahead.append(q.popleft())
+        q.appendleft(b)
+        for other in reversed(ahead):
+            q.appendleft(other)

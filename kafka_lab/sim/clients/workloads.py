@@ -19,6 +19,7 @@ and the controller are brokers of the cluster (:mod:`kafka_lab.sim.server.fetche
 from __future__ import annotations
 
 from ..common.distributions import Exponential
+from ..common.options import MAX_CONNECTIONS, check_number, check_open_loop, check_time
 from ..network.request import Request
 
 __all__ = ["Producer", "Consumer", "MetadataClient"]
@@ -28,9 +29,16 @@ class _Client:
     api = ""
 
     def __init__(self, scenario, broker, client_id: str, listener: str, connections: int):
-        if connections < 1:
-            raise ValueError(f"a client needs at least one connection, got {connections}")
+        check_number(
+            "connections",
+            connections,
+            whole=True,
+            least=1,
+            most=MAX_CONNECTIONS,
+            why="each is a connection the broker's processors serve one request at a time",
+        )
         self.scenario = scenario
+        self.cluster = getattr(scenario, "cluster", scenario)  # lab 03's Scenario, or a Cluster
         self.env = scenario.env
         self.broker = broker
         self.client_id = client_id
@@ -55,8 +63,8 @@ class _Client:
 
     def open_loop(self, rate_per_s: float, start_ms: float = 0.0, stop_ms: float | None = None) -> None:
         """Send at Poisson times with ``rate_per_s`` requests per (simulated) second."""
-        if not rate_per_s > 0:
-            raise ValueError(f"a request rate must be > 0 per second, got {rate_per_s!r}")
+        check_open_loop(rate_per_s, start_ms, stop_ms)
+        self.cluster.expect_handovers(rate_per_s=rate_per_s, start_ms=self.env.now + start_ms, stop_ms=stop_ms)
         gap = Exponential(1000.0 / rate_per_s).sampler(self.scenario.rng(f"client:{self.client_id}"))
         self.env.process(self._open_loop(gap, start_ms, stop_ms))
 
@@ -72,7 +80,10 @@ class _Client:
             send()
 
     def burst(self, n: int, at_ms: float = 0.0) -> None:
-        """Write ``n`` requests at once at ``at_ms`` (a backlog)."""
+        """Write ``n`` requests at once, ``at_ms`` from now (a backlog)."""
+        check_number("n", n, whole=True, least=0)
+        check_time("at_ms", at_ms)
+        self.cluster.expect_handovers(sends=n, start_ms=self.env.now + at_ms)
 
         def go():
             if at_ms:
@@ -99,8 +110,10 @@ class Producer(_Client):
         records=10,
         request_timeout_ms=30000,
     ):
-        if acks not in (0, 1, -1):
+        if isinstance(acks, bool) or acks not in (0, 1, -1):
             raise ValueError(f"acks must be 0, 1 or -1 (all), got {acks!r}")
+        check_number("records", records, whole=True, least=1)
+        check_number("request_timeout_ms", request_timeout_ms, least=0)
         super().__init__(scenario, broker, client_id, listener, connections)
         self.acks, self.partitions, self.records, self.timeout_ms = acks, tuple(partitions), records, request_timeout_ms
 

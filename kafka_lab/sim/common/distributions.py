@@ -8,6 +8,8 @@ A distribution is described once, independently of the generator, and bound to a
 :meth:`Distribution.sampler`, which returns a zero-argument callable. Means are in milliseconds:
 
     >>> import numpy as np
+
+from .options import check_number
     >>> service = Exponential(2.0)                 # a mean of 2 ms
     >>> service.mean_ms
     2.0
@@ -25,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .options import check_number
 
 __all__ = ["Distribution", "Deterministic", "Exponential", "LogNormal", "Empirical", "as_distribution"]
 
@@ -68,8 +72,7 @@ class Deterministic(Distribution):
     value_ms: float
 
     def __post_init__(self):
-        if not (self.value_ms >= 0 and math.isfinite(self.value_ms)):
-            raise ValueError(f"a deterministic time must be finite and >= 0, got {self.value_ms!r}")
+        check_number("value_ms", self.value_ms, least=0)  # a time: finite, at least 0
 
     @property
     def mean_ms(self) -> float:
@@ -90,8 +93,7 @@ class Exponential(Distribution):
     mean: float
 
     def __post_init__(self):
-        if not self.mean > 0:
-            raise ValueError(f"an exponential mean must be > 0, got {self.mean!r}")
+        check_number("mean", self.mean, least=0, excluded=True)  # an exponential's mean, in ms
 
     @property
     def mean_ms(self) -> float:
@@ -109,8 +111,8 @@ class LogNormal(Distribution):
     cv: float = 1.0
 
     def __post_init__(self):
-        if not (self.mean > 0 and self.cv > 0):
-            raise ValueError(f"a lognormal needs mean > 0 and cv > 0, got mean={self.mean!r}, cv={self.cv!r}")
+        check_number("mean", self.mean, least=0, excluded=True)  # a lognormal's mean, in ms
+        check_number("cv", self.cv, least=0, excluded=True)
 
     @property
     def mean_ms(self) -> float:
@@ -129,9 +131,12 @@ class Empirical(Distribution):
     values: tuple
 
     def __init__(self, values: Sequence[float]):
-        vals = tuple(float(v) for v in values)
-        if not vals or any(not (v >= 0 and math.isfinite(v)) for v in vals):
-            raise ValueError("an empirical distribution needs at least one finite value >= 0")
+        vals = tuple(values)
+        if not vals:
+            raise ValueError("an empirical distribution needs at least one value")
+        for i, v in enumerate(vals):
+            check_number(f"values[{i}]", v, least=0)  # each a measured time: finite, at least 0
+        vals = tuple(float(v) for v in vals)
         object.__setattr__(self, "values", vals)
 
     @property

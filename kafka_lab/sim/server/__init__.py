@@ -15,7 +15,8 @@
 - :mod:`.metadata_cache`: what the broker tells clients about the cluster (``MetadataCache``);
 - :mod:`.fetcher`: the follower's fetcher threads (``ReplicaFetcherManager``, ``ReplicaFetcherThread``);
 - :mod:`.alter_isr`: a leader's ISR changes sent to the controller (``AlterIsrManager``);
-- :mod:`.log`: a replica's log, batches and leader-epoch cache (``kafka.log.Log``).
+- :mod:`.log`: a replica's log, batches and leader-epoch cache (``kafka.log.Log``);
+- :mod:`.producer_state`: what a log knows of each idempotent producer (``ProducerStateManager``).
 
 The server imports the network layer and the common pieces, never the controller (:mod:`kafka_lab.sim.zk`,
 :mod:`kafka_lab.sim.kraft`) nor the clients. It meets the controller at run time, through the cluster it

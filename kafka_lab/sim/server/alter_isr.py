@@ -74,7 +74,7 @@ class AlterIsrManager:
             f"broker-{self.broker.id}-alter-isr",
             partitions=tuple(items),
             payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
-            on_done=self._answered,
+            on_done=self.broker.node.deferred(self._answered),  # a paused broker reads it when it wakes
         )
         self.sent += 1
         self.cluster.log.append(req)

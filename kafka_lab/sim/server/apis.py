@@ -19,6 +19,8 @@ The effects of a request apply when that work is done:
                      reports the follower's log end offsets, which may advance the high watermark
                      and complete delayed produces; with nothing new it long-polls
 ``Metadata``         answered from the metadata cache
+``InitProducerId``   an idempotent producer's (no ``transactional.id``): any broker answers it with the next
+                     producer id of its block and epoch 0 (:meth:`~.broker.Broker.generate_producer_id`)
 ``LeaderAndIsr``     become leader / become follower per partition (``makeFollowers`` completes
                      pending acks=all produces with ``NOT_LEADER_OR_FOLLOWER``)
 ``UpdateMetadata``   updates the metadata cache
@@ -36,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..common.distributions import Distribution, Exponential, as_distribution
+from ..common.options import check_number
 from ..network.request import IN_FLIGHT
 
 __all__ = ["CostModel", "KafkaApis", "default_costs", "API_KEYS", "CONTROLLER_APIS"]
@@ -45,6 +48,7 @@ API_KEYS = {
     "Produce": 0,
     "Fetch": 1,
     "Metadata": 3,
+    "InitProducerId": 22,
     "LeaderAndIsr": 4,
     "StopReplica": 5,
     "UpdateMetadata": 6,
@@ -64,8 +68,8 @@ class CostModel:
 
     def __post_init__(self):
         object.__setattr__(self, "base", as_distribution(self.base))
-        if self.per_partition_ms < 0 or self.per_record_ms < 0:
-            raise ValueError("costs per partition and per record must be >= 0")
+        check_number("per_partition_ms", self.per_partition_ms, least=0)
+        check_number("per_record_ms", self.per_record_ms, least=0)
 
     def mean_ms(self, partitions: int = 1, records: int = 0) -> float:
         return self.base.mean_ms + self.per_partition_ms * partitions + self.per_record_ms * records * partitions
@@ -77,6 +81,7 @@ def default_costs() -> dict:
         "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005),
         "Fetch": CostModel(Exponential(0.3), per_partition_ms=0.01),
         "Metadata": CostModel(Exponential(0.2)),
+        "InitProducerId": CostModel(Exponential(0.2)),
         "LeaderAndIsr": CostModel(1.0, per_partition_ms=0.05),
         "UpdateMetadata": CostModel(0.5, per_partition_ms=0.01),
         "StopReplica": CostModel(0.5, per_partition_ms=0.05),
@@ -186,6 +191,12 @@ class KafkaApis:
 
     def _Metadata(self, req):
         req.result = self.metadata_cache.describe(req.partitions)
+        self.respond(req)
+
+    def _InitProducerId(self, req):
+        """``TransactionCoordinator.handleInitProducerId`` with no transactional id: "always blindly accept the
+        request and return a new producerId from the producerId manager", epoch 0."""
+        req.result = (self.broker.generate_producer_id(), 0)
         self.respond(req)
 
     # -- control plane requests ------------------------------------------------------------------

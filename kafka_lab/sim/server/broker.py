@@ -40,7 +40,10 @@ from .node import Node
 from .purgatory import FetchPurgatory, ProducePurgatory
 from .replica_manager import ReplicaManager
 
-__all__ = ["Broker", "Plane"]
+__all__ = ["Broker", "Plane", "PID_BLOCK_SIZE"]
+
+#: ``ProducerIdManager.PidBlockSize``
+PID_BLOCK_SIZE = 1000
 
 
 class Plane:
@@ -134,6 +137,7 @@ class Broker:
         self.kraft = None
         self.partition_locks = None
         self.start_up_hooks: list = []  # called at the end of each start-up (the KRaft parts' threads)
+        self._producer_ids = None  # (next producer id, end of its block) of the running process
         self._start_process()
 
     def _start_process(self) -> None:
@@ -147,6 +151,7 @@ class Broker:
         self.fetch_purgatory = FetchPurgatory(env, self.apis.respond_follower_fetch, node=node)
         rm.produce_purgatory = self.produce_purgatory
         rm.fetch_purgatory = self.fetch_purgatory
+        self._producer_ids = self._producer_id_block()
         pid = 0
         read_ms, send_ms = settings.network_read_ms, settings.network_send_ms
         if "control" in self.planes:
@@ -177,6 +182,21 @@ class Broker:
             rm.alter_isr = self.alter_isr.submit
             if cfg.replica_lag_time_max_ms > 0:
                 node.thread(self._isr_expiration())
+
+    def _producer_id_block(self) -> tuple:
+        """``ProducerIdManager``: at start-up (and when its block runs out) a broker takes the next block of
+        ``PidBlockSize`` (1000) producer ids from ZooKeeper's ``/latest_producer_id_block`` (the cluster's count
+        of blocks; the conditional ZooKeeper write it takes is not simulated)."""
+        n = self.cluster.next_producer_id_block() if self.cluster is not None else 0
+        return n * PID_BLOCK_SIZE, (n + 1) * PID_BLOCK_SIZE - 1
+
+    def generate_producer_id(self) -> int:
+        """``ProducerIdManager.generateProducerId``: the next id of this process's block, a new block after its end."""
+        nxt, end = self._producer_ids
+        if nxt > end:
+            nxt, end = self._producer_id_block()
+        self._producer_ids = (nxt + 1, end)
+        return nxt
 
     def _isr_expiration(self):
         """``isr-expiration``: every ``replica.lag.time.max.ms / 2``, shrink the ISRs of lagging followers."""

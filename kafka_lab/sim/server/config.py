@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from kafka_lab.listeners import ConfigException
 
+from ..common.options import check_time, kafka_int
+
 __all__ = [
     "BrokerConfig",
     "ConfigException",
@@ -57,32 +59,23 @@ _INT_SETTINGS = {
     "replica.fetch.wait.max.ms": (500, 0),
     "replica.lag.time.max.ms": (30000, 0),
     "min.insync.replicas": (1, 1),
+    # no validator in KafkaConfig (``define(ZkSessionTimeoutMsProp, INT, 18000, HIGH, ...)``); the model asks > 0
+    "zookeeper.session.timeout.ms": (18000, 1),
 }
 
 
 def _invalid(name: str, message: str) -> ConfigException:
-    """ConfigDef's rejection of one INT setting, with Kafka's message."""
+    """ConfigDef's rejection of one setting, with Kafka's message."""
     return ConfigException(message, kafka_exception="ConfigException", config_key=name)
 
 
 def _int_setting(props: Mapping, name: str) -> int:
+    """One INT setting of ``props``, its default when absent, read as ConfigDef reads it (:func:`kafka_int`)."""
     default, minimum = _INT_SETTINGS[name]
     raw = props.get(name)
     if raw is None:
         return default
-    if isinstance(raw, bool):
-        raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT")
-    if isinstance(raw, int):
-        value = raw
-    else:
-        text = str(raw).strip()
-        try:
-            value = int(text)
-        except ValueError:
-            raise _invalid(name, f"Invalid value {raw} for configuration {name}: Not a number of type INT") from None
-    if minimum is not None and value < minimum:
-        raise _invalid(name, f"Invalid value {value} for configuration {name}: Value must be at least {minimum}")
-    return value
+    return kafka_int(name, raw, minimum)
 
 
 def boolean_setting(name: str, raw) -> bool:
@@ -165,6 +158,8 @@ class BrokerConfig:
     #: the resolved listeners (:func:`kafka_lab.listeners.resolve`): what the broker registers, and which
     #: listener it uses when it is the controller
     listeners: object = field(default=None, compare=False, repr=False)
+    #: ``zookeeper.session.timeout.ms``: how long ZooKeeper keeps the session of a broker it no longer hears from
+    zk_session_timeout_ms: int = 18000
 
     @classmethod
     def from_properties(cls, props: Mapping | None = None) -> BrokerConfig:
@@ -189,6 +184,7 @@ class BrokerConfig:
             replica_fetch_wait_max_ms=ints["replica.fetch.wait.max.ms"],
             replica_lag_time_max_ms=ints["replica.lag.time.max.ms"],
             min_insync_replicas=ints["min.insync.replicas"],
+            zk_session_timeout_ms=ints["zookeeper.session.timeout.ms"],
             data_plane_listeners=tuple(data),
             control_plane_listener=control,
             inter_broker_listener_name=resolved.inter_broker_listener_name,
@@ -235,5 +231,11 @@ class ModelSettings:
     replica_append_ms: float = 0.1
 
     def __post_init__(self):
-        if self.network_read_ms < 0 or self.network_send_ms < 0 or self.replica_append_ms < 0:
-            raise ValueError("network read/send and replica append times must be >= 0")
+        for name in ("network_read_ms", "network_send_ms", "replica_append_ms"):
+            check_time(name, getattr(self, name))
+        if not isinstance(self.costs, Mapping):
+            raise TypeError(f"costs is {{api name: CostModel}}, got {type(self.costs).__name__}")
+        if not isinstance(self.prioritise_controller_requests, bool):
+            raise TypeError(
+                f"prioritise_controller_requests is True or False, got {self.prioritise_controller_requests!r}"
+            )

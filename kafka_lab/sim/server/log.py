@@ -1,10 +1,14 @@
 """A replica's log: record batches and the leader-epoch cache, as ``kafka.log.Log`` keeps them.
 
 A log is a sequence of *record batches*. Each batch has a base offset, a record count, the leader
-epoch of the leader that first appended it (``partitionLeaderEpoch``), and the producer id and
-sequence the producer wrote (-1 when the producer is not idempotent, 2.8's default). The model adds
-one field Kafka does not have, ``batch_id``: the producer's own tag for the batch, so that a run can
-say where every record it produced ended up (the ledger).
+epoch of the leader that first appended it (``partitionLeaderEpoch``), and the producer id, producer
+epoch and base sequence the producer wrote (-1 when the producer is not idempotent, 2.8's default). The
+model adds one field Kafka does not have, ``batch_id``: the producer's own tag for the batch, so that a
+run can say where every record it produced ended up (the ledger).
+
+A log also keeps what it knows of each idempotent producer (:mod:`.producer_state`, Kafka's
+``ProducerStateManager``): every append of a batch with a producer id updates it, as leader or follower,
+and a truncation rebuilds it from the batches that remain. A log no idempotent producer wrote to keeps none.
 
 Offsets are Kafka's: the first record of the log has offset 0, the *log end offset* (LEO) is the
 offset the next record will get.
@@ -25,11 +29,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from .producer_state import ProducerStateManager
+
 __all__ = [
     "BASE_OFFSET",
     "BATCH_ID",
     "LEADER_EPOCH",
     "Log",
+    "PRODUCER_EPOCH",
     "PRODUCER_ID",
     "RECORDS",
     "SEQUENCE",
@@ -44,20 +51,26 @@ UNDEFINED_OFFSET = -1
 
 
 #: A record batch as a log keeps it: the plain tuple ``(base_offset, records, leader_epoch, producer_id, sequence,
-#: batch_id)``; these are its fields' positions (``b[BASE_OFFSET]``). A plain tuple, not a NamedTuple, because
+#: batch_id, producer_epoch)``; these are its fields' positions (``b[BASE_OFFSET]``). A plain tuple, not a NamedTuple, because
 #: CPython's cyclic garbage collector stops tracking an exact tuple of numbers at its first collection, and tracks
 #: an instance of any tuple subclass for as long as it lives: a run's logs hold most of the objects the run
 #: allocates (lab 03's live panel: 93,000 of the 103,000 a 600 ms run at 12,000 produce/s leaves), and tracked
 #: they made every collection walk them again.
-BASE_OFFSET, RECORDS, LEADER_EPOCH, PRODUCER_ID, SEQUENCE, BATCH_ID = range(6)
+BASE_OFFSET, RECORDS, LEADER_EPOCH, PRODUCER_ID, SEQUENCE, BATCH_ID, PRODUCER_EPOCH = range(7)
 
 
 def batch(
-    base_offset: int, records: int, leader_epoch: int, producer_id: int = -1, sequence: int = -1, batch_id: int = -1
+    base_offset: int,
+    records: int,
+    leader_epoch: int,
+    producer_id: int = -1,
+    sequence: int = -1,
+    batch_id: int = -1,
+    producer_epoch: int = -1,
 ) -> tuple:
     """One record batch (see :data:`BASE_OFFSET`); ``batch_id`` is the model's tag, not in Kafka's format: which
     produced batch this is."""
-    return (base_offset, records, leader_epoch, producer_id, sequence, batch_id)
+    return (base_offset, records, leader_epoch, producer_id, sequence, batch_id, producer_epoch)
 
 
 def next_offset(b: tuple) -> int:
@@ -68,13 +81,15 @@ def next_offset(b: tuple) -> int:
 class Log:
     """The batches of one replica, its log end offset and its leader-epoch cache."""
 
-    __slots__ = ("batches", "_bases", "epochs", "leo")
+    __slots__ = ("batches", "_bases", "epochs", "leo", "producers")
 
     def __init__(self):
         self.batches: list[tuple] = []  # batches (see BASE_OFFSET), in offset order
         self._bases: list[int] = []  # base offsets, for bisection
         self.epochs: list[tuple[int, int]] = []  # (epoch, start offset), increasing in both
         self.leo = 0
+        #: what it knows of idempotent producers (None until a batch with a producer id is appended)
+        self.producers: ProducerStateManager | None = None
 
     def __len__(self) -> int:
         return len(self.batches)
@@ -122,20 +137,42 @@ class Log:
 
     # -- appends ------------------------------------------------------------------------------------
     def append_as_leader(
-        self, records: int, leader_epoch: int, *, producer_id: int = -1, sequence: int = -1, batch_id: int = -1
+        self,
+        records: int,
+        leader_epoch: int,
+        *,
+        producer_id: int = -1,
+        sequence: int = -1,
+        batch_id: int = -1,
+        producer_epoch: int = -1,
     ) -> tuple:
-        """The leader assigns offsets from its LEO and stamps its epoch (``Log.appendAsLeader``)."""
+        """The leader assigns offsets from its LEO and stamps its epoch (``Log.appendAsLeader``); a batch with a
+        producer id updates the producer state (checked before, :meth:`check_producer`)."""
         if records < 1:
             raise ValueError(f"a batch holds at least one record, got {records}")
         base = self.leo
-        b = (base, records, leader_epoch, producer_id, sequence, batch_id)
+        b = (base, records, leader_epoch, producer_id, sequence, batch_id, producer_epoch)
         # _append, written out: a Produce to 20 partitions makes 20 of these
         if not self.epochs or leader_epoch > self.epochs[-1][0]:
             self.assign_epoch(leader_epoch, base)
         self.batches.append(b)
         self._bases.append(base)
         self.leo = base + records
+        if producer_id >= 0:
+            self._update_producer(b)
         return b
+
+    def check_producer(self, producer_id: int, producer_epoch: int, sequence: int, records: int):
+        """A client's batch checked against the producer state before a leader appends it: ``(error, duplicate)``
+        (:meth:`.producer_state.ProducerStateManager.check`)."""
+        if self.producers is None:
+            return "NONE", None
+        return self.producers.check(producer_id, producer_epoch, sequence, records)
+
+    def _update_producer(self, b: tuple) -> None:
+        if self.producers is None:
+            self.producers = ProducerStateManager()
+        self.producers.update(b[PRODUCER_ID], b[PRODUCER_EPOCH], b[SEQUENCE], b[RECORDS], b[BASE_OFFSET])
 
     def append_as_follower(self, b: tuple) -> None:
         """A follower appends the leader's batch as it is, offsets and epoch included."""
@@ -151,6 +188,8 @@ class Log:
         self.batches.append(b)
         self._bases.append(base)
         self.leo = base + b[RECORDS]
+        if b[PRODUCER_ID] >= 0:  # a follower's producer state follows what it replicates (origin Replication)
+            self._update_producer(b)
 
     # -- reads and truncation -----------------------------------------------------------------------
     def read(self, offset: int, max_batches: int = 64, max_offset: int | None = None) -> list[tuple]:
@@ -192,6 +231,11 @@ class Log:
         # LeaderEpochFileCache.truncateFromEnd: entries starting at or after the new end go
         while self.epochs and self.epochs[-1][1] >= self.leo:
             self.epochs.pop()
+        if self.producers is not None:  # loadProducerState: the producer state of the log that remains
+            self.producers = None
+            for b in self.batches:
+                if b[PRODUCER_ID] >= 0:
+                    self._update_producer(b)
         return removed
 
     def batch_ids(self) -> list[int]:

@@ -9,7 +9,11 @@ The rules, each with its 2.8 source:
   the *maximal* ISR or caught up within ``replica.lag.time.max.ms``; it only moves forward. A follower
   sets its HW to ``min(leader's HW, own LEO)`` on each fetch response.
 - **Append** (``appendRecordsToLeader``): ``acks=-1`` with an ISR smaller than ``min.insync.replicas``
-  fails ``NOT_ENOUGH_REPLICAS`` and appends nothing.
+  fails ``NOT_ENOUGH_REPLICAS`` and appends nothing. An idempotent producer's batch is then checked against
+  the log's producer state (:mod:`.producer_state`): a duplicate is answered with the original batch's
+  offsets and appends nothing (an ``acks=all`` one waits for the original's last offset, as
+  ``ProducePartitionStatus(lastOffset + 1)`` does); a gap or an old epoch fails the partition
+  (``OUT_OF_ORDER_SEQUENCE_NUMBER``, ``INVALID_PRODUCER_EPOCH``).
 - **acks=all completion** (``checkEnoughReplicasReachOffset``): not leader → ``NOT_LEADER_OR_FOLLOWER``;
   HW reached → ``NONE``, or ``NOT_ENOUGH_REPLICAS_AFTER_APPEND`` if the ISR is now smaller than
   ``min.insync.replicas``; otherwise keep waiting.
@@ -156,10 +160,30 @@ class ReplicaManager:
                 errors[tp] = "NOT_ENOUGH_REPLICAS"
                 continue
             if batches is not None:
-                records, batch_id = batches[tp]
+                entry = batches[tp]
+                records, batch_id = entry[0], entry[1]
             else:
-                records, batch_id = req.records, -1
-            base = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)[BASE_OFFSET]
+                entry, records, batch_id = (), req.records, -1
+            if len(entry) > 2:  # an idempotent producer's batch: (records, batch id, producer id, epoch, sequence)
+                producer_id, producer_epoch, sequence = entry[2], entry[3], entry[4]
+                err, duplicate = p.log.check_producer(producer_id, producer_epoch, sequence, records)
+                if duplicate is not None:  # Log.append: the original batch's offsets, nothing appended
+                    bases[tp] = duplicate[0]
+                    required[tp] = duplicate[1] + 1
+                    continue
+                if err != "NONE":
+                    errors[tp] = err
+                    continue
+                base = p.log.append_as_leader(
+                    records,
+                    p.leader_epoch,
+                    producer_id=producer_id,
+                    sequence=sequence,
+                    batch_id=batch_id,
+                    producer_epoch=producer_epoch,
+                )[BASE_OFFSET]
+            else:
+                base = p.log.append_as_leader(records, p.leader_epoch, batch_id=batch_id)[BASE_OFFSET]
             bases[tp] = base
             required[tp] = base + records
             increment_hw(p)

@@ -10,7 +10,10 @@
 - :mod:`.fencing`: controller election, the zombie controller and KIP-380's broker bounce, in a small world of
   their own (lab 07);
 - :mod:`.lifecycle`: a broker's restart in the cluster (controlled shutdown, down, start-up with a new broker
-  epoch) and the controller moving to another broker.
+  epoch), the controller moving to another broker, a crash and a stop-the-world pause (``Cluster.crash``,
+  ``Cluster.pause``);
+- :mod:`.session`: each broker's ZooKeeper session: closed by a controlled shutdown, expired
+  ``zookeeper.session.timeout.ms`` after a crash or a pause, and only then acted on by the controller.
 
 The controller imports the network layer (connections, request records) and the server's request names and
 costs (:mod:`kafka_lab.sim.server.apis`), never the clients. The KRaft controller will live beside it, in

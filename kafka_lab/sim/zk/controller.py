@@ -67,6 +67,7 @@ from collections import deque
 
 import numpy as np
 
+from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from ..server.apis import CONTROLLER_APIS
@@ -102,6 +103,9 @@ class ControllerChannel:
     def __init__(self, controller, broker):
         self.controller = controller
         self.broker = broker
+        #: the broker whose controller owns this channel (its RequestSendThread is a thread of that process)
+        self.owner = controller.brokers[controller.id]
+        self.epoch = controller.epoch  # the controller epoch it was built under
         self.route = controller_route(controller.brokers[controller.id], broker)
         self.connection = None
         self._connect()
@@ -124,9 +128,11 @@ class ControllerChannel:
     def pump(self) -> None:
         if self.busy or not self.queue or self.removed or self._retry_armed:
             return
-        own = self.controller.brokers.get(self.controller.id)
-        if own is not None and not own.online:
-            return  # the controller's broker stopped: its RequestSendThreads with it (the resignation removes us)
+        own = self.owner
+        if not own.online or own.node.paused:
+            # the controller's broker stopped (its RequestSendThreads with it: the resignation removes us), or
+            # is paused: the queue waits, and is sent when it wakes (Controller._owner_resumed)
+            return
         if (self.connection is None or self.connection.closed) and self._connect() is None:
             self._retry()  # refused: the broker's process is not running
             return
@@ -157,7 +163,7 @@ class ControllerChannel:
                 partitions=req.partitions,
                 payload=req.payload,
                 is_controller=True,
-                on_done=self.answered,
+                on_done=self.owner.node.deferred(self.answered),
             )
             ctl._correlation += 1
             self.queue.appendleft(again)
@@ -219,6 +225,36 @@ class Controller:
         self.events: list = []
         self._first = (controller_id, epoch)
         self._batches = 0
+        #: the channels of a controller deposed while its broker was paused: they send what they hold when it
+        #: wakes, until its Expire event resigns it (:meth:`zombie_resigns`)
+        self.zombie_channels: list = []
+        for b in brokers.values():
+            b.node.on_resume.append(lambda bid=b.id: self._owner_resumed(bid))
+
+    def _owner_resumed(self, bid: int) -> None:
+        """Broker ``bid`` woke from a pause: the channels its controller owns send what they queued meanwhile."""
+        for ch in [*self._channels.values(), *self.zombie_channels]:
+            if ch.owner.id == bid:
+                ch.pump()
+
+    def deposed(self, bid: int) -> bool:
+        """Whether broker ``bid`` holds the channels of a controller deposed while it was paused."""
+        return any(ch.owner.id == bid for ch in self.zombie_channels)
+
+    def zombie_resigns(self, bid: int) -> None:
+        """The controller that broker ``bid`` was, deposed while it was paused, processes its ``Expire`` event
+        (``processExpire``: ``onControllerResignation``): its channels stop and their queues are dropped."""
+        keep, epochs = [], set()
+        for ch in self.zombie_channels:
+            if ch.owner.id == bid:
+                ch.removed = True
+                ch.queue.clear()
+                epochs.add(ch.epoch)
+            else:
+                keep.append(ch)
+        self.zombie_channels = keep
+        for epoch in sorted(epochs):
+            self.events.append((self.env.now, bid, "zombie_resigned", {"epoch": epoch}))
 
     # -- its work runs in its broker's process ---------------------------------------------------------
     def _process(self, gen, at_ms: float = -math.inf):
@@ -230,7 +266,7 @@ class Controller:
         return self.env.process(self._owned(gen, at_ms))
 
     def _owned(self, gen, at_ms: float):
-        node = incarnation = None
+        node = incarnation = bound = None
         value = None
         try:
             while True:
@@ -240,10 +276,22 @@ class Controller:
                         if not owner.online:
                             return  # the controller's broker is not running: nobody does this work
                         node, incarnation = owner.node, owner.node.incarnation
+                        bound = (self.id, self.epoch)
+                        if node.paused:  # its event comes to a frozen controller: handled when it wakes
+                            yield from node.gate()
+                            if node.incarnation != incarnation or (self.id, self.epoch) != bound:
+                                return  # it crashed, or was deposed, meanwhile: the next controller does this
                 event = gen.send(value)
                 value = yield event
                 if node is not None and node.incarnation != incarnation:
                     return  # the controller's broker stopped while this waited: the work stops with it
+                if node is not None and node.paused:
+                    # its broker is paused (a GC): the event thread holds, and goes on when it wakes; if it was
+                    # deposed meanwhile, its next ZooKeeper write fails (its session expired: SESSIONEXPIRED;
+                    # else the /controller_epoch check of every write, KAFKA-6082: BADVERSION) and it resigns
+                    yield from node.gate()
+                    if node.incarnation != incarnation or (self.id, self.epoch) != bound:
+                        return
         except StopIteration:
             return
         finally:
@@ -287,6 +335,7 @@ class Controller:
         None). Kafka logs a batch's UpdateMetadata once, for all its brokers."""
         if api not in CONTROLLER_APIS:
             raise ValueError(f"the controller sends {sorted(CONTROLLER_APIS)}, not {api!r}")
+        check_time("at_ms", at_ms)
         if self.id < 0:
             return  # no active controller (it resigned, the next is not elected): nothing is sent
         states = [dict(s) for s in (partition_states or [])]
@@ -318,7 +367,7 @@ class Controller:
                 partitions=tps,
                 payload=payload,
                 is_controller=True,
-                on_done=ch.answered,
+                on_done=ch.owner.node.deferred(ch.answered),
             )
             self._correlation += 1
             ch.enqueue(req)
@@ -420,6 +469,7 @@ class Controller:
         """
         if not (isinstance(tp, tuple) and len(tp) == 2):
             raise TypeError(f"a partition is a (topic, partition) pair, got {tp!r}")
+        check_time("at_ms", at_ms)
         if at_ms <= self.env.now:
             refused = self._election_refusal(tp, new_leader)
             if refused is not None:
@@ -563,7 +613,11 @@ class Controller:
 
         def work():
             broker = self.brokers.get(p["broker_id"])
-            if broker is None or p.get("broker_epoch", 0) != broker.broker_epoch:
+            if (
+                broker is None
+                or p["broker_id"] not in self.live_brokers  # "Ignoring AlterIsr due to unknown broker"
+                or p.get("broker_epoch", 0) != broker.broker_epoch
+            ):
                 req.error = "STALE_BROKER_EPOCH"
                 req.result = None
                 respond(req)
@@ -608,6 +662,7 @@ class Controller:
         :attr:`topic_deleted_listeners` are told (the cluster forgets the topic, as ZooKeeper's
         ``/brokers/topics/<topic>`` goes then). Until then the topic exists.
         """
+        check_time("at_ms", at_ms)
         tps = [tp for tp in self.state if tp[0] == topic]
         if not tps:
             raise ValueError(f"unknown topic {topic!r}")
@@ -663,6 +718,7 @@ class Controller:
         Kept in :attr:`events` as ``"unclean_enabled"``. No controller then: no trigger (the next one reads
         the config at its next election).
         """
+        check_time("at_ms", at_ms)
 
         def work():
             if at_ms > self.env.now:
@@ -847,18 +903,27 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             if self.id >= 0:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
+            old = self.brokers.get(self.id)
+            if old is not None and old.online and old.node.paused:
+                # deposed while paused: it does not know yet. Its channels keep what they hold and send it when
+                # it wakes, until its Expire event (zombie_resigns); the new controller builds channels of its own
+                self.zombie_channels.extend(self._channels.values())
+                self._channels = {}
             for bid in list(self._channels):
                 self._remove_channel(bid)
             self.id = -1
             while True:
                 yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
-                live = sorted(self.live_brokers & set(self.brokers))
+                # the brokers that race: registered, and running (a paused one answers no watch)
+                live = sorted(b for b in self.live_brokers & set(self.brokers) if not self.brokers[b].node.paused)
                 if not live:
+                    if any(self.brokers[b].node.paused for b in self.live_brokers & set(self.brokers)):
+                        continue  # every live broker is paused: the first to wake races
                     return
                 delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
                 winner = live[int(np.argmin(delays))]
                 yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, the epoch
-                if self.brokers[winner].online:
+                if self.brokers[winner].online and not self.brokers[winner].node.paused:
                     break
                 # its process stopped meanwhile: its session, and the /controller it created, went with it
             self.id, self.epoch = winner, self.epoch + 1

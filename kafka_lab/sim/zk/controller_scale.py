@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..common.options import check_number, check_seed
 from ..server.apis import default_costs
 from .zookeeper import pipeline_completions, pipeline_time
 
@@ -256,6 +257,14 @@ def _rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(name.encode())])
 
 
+def _jitter_cv(jitter_cv) -> float:
+    """``jitter_cv`` as given (a finite number, at least 0: 0 is no jitter), or the calibrated one when None."""
+    if jitter_cv is None:
+        return _p("zk_jitter_cv")
+    check_number("jitter_cv", jitter_cv, least=0)
+    return float(jitter_cv)
+
+
 def _latencies(rng, n: int, mean: float, cv: float) -> np.ndarray:
     if cv <= 0 or n == 0:
         return np.full(n, mean)
@@ -352,6 +361,8 @@ def controlled_shutdown(*, partitions: int, version: str, seed: int = 0, jitter_
     """
     n = _count("partitions", partitions)
     beh = _version(version)
+    check_seed(seed)
+    _jitter_cv(jitter_cv)
     rng = _rng(seed, f"shutdown-{version}-{n}")
     lay = _shutdown_layout(n, rng)
     leads, other = lay["leads"], lay["other"]
@@ -408,7 +419,7 @@ def shutdown_schedule(
     leads = np.asarray(leads, dtype=bool)
     n = leads.size
     beh = _version(version)
-    cv = _p("zk_jitter_cv") if jitter_cv is None else float(jitter_cv)
+    cv = _jitter_cv(jitter_cv)
     rtt, reply, commit = _p("zk_rtt_ms"), _p("zk_reply_ms"), _p("zk_commit_ms")
     read_lat = _latencies(rng, n, rtt, cv)
     write_lat = _latencies(rng, n, rtt + commit, cv)
@@ -502,7 +513,8 @@ def controller_failover(
     n = _count("partitions", partitions)
     beh = _version(version)
     t_count = max(1, n // 50) if topics is None else _count("topics", topics, 1, n)
-    cv = _p("zk_jitter_cv") if jitter_cv is None else float(jitter_cv)
+    check_seed(seed)
+    cv = _jitter_cv(jitter_cv)
     rng = _rng(seed, f"failover-{version}-{n}-{t_count}")
     rtt, reply, commit = _p("zk_rtt_ms"), _p("zk_reply_ms"), _p("zk_commit_ms")
     w = beh.max_in_flight
@@ -560,6 +572,7 @@ def failover_closed_form(*, partitions: int, version: str, topics: int | None = 
 # -- the talk's table ----------------------------------------------------------------------------------------
 def calibration_table(seed: int = 0) -> pd.DataFrame:
     """The talk's figures beside the model's, with the relative error and whether the row fixed a parameter."""
+    check_seed(seed)
     rows = []
     for what, version, n, published in TALK_FIGURES:
         if what.startswith("controlled"):
