@@ -210,6 +210,67 @@ def test_the_campaign_finds_a_paused_broker_that_acts():
     assert any("logs changed while it was paused" in v for v in fc.violations(run))
 
 
+@st.composite
+def kraft_schedules(draw):
+    brokers = draw(st.integers(3, 4))
+    return fc.Schedule(
+        seed=draw(st.integers(0, 10_000)),
+        brokers=brokers,
+        partitions=draw(st.integers(1, 2)),
+        min_isr=draw(st.integers(1, 2)),
+        acks=tuple(draw(st.lists(st.sampled_from(["1", "all"]), min_size=1, max_size=2))),
+        rate_per_s=100.0,
+        lag_ms=draw(st.sampled_from([1000, 30000])),
+        faults=draw(faults(brokers)),
+        until_ms=4000.0,
+        mode="kraft",
+    )
+
+
+#: a KRaft run whose active controller stops while a broker restarts: a new Raft leader, the old one back later
+KRAFT = fc.Schedule(
+    seed=1,
+    brokers=3,
+    partitions=2,
+    min_isr=2,
+    acks=("all",),
+    rate_per_s=100.0,
+    faults=(
+        fc.Fault("move_controller", 500.0, for_ms=1200.0),
+        fc.Fault("restart", 900.0, broker=1, for_ms=300.0),
+        fc.Fault("elect", 3500.0, partition=1, replica=1),
+    ),
+    until_ms=6000.0,
+    mode="kraft",
+)
+
+
+@settings(max_examples=4, deadline=None)
+@given(kraft_schedules())
+@example(KRAFT)
+def test_every_kraft_fault_schedule_keeps_the_properties_and_raft_safety(schedule):
+    """KRaft mode under the same faults (the active controller's node stops in place of a controller move): the same
+    properties, and Raft's: one leader per epoch, committed entries never lost, logs agreeing on their committed
+    prefix."""
+    run = fc.run_schedule(schedule)
+    assert fc.violations(run) == []
+
+
+def test_the_raft_checks_find_a_broken_property():
+    """The Raft checks can fail: a second leader planted in an epoch, a committed record dropped from a voter's log."""
+    run = fc.run_schedule(KRAFT)
+    c = run.cluster
+    assert fc.raft_violations(c) == []
+    h = c.kraft.quorum.history
+    h.transitions.append((10.0, 3002, ("Candidate", 1, None), ("Leader", 1, 3002), 0, None))
+    assert any("epoch 1 had leaders" in v for v in fc.raft_violations(c))
+    h.transitions.pop()
+    lg = c.kraft.quorum.nodes[3001].raft.log
+    first = lg.batches[0]
+    lg.batches[0] = type(first)(first.base_offset, first.epoch + 7, first.records, first.append_ms)
+    assert any("below its high watermark" in v for v in fc.raft_violations(c))
+
+
 @pytest.mark.parametrize("kind", ["restart", "nonsense"])
 def test_a_schedule_checks_its_faults(kind):
     if kind == "restart":

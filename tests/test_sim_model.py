@@ -91,9 +91,10 @@ def test_listener_errors_are_kafkas():
         BrokerConfig.from_properties(lab_properties(True, **{"control.plane.listener.name": "NOPE"}))
 
 
-def test_a_kraft_nodes_properties_do_not_build_a_zookeeper_mode_broker():
-    """listeners.resolve reads process.roles as a 4.0 KRaft node; the 2.8 broker model refuses it at the call
-    rather than running such a node with ZooKeeper mode's behaviour."""
+def test_a_kraft_nodes_properties_build_only_a_kraft_broker():
+    """listeners.resolve reads process.roles as a 4.0 KRaft node (docs/kafka-reference.md §8.3): a broker-only node
+    is the broker of a KRaft cluster (``Cluster(mode="kraft")``), its listeners all data plane, no control plane; a
+    controller node is refused at the call (in the model a controller is a node of the cluster's quorum)."""
     props = {
         "process.roles": "broker",
         "node.id": "1",
@@ -101,8 +102,11 @@ def test_a_kraft_nodes_properties_do_not_build_a_zookeeper_mode_broker():
         "controller.listener.names": "CONTROLLER",
         "controller.quorum.voters": "3000@localhost:9093",
     }
-    with pytest.raises(ValueError, match=r"ZooKeeper mode: properties with process\.roles"):
-        BrokerConfig.from_properties(props)
+    cfg = BrokerConfig.from_properties(props)
+    assert cfg.control_plane_listener is None and [x.name for x in cfg.data_plane_listeners] == ["PLAINTEXT"]
+    controller = {**props, "process.roles": "controller", "node.id": "3000", "listeners": "CONTROLLER://:9093"}
+    with pytest.raises(ValueError, match=r"a KRaft broker of the model has process\.roles=broker"):
+        BrokerConfig.from_properties(controller)
 
 
 @pytest.mark.parametrize(

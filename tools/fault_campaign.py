@@ -25,6 +25,15 @@ not changed); :func:`violations` checks the run:
   none is sent by it, its logs do not change;
 - *the same seed, the same ledger*: the schedule run twice gives equal ledgers (when asked).
 
+A schedule with ``mode="kraft"`` runs the same cluster in KRaft mode (Kafka 4.0: three controller nodes, no control
+plane; ``move_controller`` stops the active controller's node, which starts again ``for_ms`` later, 1500 ms by
+default) under the same checks, and Raft's own safety properties (:func:`raft_violations`):
+
+- *one leader per epoch*: no two controllers become the Raft leader of the same epoch;
+- *committed entries never lost*: every record a leader committed is, with its epoch, in the log of the last
+  leader, and below each voter's high watermark its log holds exactly the committed records;
+- *logs agree on their committed prefix*: every voter's log, up to the least high watermark, is the same.
+
 The property test (``tests/test_fault_campaign.py``) draws schedules with hypothesis; ``main`` is the soak:
 
     PYTHONPATH=$PWD .venv/bin/python tools/fault_campaign.py --runs 2000 [--seed 0] [--jobs 2] [--repeat-every 10]
@@ -102,10 +111,15 @@ class Schedule:
     unclean: bool = False
     faults: tuple = ()
     until_ms: float = 3000.0
+    mode: str = "zk"
 
     def __post_init__(self):
         if not 3 <= self.brokers <= 5:
             raise ValueError(f"brokers is 3 to 5, got {self.brokers}")
+        if self.mode not in ("zk", "kraft"):
+            raise ValueError(f"mode is 'zk' or 'kraft', got {self.mode!r}")
+        if self.mode == "kraft" and self.control_plane:
+            raise ValueError("a KRaft schedule has no control plane (control.plane.listener.name is refused)")
         for f in self.faults:
             if f.kind not in KINDS:
                 raise ValueError(f"fault kind {f.kind!r} is not one of {KINDS}")
@@ -207,12 +221,15 @@ def _watch_process(c, run: Run) -> None:
 def build(s: Schedule) -> tuple:
     """The cluster of ``s`` with its producers and faults scheduled (nothing run yet)."""
     ids = list(range(1, s.brokers + 1))
-    c = Cluster(
-        s.brokers,
-        seed=s.seed,
-        control_plane={b: b in s.control_plane for b in ids},
-        broker_overrides={"replica_lag_time_max_ms": s.lag_ms, "zookeeper_session_timeout_ms": s.session_ms},
-    )
+    if s.mode == "kraft":
+        c = Cluster(s.brokers, seed=s.seed, mode="kraft", broker_overrides={"replica_lag_time_max_ms": s.lag_ms})
+    else:
+        c = Cluster(
+            s.brokers,
+            seed=s.seed,
+            control_plane={b: b in s.control_plane for b in ids},
+            broker_overrides={"replica_lag_time_max_ms": s.lag_ms, "zookeeper_session_timeout_ms": s.session_ms},
+        )
     c.create_topic(TOPIC, s.partitions, 3, min_insync_replicas=s.min_isr, unclean_leader_election_enable=s.unclean)
     counters = []
     for i, acks in enumerate(s.acks):
@@ -229,6 +246,8 @@ def build(s: Schedule) -> tuple:
         elif f.kind == "elect":
             replicas = c.controller.state[tp]["replicas"]
             c.controller.elect_leader(tp, replicas[f.replica % len(replicas)], at_ms=f.at_ms)
+        elif f.kind == "move_controller" and s.mode == "kraft":
+            c.restart_controller("active", at_ms=f.at_ms, down_ms=1500.0 if f.for_ms is None else f.for_ms)
         elif f.kind == "move_controller":
             c.move_controller(at_ms=f.at_ms)
         elif f.kind == "crash":
@@ -349,10 +368,11 @@ def violations(run: Run, *, repeat: bool = False) -> list[str]:
                 out.append(f"inert: broker {bid}'s logs changed while it was down")
         last_stop, _l, last_start, _a = entries[-1]
         ctl = c.controller
+        events = getattr(ctl, "events", ())  # ZooKeeper mode's controller events (KRaft: raft_violations)
         # handled: the controller's onBrokerFailure has written its ISR changes (a ZooKeeper write after the event)
         failed = [
             t
-            for t, _c, ev, d in ctl.events
+            for t, _c, ev, d in events
             if ev == "broker_failure" and d["broker"] == bid and t >= last_stop and t + ctl.zk_latency_ms <= s.until_ms
         ]
         if last_start is None and failed:
@@ -384,10 +404,45 @@ def violations(run: Run, *, repeat: bool = False) -> list[str]:
                 after = _log_state(b)
             if before is not None and after is not None and before != after:
                 out.append(f"inert: broker {bid}'s logs changed while it was paused ({t0} to {t1})")
+    if s.mode == "kraft":
+        out += raft_violations(c)
     if repeat:
         again = run_schedule(s).results.ledger
         if not again.equals(lg):
             out.append("determinism: the same schedule gave another ledger")
+    return out
+
+
+def raft_violations(c) -> list[str]:
+    """Raft's safety properties on a KRaft cluster's quorum (see the module), one line each (empty: none)."""
+    q = c.kraft.quorum
+    out = []
+    for epoch, nodes in sorted(q.history.leaders().items()):
+        if len(nodes) > 1:
+            out.append(f"raft: epoch {epoch} had leaders {sorted(nodes)}")
+    committed = {}
+    for (base, epoch), (batch, _leader, t) in q.history.batches.items():
+        if t == t:  # not NaN: committed
+            for i in range(len(batch.records)):
+                if committed.setdefault(base + i, epoch) != epoch:
+                    out.append(f"raft: offset {base + i} committed in epochs {committed[base + i]} and {epoch}")
+    logs = {i: srv.raft.log for i, srv in q.nodes.items()}
+    last_leader = [node for _t, node, _b, (role, _e, _l), _o, _v in q.history.transitions if role == "Leader"][-1]
+    last = q.nodes[last_leader]  # Leader Completeness: the last leader's log holds every committed record
+    have = dict(last.raft.log.entries())
+    missing = [o for o, e in committed.items() if have.get(o) != e]
+    if missing:
+        out.append(
+            f"raft: committed offsets {missing[:5]} are not in the log of node {last.id} (epoch {last.raft.epoch})"
+        )
+    for i, lg in logs.items():
+        wrong = [(o, e) for o, e in lg.entries(lg.hw) if committed.get(o) != e]
+        if wrong:
+            out.append(f"raft: node {i} holds {wrong[:3]} below its high watermark {lg.hw}, not committed so")
+    hw = min(lg.hw for lg in logs.values())
+    prefixes = {i: lg.entries(hw) for i, lg in logs.items()}
+    if len({tuple(p) for p in prefixes.values()}) > 1:
+        out.append(f"raft: the voters' logs disagree below offset {hw}")
     return out
 
 

@@ -65,6 +65,7 @@ TEST_PATTERNS = [
     "tests/test_controller_scale.py",
     "tests/test_shutdown_cluster.py",
     "tests/test_lifecycle.py",
+    "tests/test_kraft_*.py",
     "tests/test_logs_generate.py",
     "tests/test_cli_safety.py",
     "tests/test_fault_campaign.py",

@@ -10,13 +10,15 @@ keeps it (each folder's docstring lists its modules):
 - :mod:`.clients`: the producer and the consumer with their own metadata, the ledger of every record they
   handed over, and lab 03's open-loop clients (``org.apache.kafka.clients``);
 - :mod:`.zk`: the ZooKeeper-mode controller, ZooKeeper, the controller at scale, fencing, and a broker's
-  restart (``kafka.controller``, ``kafka.zk``); :mod:`.kraft` is the room for the KRaft controller;
+  restart (``kafka.controller``, ``kafka.zk``); :mod:`.kraft`: Kafka 4.0's KRaft controller quorum
+  (Raft, the quorum controller, the controller nodes; ``Cluster(..., mode="kraft")``, and
+  :func:`kraft_failover` and :func:`kraft_controlled_shutdown` from 100 to 100k partitions);
 - :mod:`.common`: metrics, distributions, the queueing formulas and the options check, used by all.
 
 Above them, :mod:`.cluster` wires brokers, one controller and the clients on one clock, one random stream per
 component (:class:`Cluster`); the labs' scripted runs use it: :mod:`.scenario` (lab 03's one-broker view,
 :class:`Scenario`) and :mod:`.experiments`, :mod:`.incidents` (labs 04-06), :mod:`.shutdown_cluster` and
-:mod:`.last_isr` (lab 07). A folder never imports the modules above it, and the server never imports a
+:mod:`.last_isr` (lab 07), :mod:`.broker_fencing` (a KRaft broker crashed or paused, fenced). A folder never imports the modules above it, and the server never imports a
 controller.
 
 KIP-291's broker1 with its dedicated control plane, produce traffic beyond what 8 handlers of 1 ms
@@ -61,10 +63,12 @@ against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller
     (6.5, 2.75)
 """
 
+from .broker_fencing import BrokerFencing, broker_fencing
 from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
+from .kraft.scale import KRaftFailoverResult, KRaftShutdownResult, kraft_controlled_shutdown, kraft_failover
 from .network.request import TIMING_COLUMNS, Request
 from .scenario import Results, Scenario, kip291_properties
 from .server.apis import CostModel, default_costs
@@ -77,6 +81,7 @@ from .zk.fencing import broker_restart_race, controller_election, zombie_control
 __all__ = [
     "Broker",
     "BrokerConfig",
+    "BrokerFencing",
     "Cluster",
     "ClusterResults",
     "CostModel",
@@ -86,10 +91,13 @@ __all__ = [
     "LogNormal",
     "ModelSettings",
     "OUTCOMES",
+    "KRaftFailoverResult",
+    "KRaftShutdownResult",
     "Request",
     "Results",
     "Scenario",
     "TIMING_COLUMNS",
+    "broker_fencing",
     "broker_restart_race",
     "cluster_properties",
     "controller_election",
@@ -97,6 +105,8 @@ __all__ = [
     "controller_failover",
     "default_costs",
     "kip291_properties",
+    "kraft_controlled_shutdown",
+    "kraft_failover",
     "purgatory_incident",
     "shutdown_in_cluster",
     "stale_metadata_incident",

@@ -138,6 +138,12 @@ class ClusterResults:
     events: pd.DataFrame
     duration_ms: float
     cluster: Cluster = field(repr=False)
+    #: KRaft mode only (None in ZooKeeper mode): every record of ``__cluster_metadata`` any leader wrote (offset,
+    #: epoch, record_type, fields, controller_id, decided_ms, appended_ms, committed_ms, committed), and the KRaft
+    #: metrics under Kafka's names (time_ms, node_id, metric, value: the controllers' and the raft clients'
+    #: observations, and each broker's ``last-applied-record-lag-ms`` at every sample time)
+    metadata_log: pd.DataFrame | None = None
+    kraft_metrics: pd.DataFrame | None = None
 
     def time_average(self, metric: str, broker_id: int, t0: float = 0.0, t1: float | None = None) -> float:
         return self.cluster.brokers[broker_id].metrics.time_average(metric, t0, self.duration_ms if t1 is None else t1)
@@ -204,7 +210,22 @@ class Cluster:
         broker_overrides: dict | None = None,
         external_brokers=(),
         client_listener: str = CLIENT_LISTENER,
+        mode: str = "zk",
+        controllers=3,
+        kraft_config=None,
     ):
+        if mode not in ("zk", "kraft"):
+            raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
+        self.mode = mode
+        if mode == "kraft":
+            from .kraft.quorum import controller_ids
+
+            if controller_id is not None:
+                raise ValueError(
+                    "in KRaft mode the controllers are nodes of their own (process.roles=controller): give "
+                    f"controllers=<count or node ids>, not controller_id={controller_id!r}"
+                )
+            voters = ",".join(f"{c}@controller-{c}:9093" for c in controller_ids(controllers))
         if isinstance(brokers, bool) or not isinstance(brokers, (int, dict, list, tuple)):
             raise TypeError("brokers is a number of brokers, a list of broker ids, or {broker id: properties}")
         if isinstance(brokers, int):
@@ -227,6 +248,10 @@ class Cluster:
                 i: cluster_properties(i, control_plane=cp.get(i, False), rack=rk.get(i), **(broker_overrides or {}))
                 for i in ids
             }
+            if mode == "kraft":
+                from .kraft_mode import kraft_broker_properties
+
+                brokers = {i: kraft_broker_properties(props, voters) for i, props in brokers.items()}
         if not isinstance(client_listener, str):
             raise TypeError(f"client_listener is a listener name such as {CLIENT_LISTENER!r}, not {client_listener!r}")
         check_time("zk_latency_ms", zk_latency_ms)
@@ -248,6 +273,9 @@ class Cluster:
             if b.id != bid:
                 raise ValueError(f"broker {bid}'s properties say broker.id={b.id}")
             self.brokers[bid] = b
+        if mode == "kraft":
+            self._init_kraft(controllers, kraft_config, external_brokers)
+            return
         cid = min(self.brokers) if controller_id is None else controller_id
         if cid not in self.brokers:
             raise ValueError(f"controller {cid} is not a broker of this cluster: {sorted(self.brokers)}")
@@ -284,6 +312,22 @@ class Cluster:
                 [], live_brokers=self.controller.live_brokers, controller_id=cid, controller_epoch=self.controller.epoch
             )
             b.replica_manager.controller_epoch = self.controller.epoch
+
+    def _init_kraft(self, controllers, kraft_config, external_brokers) -> None:
+        """KRaft mode's controller quorum and the brokers' KRaft parts (:mod:`.kraft_mode`)."""
+        from .kraft_mode import KRaftMode
+
+        if external_brokers:
+            raise ValueError("external_brokers (lab 03's one-broker view) is a ZooKeeper-mode knob")
+        self.kraft = KRaftMode(self, controllers, kraft_config=kraft_config)
+        self.controller = self.kraft.control
+        self.bootstrap = min(self.brokers)
+        self.topics: dict = {}
+        self.clients: list = []
+        self.handovers: list = []  # what the applications will hand over (:meth:`expect_handovers`)
+        self._batch_ids = count()
+        for b in self.brokers.values():
+            b.metadata_cache.load([], live_brokers=set(self.brokers), controller_id=self.kraft.quorum.first_leader)
 
     # -- plumbing --------------------------------------------------------------------------------------
     def rng(self, name: str) -> np.random.Generator:
@@ -410,10 +454,16 @@ class Cluster:
             )
         self._validate_topic_create(name, assignment)
         unclean = boolean_setting("unclean.leader.election.enable", unclean_leader_election_enable)
+        if self.mode == "kraft" and unclean:
+            raise ValueError(
+                "unclean.leader.election.enable is not modelled in KRaft mode (docs/kafka-reference.md §7)"
+            )
         for b in self.brokers.values():  # the topic's config, as every broker reads it (a name used before: reset)
             b.replica_manager.topic_min_isr.pop(name, None)
             if min_insync_replicas is not None:
                 b.replica_manager.topic_min_isr[name] = min_insync_replicas
+        if self.mode == "kraft":
+            return self._create_topic_kraft(name, assignment)
         tps = []
         for p, replicas in sorted(assignment.items()):
             tp = (name, p)
@@ -436,6 +486,24 @@ class Cluster:
         self.topics[name] = tps
         if unclean:
             self.controller.unclean_topics.add(name)
+        return {p: list(r) for p, r in assignment.items()}
+
+    def _create_topic_kraft(self, name: str, assignment: dict) -> dict:
+        """KRaft mode: the topic's records committed before t=0 (:mod:`.kraft_mode`), and every replica and broker
+        with the state they replay to (the cluster starts in steady state)."""
+        tps = []
+        for st in self.kraft.create_topic(name, assignment):
+            tp = (name, st["partition"])
+            tps.append(tp)
+            for r in st["replicas"]:
+                self.brokers[r].replica_manager.add_partition(
+                    name, tp[1], list(st["replicas"]), st["leader"], st["isr"], 0
+                )
+                if st["leader"] != r:
+                    self.brokers[r].fetchers.add_partitions({tp: st["leader"]})
+            for b in self.brokers.values():
+                b.metadata_cache.load([st])
+        self.topics[name] = tps
         return {p: list(r) for p, r in assignment.items()}
 
     def enable_unclean_leader_election(self, topic: str, *, at_ms: float = 0.0) -> None:
@@ -532,7 +600,13 @@ class Cluster:
 
     # -- brokers and the controller over time ------------------------------------------------------------
     def restart_broker(self, broker_id: int, *, at_ms: float, down_ms: float) -> None:
-        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.zk.lifecycle`)."""
+        """Controlled shutdown of ``broker_id`` at ``at_ms``, down ``down_ms``, then start-up (:mod:`.zk.lifecycle`; in
+        KRaft mode through ``WantShutDown`` heartbeats, :mod:`.server.broker_kraft`)."""
+        if self.mode == "kraft":
+            from .server.broker_kraft import restart_broker
+
+            restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+            return
         from .zk.lifecycle import restart_broker
 
         restart_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
@@ -541,6 +615,11 @@ class Cluster:
         """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown); the controller acts when its
         ZooKeeper session expires, ``zookeeper.session.timeout.ms`` later; it starts again ``down_ms`` after the
         crash, or never (None). See :mod:`.zk.lifecycle`."""
+        if self.mode == "kraft":  # no session: the controller fences it when its heartbeats stop (server/broker_kraft)
+            from .server.broker_kraft import crash_broker as crash_kraft_broker
+
+            crash_kraft_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
+            return
         from .zk.lifecycle import crash_broker
 
         crash_broker(self, broker_id, at_ms=at_ms, down_ms=down_ms)
@@ -549,15 +628,35 @@ class Cluster:
         """A stop-the-world pause (a long GC) of ``broker_id``'s process from ``at_ms`` for ``for_ms``: it does
         nothing meanwhile, then carries on with what it had in hand; longer than its session timeout, the
         cluster moves on without it (see :mod:`.zk.lifecycle`)."""
+        if self.mode == "kraft":
+            from .server.broker_kraft import pause_broker as pause_kraft_broker
+
+            pause_kraft_broker(self, broker_id, at_ms=at_ms, for_ms=for_ms)
+            return
         from .zk.lifecycle import pause_broker
 
         pause_broker(self, broker_id, at_ms=at_ms, for_ms=for_ms)
 
     def move_controller(self, *, at_ms: float) -> None:
-        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`)."""
+        """``/controller`` deleted at ``at_ms``: the brokers elect a new controller (:mod:`.zk.lifecycle`). In KRaft
+        mode there is no ``/controller``: :meth:`restart_controller` stops a controller node instead."""
+        if self.mode == "kraft":
+            raise ValueError(
+                "a KRaft cluster has no /controller znode to delete: stop the active controller with "
+                "restart_controller('active', at_ms=..., down_ms=...)"
+            )
         from .zk.lifecycle import move_controller
 
         move_controller(self, at_ms=at_ms)
+
+    def restart_controller(self, node_id="active", *, at_ms: float, down_ms: float | None = None) -> None:
+        """KRaft mode: controller node ``node_id`` (``"active"``: the active one at ``at_ms``) stops at ``at_ms``, and
+        starts again ``down_ms`` later (None: never); the other voters elect a leader (:mod:`.kraft_mode`)."""
+        if self.mode != "kraft":
+            raise ValueError(
+                "restart_controller is for KRaft mode (a controller node); in ZooKeeper mode, move_controller"
+            )
+        self.kraft.restart_controller(node_id, at_ms=at_ms, down_ms=down_ms)
 
     # -- clients ---------------------------------------------------------------------------------------
     def producer(self, client_id: str | None = None, *, topic: str, **kw) -> KafkaProducer:
@@ -650,6 +749,7 @@ class Cluster:
             staleness=self.staleness_frame(until_ms),
             unavailability=self.unavailability_frame(until_ms),
             events=self.events_frame(),
+            **(self.kraft.results(until_ms, interval) if self.mode == "kraft" else {}),
             duration_ms=until_ms,
             cluster=self,
         )

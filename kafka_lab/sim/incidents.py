@@ -36,6 +36,13 @@ is no control plane at all. Overrides: ``controller`` (the controller's broker: 
 False, 2.8's default; True needs ``acks=all``, as Kafka's producer does), ``metrics_interval_ms`` (1),
 ``produce_service_ms`` (the mean Produce handler time: 0.5 ms, exponential, plus Kafka's per-partition and
 per-record costs).
+
+``mode="kraft"`` runs the same incident on a KRaft cluster (Kafka 4.0, :mod:`.kraft_mode`): the same brokers,
+clients and workload, the same random streams, and three controller nodes; the leader move is a
+``PartitionChangeRecord`` the brokers' metadata loaders apply, with no request in any broker's queue.
+``control_plane`` is refused there with Kafka's configuration error (a KRaft node has no
+``control.plane.listener.name``), and so is ``controller`` (the controllers are nodes of their own). The
+results have the same columns, plus ``metadata_log`` and ``kraft_metrics``.
 """
 
 from __future__ import annotations
@@ -120,10 +127,26 @@ def _options(overrides: dict, **fixed) -> dict:
     return opts
 
 
+def _mode(name: str, mode: str, control_plane, overrides: dict):
+    """The incident's ``mode`` and ``control_plane`` checked: ZooKeeper mode needs ``control_plane``; KRaft mode takes
+    no ``controller`` (a ``control_plane`` is refused by the brokers' KRaft properties, with Kafka's message)."""
+    if mode not in ("zk", "kraft"):
+        raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
+    if mode == "zk" and control_plane is None:
+        raise TypeError(f"{name}() missing 1 required keyword-only argument: 'control_plane'")
+    if mode == "kraft" and "controller" in overrides:
+        raise ValueError(
+            "controller is the broker the ZooKeeper-mode controller runs on; in KRaft mode the controllers are "
+            "nodes of their own (controller ids 3000, 3001, 3002)"
+        )
+    return False if control_plane is None else control_plane
+
+
 def _incident(
     control_plane,
     seed: int,
     *,
+    mode: str = "zk",
     busy: int,
     old_leader: int,
     new_leader: int,
@@ -143,9 +166,10 @@ def _incident(
         3,
         seed=seed,
         control_plane=control_plane,
-        controller_id=int(opts["controller"]),
+        controller_id=int(opts["controller"]) if mode == "zk" else None,
         settings=ModelSettings(costs=costs),
         broker_overrides={"min.insync.replicas": int(opts["min_insync_replicas"])},
+        mode=mode,
     )
     others = [b for b in (1, 2, 3) if b != busy]
     assignment = {p: [busy] + others for p in range(1, n)}
@@ -190,27 +214,39 @@ def _incident(
     return cluster.run(float(opts["until_ms"]), metrics_interval_ms=float(opts["metrics_interval_ms"]))
 
 
-def purgatory_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
+def purgatory_incident(*, control_plane=None, seed: int = 0, mode: str = "zk", **overrides) -> ClusterResults:
     """acks=all produces wait in broker 1's purgatory for ``orders-0`` until its LeaderAndIsr (see module)."""
+    control_plane = _mode("purgatory_incident", mode, control_plane, overrides)
     opts = _options(overrides, acks=-1)
-    return _incident(control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts)
+    return _incident(control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, mode=mode)
 
 
-def truncation_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
+def truncation_incident(*, control_plane=None, seed: int = 0, mode: str = "zk", **overrides) -> ClusterResults:
     """acks=1 records broker 1 acknowledges after the decision are truncated (see module)."""
+    control_plane = _mode("truncation_incident", mode, control_plane, overrides)
     opts = _options(overrides, acks=1)
-    return _incident(control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts)
+    return _incident(control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, mode=mode)
 
 
-def unavailability_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
+def unavailability_incident(*, control_plane=None, seed: int = 0, mode: str = "zk", **overrides) -> ClusterResults:
     """``orders-0`` has no leader while busy broker 2's LeaderAndIsr waits (see module)."""
+    control_plane = _mode("unavailability_incident", mode, control_plane, overrides)
     opts = _options(overrides, acks=1)
-    return _incident(control_plane, seed, busy=2, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts)
+    return _incident(control_plane, seed, busy=2, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, mode=mode)
 
 
-def stale_metadata_incident(*, control_plane, seed: int = 0, **overrides) -> ClusterResults:
+def stale_metadata_incident(*, control_plane=None, seed: int = 0, mode: str = "zk", **overrides) -> ClusterResults:
     """Broker 1 serves stale metadata while its UpdateMetadata waits; clients send to a wrong leader (see module)."""
+    control_plane = _mode("stale_metadata_incident", mode, control_plane, overrides)
     opts = _options({"metadata_clients": 20, **overrides}, acks=1)
     return _incident(
-        control_plane, seed, busy=1, old_leader=1, new_leader=2, acks=opts["acks"], opts=opts, metadata_from=1
+        control_plane,
+        seed,
+        busy=1,
+        old_leader=1,
+        new_leader=2,
+        acks=opts["acks"],
+        opts=opts,
+        metadata_from=1,
+        mode=mode,
     )

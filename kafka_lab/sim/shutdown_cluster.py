@@ -59,14 +59,15 @@ class ClusterShutdown:
 
 def shutdown_in_cluster(
     *,
-    version: str,
-    control_plane: bool,
+    version: str | None = None,
+    control_plane: bool | None = None,
     partitions: int = 20,
     producers: int = 200,
     rate_per_s: float = 100.0,
     seed: int = 0,
     start_ms: float = 20.0,
     until_ms: float | None = None,
+    mode: str = "zk",
 ) -> ClusterShutdown:
     """Broker 3's controlled shutdown at ``start_ms`` while ``producers`` clients keep broker 2 busy.
 
@@ -77,7 +78,20 @@ def shutdown_in_cluster(
 
     ``start_ms`` is at least 1 ms (the producers' first batch goes 1 ms before it); ``until_ms``, when
     given, is more than 0 (None: run until broker 2 leads every partition broker 3 led, at most 10 s more).
+
+    ``mode="kraft"``: the same cluster and workload in KRaft mode (Kafka 4.0; ``version`` is then ``"4.0"`` or not
+    given, ``control_plane`` refused with Kafka's configuration error): broker 3 sends ``WantShutDown`` heartbeats
+    and the active controller moves its leaderships in one event (``enterControlledShutdown``); ``reply_ms`` is the
+    answer to the heartbeat that did it (after its records were committed), ``written_ms`` each move's
+    ``PartitionChangeRecord`` decided (:func:`_kraft_shutdown`).
     """
+    if mode not in ("zk", "kraft"):
+        raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
+    if mode == "kraft":
+        return _kraft_shutdown(version, control_plane, partitions, producers, rate_per_s, seed, start_ms, until_ms)
+    for name, value in (("version", version), ("control_plane", control_plane)):
+        if value is None:
+            raise TypeError(f"shutdown_in_cluster() missing 1 required keyword-only argument: {name!r}")
     if not isinstance(control_plane, bool):
         raise TypeError(f"control_plane must be True or False, got {control_plane!r}")
     if isinstance(partitions, bool) or not isinstance(partitions, int) or not 2 <= partitions <= 2000:
@@ -165,3 +179,76 @@ def shutdown_in_cluster(
         moves,
         res,
     )
+
+
+def _workload(cluster, producers: int, rate_per_s: float, start_ms: float) -> list:
+    """``orders``: broker 3 leads the even partitions, broker 2 the odd ones, which the producers write to."""
+    tps = cluster.partitions_of(TOPIC)
+    busy_tps = [tp for tp in tps if tp[1] % 2 == 1]
+    for i in range(producers):
+        p = cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=1, partitions=busy_tps, records_per_batch=10)
+        p.burst(1, at_ms=start_ms - 1.0)  # every connection has a request waiting when the shutdown starts
+        p.open_loop(rate_per_s, start_ms=start_ms - 1.0)
+    return tps
+
+
+def _kraft_shutdown(version, control_plane, partitions, producers, rate_per_s, seed, start_ms, until_ms):
+    """:func:`shutdown_in_cluster` in KRaft mode (see it)."""
+    if version not in (None, "4.0"):
+        raise ValueError(
+            f"version is for ZooKeeper mode (the controller of 1.0 or 1.1+); in KRaft mode the controller is 4.0's "
+            f"quorum controller: give version='4.0' or none, not {version!r}"
+        )
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or not 2 <= partitions <= 2000:
+        raise ValueError(f"partitions must be an int from 2 to 2000, got {partitions!r}")
+    options = {"producers": producers, "start_ms": start_ms, "until_ms": until_ms}
+    check_options({k: v for k, v in options.items() if k != "until_ms" or v is not None}, _RANGES)
+    costs = {**default_costs(), "Produce": CostModel(Exponential(0.5), per_partition_ms=0.01, per_record_ms=0.0005)}
+    cluster = Cluster(
+        3,
+        seed=seed,
+        control_plane=bool(control_plane) if control_plane is not None else False,
+        settings=ModelSettings(costs=costs),
+        mode="kraft",
+    )
+    assignment = {p: ([SHUTTING_DOWN, BUSY] if p % 2 == 0 else [BUSY, SHUTTING_DOWN]) for p in range(partitions)}
+    cluster.create_topic(TOPIC, assignment=assignment)
+    tps = _workload(cluster, producers, rate_per_s, start_ms)
+    broker = cluster.brokers[SHUTTING_DOWN]
+    cluster.env.timeout(start_ms).callbacks.append(lambda _e: broker.kraft.lifecycle.begin_controlled_shutdown())
+    led = {tp for tp in tps if tp[1] % 2 == 0}
+    events = cluster.brokers[BUSY].replica_manager.events
+    horizon = until_ms or start_ms + 100.0
+    cap = horizon + 10_000.0
+    while until_ms is None:
+        advance(cluster.env, horizon)
+        acting = {(e[2], e[3]) for e in events if e[1] == "become_leader" and e[0] >= start_ms}
+        if led <= acting or horizon >= cap:
+            break
+        horizon += 100.0
+    res = cluster.run(horizon, metrics_interval_ms=max(1.0, horizon / 200))
+    ev = res.events
+    started = ev[(ev["event"] == "become_leader") & (ev["broker_id"] == BUSY) & (ev["time_ms"] >= start_ms)]
+    first = started.groupby("partition")["time_ms"].min()
+    ml = res.metadata_log
+    pcr = ml[(ml["record_type"] == "PartitionChangeRecord") & ml["committed"] & (ml["decided_ms"] >= start_ms)]
+    written = {
+        f["PartitionId"]: t for f, t in zip(pcr["fields"], pcr["decided_ms"], strict=True) if f.get("Leader") == BUSY
+    }
+    rows = [
+        (tp[1], written.get(tp[1], np.nan) - start_ms, float(first.get(tp[1], np.nan)) - start_ms)
+        for tp in tps
+        if tp in led
+    ]
+    moves = pd.DataFrame(rows, columns=["partition", "written_ms", "new_leader_started_ms"])
+    hb = [
+        r
+        for r in cluster.log
+        if r.api == "BrokerHeartbeat"
+        and r.client_id.startswith(f"broker-{SHUTTING_DOWN}-")
+        and r.error == "NONE"
+        and isinstance(r.result, dict)
+        and r.result.get("in_controlled_shutdown")
+    ]
+    reply = (hb[0].end - start_ms) if hb else float("nan")
+    return ClusterShutdown("4.0", False, reply, float(moves["new_leader_started_ms"].max()), moves, res)

@@ -113,16 +113,23 @@ class KafkaApis:
             api: _Bound(cm.base.sampler(rng), cm.per_partition_ms, cm.per_record_ms) for api, cm in costs.items()
         }
         self._apply = {api: getattr(self, "_" + api) for api in API_KEYS}  # "Produce" -> self._Produce, ...
+        #: the appends in progress per partition (``Partition.leaderIsrUpdateLock``), kept only in KRaft mode, where
+        #: the metadata loader waits for them (:mod:`.metadata_loader`); None otherwise
+        self.locks = None
 
     def handle(self, req) -> float:
         """The handler time this request takes (its ``localTime``)."""
         c = self._costs[req.api]
         n = len(req.partitions)
+        if self.locks is not None and req.api == "Produce":
+            self.locks.begin(req)  # its appends hold each partition's lock (KRaft's loader waits for it)
         return c.sample() + c.per_partition_ms * n + c.per_record_ms * req.records * n
 
     def complete_local(self, req) -> None:
         """The handler's work on ``req`` is done: apply its effects and answer (or park) it."""
         req.api_local_complete = self.env.now
+        if self.locks is not None and req.api == "Produce":
+            self.locks.end(req)
         self._apply[req.api](req)
 
     def respond(self, req) -> None:

@@ -132,6 +132,11 @@ class Broker:
             )
         self.fetchers = None
         self.alter_isr = None
+        #: in KRaft mode, its KRaft parts (:mod:`.broker_kraft`, started with each process by ``start_up_hooks``) and
+        #: the partitions' append locks the metadata loader waits on; None in ZooKeeper mode
+        self.kraft = None
+        self.partition_locks = None
+        self.start_up_hooks: list = []  # called at the end of each start-up (the KRaft parts' threads)
         self._producer_ids = None  # (next producer id, end of its block) of the running process
         self._start_process()
 
@@ -231,6 +236,8 @@ class Broker:
         self._start_process()
         self.replica_manager.restart()
         self.metadata_cache.reset()
+        for hook in self.start_up_hooks:
+            hook()
 
     @property
     def has_control_plane(self) -> bool:

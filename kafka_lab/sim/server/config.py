@@ -112,11 +112,17 @@ def resolve_listeners(props: Mapping):
     from kafka_lab.listeners import resolve
 
     if "process.roles" in props:
-        # listeners.resolve reads these as a Kafka 4.0 KRaft node; the broker model here is 2.8's, in ZooKeeper mode
-        raise ValueError(
-            "the broker model follows Kafka 2.8 in ZooKeeper mode: properties with process.roles (a KRaft node) "
-            "are resolved by kafka_lab.listeners.resolve, but cannot build a ZooKeeper-mode broker"
-        )
+        # a Kafka 4.0 KRaft node (docs/kafka-reference.md §8.3): a broker-only node's listeners are all data plane
+        res = resolve(props)
+        if res.process_roles != ("broker",):
+            raise ValueError(
+                f"a KRaft broker of the model has process.roles=broker, got process.roles={','.join(res.process_roles)}"
+                " (a controller is a node of the cluster's quorum, kafka_lab.sim.kraft)"
+            )
+        data = [
+            Listener(e.listener_name, e.host, e.port, e.security_protocol, "data") for e in res.data_plane_listeners
+        ]
+        return data, None, res
     res = resolve({k: v for k, v in props.items() if isinstance(v, str) or k in _TYPED_LISTENER_KEYS})
     cp = res.control_plane_listener
     control = None if cp is None else Listener(cp.listener_name, cp.host, cp.port, cp.security_protocol, "control")

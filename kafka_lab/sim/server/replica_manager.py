@@ -72,6 +72,10 @@ class ReplicaManager:
         self.fetchers = None  # the broker's ReplicaFetcherManager (None: nobody fetches, e.g. one broker)
         self.alter_isr = None  # callback(partition, new_isr) sending AlterIsr (None: apply at once)
         self.metadata_cache = None
+        #: KRaft mode (4.0's ``Partition.isReplicaIsrEligible``, KIP-841): ``broker id -> bool``, whether a follower may
+        #: join the ISR or hold the HW back while outside it (not fenced, not in controlled shutdown); None in
+        #: ZooKeeper mode (2.8 has no such check: KAFKA-14140)
+        self.isr_eligible = None
         self.events: list = []  # (time_ms, kind, topic, partition, detail): state changes, for logs and labs
 
     def _now(self) -> float:
@@ -122,8 +126,11 @@ class ReplicaManager:
             now = self._now()
             maximal = p.maximal_isr
             lag = self.replica_lag_time_max_ms
+            eligible = self.isr_eligible
             for rid, r in p.remote.items():
                 if r.leo < new and (rid in maximal or now - r.last_caught_up_ms <= lag):
+                    if eligible is not None and rid not in maximal and not eligible(rid):
+                        continue  # KRaft (KIP-841): a fenced or shutting-down replica does not hold the HW back
                     new = r.leo
         if new > p.hw:
             p.hw = new
@@ -260,8 +267,9 @@ class ReplicaManager:
         # and to the start of the current leader epoch
         if rid not in p.isr and p.pending_isr is None and rid in p.replicas:
             epoch_start = p.log.epochs[-1][1] if p.log.epochs else 0
-            if offset >= p.hw and offset >= epoch_start:
-                self._change_isr(p, sorted(p.isr + [rid]), "expand")
+            if offset >= p.hw and offset >= epoch_start:  # noqa: SIM102 (the KRaft check stays a line of its own)
+                if self.isr_eligible is None or self.isr_eligible(rid):  # KRaft: isReplicaIsrEligible
+                    self._change_isr(p, sorted(p.isr + [rid]), "expand")
         if before != offset:
             self.maybe_increment_hw(p)
 

@@ -1,0 +1,85 @@
+"""The KRaft settings the model reads (Kafka 4.0's names and defaults), and the model's own costs.
+
+Kafka's settings (``KRaftConfigs``, docs/kafka-reference.md §8.2), in :class:`KRaftConfig`:
+``broker.heartbeat.interval.ms`` (2000), ``broker.session.timeout.ms`` (9000),
+``metadata.max.idle.interval.ms`` (500: a ``NoOpRecord`` that often; 0, none), and the quorum's
+``controller.quorum.*`` (:class:`~kafka_lab.sim.kraft.raft.QuorumConfig`).
+
+:class:`KRaftCosts` are the model's, not Kafka's: how long each piece of work takes on the simulated clock.
+None is fitted to a measurement; each is small against the waits the model is about (linger, heartbeats,
+timeouts), and the one that grows with a cluster's size is bounded by a published figure:
+
+- ``raft_io_ms`` (0.01): the raft thread's work per request or response it handles;
+- ``controller_event_ms`` (0.05) + ``controller_record_ms`` (0.005) per record: one controller event's work
+  (``EventQueueProcessingTimeMs``);
+- ``controller_api_ms`` (0.02): a request handler's work to hand a request to the raft thread or the
+  controller's queue (its ``localTime``; the answer waits in ``remoteTime``);
+- ``loader_batch_ms`` (0.05) + ``loader_partition_ms`` (0.006) per partition a delta changes: the metadata
+  loader building the new image. PR #13280's benchmark (docs/kafka-reference.md §8.8) builds the image of a
+  1M-partition cluster in which one broker's partitions changed in 19.6 ms with the persistent maps 4.0
+  ships (47.7 ms before): about 3,300 partitions changed (one broker of 300), so about 6 µs a changed
+  partition at that size, the bound the model takes as its per-partition cost at every size (an image of a
+  small cluster is cheaper to copy: the model overstates it there, by a few µs);
+- ``apply_partition_ms`` (0.05): ``ReplicaManager.applyDelta``'s work per partition of this broker that
+  becomes leader or follower: the same cost the ZooKeeper-mode model gives a LeaderAndIsr per partition
+  (:func:`~kafka_lab.sim.server.apis.default_costs`), so a comparison of the two modes changes the path, not the
+  work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .raft import QuorumConfig
+
+__all__ = ["KRaftConfig", "KRaftCosts"]
+
+
+def _ms(name: str, value, least: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= least:
+        raise ValueError(f"{name} is a time in ms, at least {least}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class KRaftConfig:
+    """Kafka 4.0's KRaft settings, under their names (``broker_heartbeat_interval_ms`` is
+    ``broker.heartbeat.interval.ms``)."""
+
+    broker_heartbeat_interval_ms: int = 2000
+    broker_session_timeout_ms: int = 9000
+    metadata_max_idle_interval_ms: int = 500
+    quorum: QuorumConfig = field(default_factory=QuorumConfig)
+
+    def __post_init__(self):
+        _ms("broker.heartbeat.interval.ms", self.broker_heartbeat_interval_ms, 1)
+        _ms("broker.session.timeout.ms", self.broker_session_timeout_ms, 1)
+        _ms("metadata.max.idle.interval.ms", self.metadata_max_idle_interval_ms, 0)
+
+    @property
+    def heartbeat_rpc_timeout_ms(self) -> float:
+        """A broker's heartbeat RPC times out after ``broker.session.timeout.ms / 2`` (``BrokerServer``,
+        KAFKA-14392)."""
+        return self.broker_session_timeout_ms / 2
+
+    @property
+    def heartbeat_deadline_ms(self) -> float:
+        """A heartbeat that waited in the controller's queue longer than ``broker.heartbeat.interval.ms / 2``
+        is handled as expired (``ControllerApis.handleBrokerHeartBeatRequest``)."""
+        return self.broker_heartbeat_interval_ms / 2
+
+
+@dataclass(frozen=True)
+class KRaftCosts:
+    """The model's own costs of the KRaft components (see the module; none is a Kafka setting)."""
+
+    raft_io_ms: float = 0.01
+    controller_event_ms: float = 0.05
+    controller_record_ms: float = 0.005
+    controller_api_ms: float = 0.02
+    loader_batch_ms: float = 0.05
+    loader_partition_ms: float = 0.006
+    apply_partition_ms: float = 0.05
+
+    def __post_init__(self):
+        for name in self.__dataclass_fields__:
+            _ms(name, getattr(self, name), 0)

@@ -1,0 +1,243 @@
+"""A broker in KRaft mode: what replaces the ZooKeeper-mode control requests on it (Kafka 4.0, ``BrokerServer``).
+
+A KRaft broker receives no ``LeaderAndIsr``, ``UpdateMetadata`` or ``StopReplica`` (4.0 removed them,
+docs/kafka-reference.md §8.1) and sends no ``ControlledShutdown``. In their place, each a part of its process
+(:mod:`.node`) and started with it:
+
+- its Raft client, an *observer* of the metadata quorum (``__cluster_metadata``: it fetches, never votes), on its
+  own connection to the active controller's listener (:mod:`kafka_lab.sim.kraft.raft`, given to it);
+- the metadata loader and publisher (:mod:`.metadata_loader`): the committed records applied to the metadata
+  cache and the replica manager;
+- the lifecycle manager (:mod:`.broker_lifecycle`): registration, heartbeats, controlled shutdown; the broker
+  epoch it registers with is the one its ``AlterPartition`` requests carry;
+- the ``AlterPartition`` sender (:class:`AlterPartitionManager`: 2.8's ``AlterIsr``, renamed and sent to the active
+  controller over the controller listener, ``DefaultAlterPartitionManager``).
+
+:func:`restart_broker` is ``restart_broker`` of a KRaft cluster: ``WantShutDown`` heartbeats until the controller
+lets the broker go (at most 5 minutes, ``BrokerServer.shutdown``), the process ends, ``down_ms`` later a new process
+registers as a new incarnation, catches up and is unfenced. :func:`crash_broker` ends the process with no controlled
+shutdown and :func:`pause_broker` holds it (a stop-the-world pause, :meth:`~kafka_lab.sim.server.node.Node.pause`):
+either way its heartbeats stop, and the controller fences it ``broker.session.timeout.ms`` after the last one it
+handled; nothing else tells the controller (in KRaft no session of another system ends with the process). A paused
+broker that wakes sends the heartbeat it had due, with the broker epoch it registered with: if it was fenced
+meanwhile and has caught up, the controller unfences it (``calculateNextBrokerState``); a crashed one that starts
+again registers as a new incarnation.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from ..network.request import Request
+from ..network.socket_server import ConnectionRefused
+from .alter_isr import ALTER_ISR_RETRY_MS, AlterIsrManager
+
+__all__ = [
+    "BrokerKRaft",
+    "AlterPartitionManager",
+    "restart_broker",
+    "crash_broker",
+    "pause_broker",
+    "CONTROLLED_SHUTDOWN_WAIT_MS",
+]
+
+#: ``BrokerServer.shutdown``: the broker waits at most 5 minutes for the controller to let it go
+CONTROLLED_SHUTDOWN_WAIT_MS = 300_000.0
+
+
+class AlterPartitionManager(AlterIsrManager):
+    """``AlterPartition`` to the active controller (its Raft leader), one in flight, changes batched, retried after
+    50 ms on an error or a lost connection (as :class:`~kafka_lab.sim.server.alter_isr.AlterIsrManager`)."""
+
+    def __init__(self, broker, cluster, kraft):
+        super().__init__(broker, cluster)
+        self.kraft = kraft
+        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-partition", count())
+
+    def _pump(self) -> None:
+        if self.in_flight or not self.pending:
+            return
+        controller = self.kraft.controller()
+        if controller is None:
+            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
+            return
+        if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
+            try:
+                self.connection = controller.connect(
+                    controller.listener_name,
+                    f"broker-{self.broker.id}-alter-partition-channel-manager",
+                    client_host=f"10.0.1.{self.broker.id % 250}",
+                )
+            except ConnectionRefused:
+                self.connection = None
+                self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
+                return
+        items, self.pending = self.pending, {}
+        self.in_flight = True
+        req = Request(
+            "AlterPartition",
+            next(self._correlation),
+            f"broker-{self.broker.id}-alter-partition-channel-manager",
+            partitions=tuple(items),
+            payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
+            on_done=self.broker.node.deferred(self._answered),  # a paused broker reads it when it wakes
+        )
+        self.sent += 1
+        self.cluster.log.append(req)
+        self.connection.send(req)
+
+
+class BrokerKRaft:
+    """The KRaft parts of one broker (see the module). ``raft`` is its observer Raft client, ``nodes`` the
+    controller nodes by id (whose ``connect`` its channels use)."""
+
+    def __init__(self, broker, raft, *, nodes, new_image, kraft_config, costs, history, rng):
+        from .broker_lifecycle import BrokerLifecycleManager
+        from .metadata_loader import MetadataLoader
+
+        self.broker = broker
+        self.raft = raft
+        self.nodes = nodes
+        self.history = history
+        self.lifecycle = BrokerLifecycleManager(
+            broker.env,
+            broker.id,
+            broker.node,
+            controller=self.controller,
+            metadata_offset=self.metadata_offset,
+            request_log=broker.cluster.log,
+            kraft_config=kraft_config,
+            rng=rng,
+            history=history,
+            rack=broker.config.props.get("broker.rack"),
+        )
+        self.lifecycle.on_registered = self._registered
+        self.loader = MetadataLoader(
+            broker, raft, new_image=new_image, costs=costs, history=history, lifecycle=self.lifecycle
+        )
+        self._first = True
+
+    def controller(self):
+        """``RaftControllerNodeProvider``: the controller node the Raft client knows as leader, or None."""
+        return self.nodes.get(self.raft.leader_id) if self.raft.leader_id is not None else None
+
+    def metadata_offset(self) -> int:
+        """``CurrentMetadataOffset``: the offset of the last record the loader applied."""
+        return self.loader.last_applied_offset
+
+    def bootstrap(self, batches, image, registration: tuple, first_heartbeat_ms: float) -> None:
+        """The steady state before t=0: the log committed, the image published, registered and unfenced."""
+        self.raft.bootstrap(1, self.raft.leader_id, batches)
+        self.loader.bootstrap(image, batches[-1].last_offset, self.raft.leader_id)
+        self._registration = registration
+        self._first_heartbeat_ms = first_heartbeat_ms
+        self.broker.broker_epoch = registration[0]
+
+    def start(self) -> None:
+        """The broker's process started (its first, or a new one): the KRaft threads start with it."""
+        b = self.broker
+        b.partition_locks.reset()
+        b.alter_isr = AlterPartitionManager(b, b.cluster, self)
+        b.replica_manager.alter_isr = b.alter_isr.submit
+        b.replica_manager.isr_eligible = self.loader.isr_eligible
+        self.raft.start()
+        self.loader.start()
+        if self._first:
+            self._first = False
+            epoch, inc = self._registration
+            self.lifecycle.start(registered_epoch=epoch, incarnation=inc, first_heartbeat_ms=self._first_heartbeat_ms)
+        else:
+            self.lifecycle.start()
+
+    def _registered(self, epoch: int) -> None:
+        self.broker.broker_epoch = epoch
+
+
+def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> None:
+    """``broker_id``'s controlled shutdown at ``at_ms`` through ``WantShutDown`` (see the module), down ``down_ms``,
+    then a new process."""
+    if broker_id not in cluster.brokers:
+        raise ValueError(f"broker {broker_id} is not in the cluster {sorted(cluster.brokers)}")
+    if not down_ms >= 0:
+        raise ValueError(f"down_ms is a time in ms, at least 0, got {down_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "shutting_down", None))
+        broker.lifecycle.append((env.now, "controlled_shutdown_started", None))
+        t0 = env.now
+        granted = broker.kraft.lifecycle.begin_controlled_shutdown()
+        yield env.any_of([granted, env.timeout(CONTROLLED_SHUTDOWN_WAIT_MS)])
+        if not broker.online:
+            return  # its process ended meanwhile (a fault): nothing more to shut down
+        if granted.triggered:
+            broker.lifecycle.append((env.now, "controlled_shutdown_succeeded", env.now - t0))
+        else:
+            broker.lifecycle.append((env.now, "unclean_shutdown", None))
+        broker.shut_down()
+        broker.lifecycle.append((env.now, "shut_down", None))
+        yield env.timeout(down_ms)
+        broker.lifecycle.append((env.now, "starting", None))
+        broker.start_up(-1)
+        broker.lifecycle.append((env.now, "started", broker.broker_epoch))
+
+    env.process(run())
+
+
+def _check_fault(cluster, broker_id, at_ms) -> None:
+    if isinstance(broker_id, bool) or broker_id not in cluster.brokers:
+        raise ValueError(f"broker {broker_id!r} is not in the cluster {sorted(cluster.brokers)}")
+    if isinstance(at_ms, bool) or not isinstance(at_ms, (int, float)) or not 0 <= at_ms < float("inf"):
+        raise ValueError(f"at_ms is a time in ms, a finite number at least 0, got {at_ms!r}")
+
+
+def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None = None) -> None:
+    """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown, see the module); it starts again ``down_ms``
+    later as a new incarnation, or never (None)."""
+    _check_fault(cluster, broker_id, at_ms)
+    if down_ms is not None and (isinstance(down_ms, bool) or not isinstance(down_ms, (int, float)) or not down_ms >= 0):
+        raise ValueError(f"down_ms is a time in ms, at least 0, or None, got {down_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "crashed", None))
+        broker.shut_down()
+        if down_ms is None:
+            return
+        yield env.timeout(down_ms)
+        broker.lifecycle.append((env.now, "starting", None))
+        broker.start_up(-1)
+        broker.lifecycle.append((env.now, "started", broker.broker_epoch))
+
+    env.process(run())
+
+
+def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> None:
+    """A stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module); the resume is
+    the host's, not a timer of the paused process."""
+    _check_fault(cluster, broker_id, at_ms)
+    if isinstance(for_ms, bool) or not isinstance(for_ms, (int, float)) or not 0 <= for_ms < float("inf"):
+        raise ValueError(f"for_ms is a time in ms, a finite number at least 0, got {for_ms!r}")
+    env, broker = cluster.env, cluster.brokers[broker_id]
+
+    def run():
+        if at_ms > env.now:
+            yield env.timeout(at_ms - env.now)
+        if not broker.online:
+            return
+        broker.lifecycle.append((env.now, "paused", for_ms))
+        broker.node.pause()
+        yield env.timeout(for_ms)
+        if broker.node.paused:
+            broker.node.resume()
+            broker.lifecycle.append((env.now, "resumed", None))
+
+    env.process(run())
