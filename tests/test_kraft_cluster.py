@@ -311,3 +311,20 @@ def test_controllers_as_a_count_or_a_list_of_node_ids():
     assert one.kraft.quorum.ids == [3000] and (ml["record_type"] == "NoOpRecord").sum() >= 2 and ml["committed"].all()
     st = stale_metadata_incident(mode="kraft", until_ms=300, **LOAD)
     assert st.metadata_log is not None and st.staleness["applied"].all()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda c: c.crash(1, at_ms=float("nan")), TypeError, "at_ms is a finite number"),
+        (lambda c: c.crash(1, at_ms=5.0, down_ms=-1), ValueError, "down_ms must be at least 0"),
+        (lambda c: c.pause(1, at_ms=5.0, for_ms=float("inf")), TypeError, "for_ms is a finite number"),
+        (lambda c: c.restart_broker(1, at_ms=-5, down_ms=10.0), ValueError, "at_ms must be at least 0"),
+        (lambda c: c.restart_broker(1, at_ms=5.0, down_ms="x"), TypeError, "down_ms is a finite number"),
+    ],
+)
+def test_kraft_faults_check_their_times_at_the_call_as_zookeeper_modes_do(call, error, message):
+    """A KRaft broker's crash, pause and restart refuse a bad time before anything runs (common/options.check_time)."""
+    c = Cluster(3, mode="kraft")
+    with pytest.raises(error, match=message):
+        call(c)

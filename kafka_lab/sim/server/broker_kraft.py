@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from itertools import count
 
+from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import ConnectionRefused
 from .alter_isr import ALTER_ISR_RETRY_MS, AlterIsrManager
@@ -158,8 +159,8 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
     then a new process."""
     if broker_id not in cluster.brokers:
         raise ValueError(f"broker {broker_id} is not in the cluster {sorted(cluster.brokers)}")
-    if not down_ms >= 0:
-        raise ValueError(f"down_ms is a time in ms, at least 0, got {down_ms!r}")
+    check_time("at_ms", at_ms)
+    check_time("down_ms", down_ms)
     env, broker = cluster.env, cluster.brokers[broker_id]
 
     def run():
@@ -191,16 +192,14 @@ def restart_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float) -> 
 def _check_fault(cluster, broker_id, at_ms) -> None:
     if isinstance(broker_id, bool) or broker_id not in cluster.brokers:
         raise ValueError(f"broker {broker_id!r} is not in the cluster {sorted(cluster.brokers)}")
-    if isinstance(at_ms, bool) or not isinstance(at_ms, (int, float)) or not 0 <= at_ms < float("inf"):
-        raise ValueError(f"at_ms is a time in ms, a finite number at least 0, got {at_ms!r}")
+    check_time("at_ms", at_ms)
 
 
 def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None = None) -> None:
     """``broker_id``'s process dies at ``at_ms`` (no controlled shutdown, see the module); it starts again ``down_ms``
     later as a new incarnation, or never (None)."""
     _check_fault(cluster, broker_id, at_ms)
-    if down_ms is not None and (isinstance(down_ms, bool) or not isinstance(down_ms, (int, float)) or not down_ms >= 0):
-        raise ValueError(f"down_ms is a time in ms, at least 0, or None, got {down_ms!r}")
+    check_time("down_ms", down_ms, optional=True)
     env, broker = cluster.env, cluster.brokers[broker_id]
 
     def run():
@@ -224,8 +223,7 @@ def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> Non
     """A stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module); the resume is
     the host's, not a timer of the paused process."""
     _check_fault(cluster, broker_id, at_ms)
-    if isinstance(for_ms, bool) or not isinstance(for_ms, (int, float)) or not 0 <= for_ms < float("inf"):
-        raise ValueError(f"for_ms is a time in ms, a finite number at least 0, got {for_ms!r}")
+    check_time("for_ms", for_ms)
     env, broker = cluster.env, cluster.brokers[broker_id]
 
     def run():
