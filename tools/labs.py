@@ -167,6 +167,22 @@ CATALOGUE: list[Lab] = [
         "request log which listener the controller chose and the `requestQueueTimeMs` it cost, `server.log` "
         "again the truncations after it), and Spark reads them the same way on a laptop or a cluster.",
     ),
+    Lab(
+        "09_kraft",
+        "09 · KRaft: the controller after ZooKeeper",
+        "where did the seeds' problems go in Kafka 4.0's KRaft mode (the failover's reload, the slow controlled "
+        "shutdown, control requests queued behind produce), and what took their place?",
+        "Kafka 4.0's KRaft controller quorum (KIP-595's Raft, KIP-631's quorum controller) on the same cluster: "
+        "the metadata log and the broker epoch; failover with no reload; controlled shutdown by heartbeat; labs "
+        "04–06's incidents rerun against ZooKeeper mode with and without the control plane; how a broker learns a "
+        "commit in 4.0; fencing a silent broker",
+        "labs 04 to 07 (the incidents, the ZooKeeper controller, fencing)",
+        35,
+        "in KRaft the controllers keep the metadata as a replicated log, so a new active controller reloads "
+        "nothing and a busy broker's data plane no longer delays what the controller decided; what takes its "
+        "place is the log's own path (the append linger and, in 4.0, the wait for a fetch to carry the commit) "
+        "and heartbeats that pace shutdown and fencing.",
+    ),
 ]
 
 #: labs announced but not written yet (none at the moment): lab 00's map and the last lab's closing name them
@@ -211,7 +227,7 @@ def map_md() -> str:
     return (
         "## The map of the labs\n\n| lab | the question it answers | time |\n| --- | --- | --- |\n"
         f"{rows}\n\n{planned}"
-        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 07 → 08 is the natural order."
+        "Each lab says at its start what it needs; 01 → 02 → 03 → 04 → 05 → 06 → 07 → 08 → 09 is the natural order."
     )
 
 

@@ -18,6 +18,7 @@ What it returns (:class:`BrokerFencing`, times in simulated ms):
 - ``last_heartbeat_ms``: when broker 2 sent its last heartbeat; ``last_contact_ms``: when the controller handled it
   (the session counts from there); ``fenced_ms``: when the controller decided the fence record;
   ``fenced_after_ms`` = ``fenced_ms`` − ``last_contact_ms`` (9000 ms and the event's nanosecond);
+- ``pause_ms``: how long a pause lasted (NaN for a crash);
 - ``unfenced_ms``: (a pause) when the controller unfenced it after it woke (NaN: it was not);
 - ``moves``: per partition broker 2 led: its new leader, the fence decision, its commit, and when each other
   broker applied it (its metadata loader: become leader or follower);
@@ -79,6 +80,7 @@ class BrokerFencing:
     fault: str
     moves: pd.DataFrame = field(repr=False)
     results: ClusterResults = field(repr=False)
+    pause_ms: float = float("nan")  #: how long a pause lasted (NaN: a crash)
 
 
 def broker_fencing(*, seed: int = 0, **overrides) -> BrokerFencing:
@@ -154,5 +156,15 @@ def broker_fencing(*, seed: int = 0, **overrides) -> BrokerFencing:
         columns=["partition", "new_leader", "isr", "decided_ms", "committed_ms", *(f"applied_ms_{b}" for b in others)],
     )
     return BrokerFencing(
-        SILENT, fault, last_sent, last_contact, fenced, fenced - last_contact, unfenced, opts["fault"], moves, res
+        SILENT,
+        fault,
+        last_sent,
+        last_contact,
+        fenced,
+        fenced - last_contact,
+        unfenced,
+        opts["fault"],
+        moves,
+        res,
+        pause_ms if opts["fault"] == "pause" else float("nan"),
     )
