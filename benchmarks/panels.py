@@ -1,6 +1,6 @@
 """How fast do the labs' live panels answer? The time from moving a control to a redrawn panel.
 
-Labs 03-07's panels that run the model. Each panel is built (its first run), then every setting a learner
+Labs 03-07's and 09's panels that run the model. Each panel is built (its first run), then every setting a learner
 reaches in a step or two is set in turn: each slider over its range (at most a dozen values), then every
 other value of each toggle, dropdown and checkbox (in labs 04-06: acks, request.timeout.ms,
 min.insync.replicas, the control plane broker by broker, lab 06's busy broker; in lab 03: the control
@@ -94,11 +94,13 @@ def measure(name, build) -> str:
 
 
 def main() -> None:
+    from kafka_lab.exercises.lab09 import kraft_run
     from kafka_lab.ui.lab03 import backlog_panel, request_path_panel
     from kafka_lab.ui.lab04 import purgatory_panel
     from kafka_lab.ui.lab05 import truncation_panel
     from kafka_lab.ui.lab06 import staleness_panel
     from kafka_lab.ui.lab07 import election_panel, failover_panel, shutdown_panel, zombie_panel
+    from kafka_lab.ui.lab09 import fencing_panel, incidents_panel, metadata_log_panel
 
     for name, build in (
         ("lab 03 request_path_panel", lambda: request_path_panel(rate=10000)),
@@ -110,6 +112,9 @@ def main() -> None:
         ("lab 07 shutdown_panel", shutdown_panel),
         ("lab 07 failover_panel", failover_panel),
         ("lab 07 zombie_panel", zombie_panel),
+        ("lab 09 metadata_log_panel", lambda: metadata_log_panel(kraft_run())),
+        ("lab 09 incidents_panel", incidents_panel),
+        ("lab 09 fencing_panel", fencing_panel),
     ):
         print(measure(name, build), flush=True)
 

@@ -149,7 +149,7 @@ def _(answer):
     "a split vote). About how many seconds from the crash until a new controller is active?",
     explanation="The voters wait out the fetch timeout (less the time since their last fetch), then elect. The "
     "winner already has every committed record and has replayed them as a standby: it needs to load nothing, so "
-    "the time does not depend on the number of partitions. In the model, 1.65 s to notice and 1.33 s to elect "
+    "the time does not depend on the number of partitions. In the model, 1.65 s to notice and 1.34 s to elect "
     "(one split vote), 2.98 s in all, at 100 partitions as at 100,000.",
 )
 def _(answer):
