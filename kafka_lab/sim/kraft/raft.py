@@ -35,8 +35,8 @@ sender's epoch and leader: an older one is ignored, a newer one moves the receiv
 a *diverging epoch* where its log disagrees (the follower truncates, ``truncateToEndOffset``), else the
 records from there on, and with nothing new parks the fetch up to 500 ms (``MAX_FETCH_WAIT_MS``). A parked
 fetch completes when the leader's log grows, or at 500 ms with the answer it would have had when it was
-parked: in 4.0 a high watermark that moves does not complete it (KAFKA-14145 changed that in 4.1), so
-followers and observers learn of a commit with the next write, or at most 500 ms later. The leader's high
+parked: in 4.0 a high watermark that moves does not complete it (KAFKA-14145, KIP-1166, merged in 2025
+after 4.0, changed that), so followers and observers learn of a commit with the next write, or at most 500 ms later. The leader's high
 watermark is the end offset at index ``voters / 2`` of the voters' end offsets in descending order (the
 largest offset a majority has), once it is past the epoch's start offset; observers do not count. A
 follower's is ``min(leader's, own end offset)``. Listeners (the quorum controller, a broker's metadata
