@@ -243,3 +243,37 @@ def test_with_no_partition_led_the_sticky_partitioner_draws_from_all_even_the_pr
     assert len(p.leaders) == 2  # once both have a leader, a new batch never repeats the previous partition
     after = [b.tp[1] for _ in range(20) for b in p.produce()]
     assert all(a != b for a, b in pairwise(after))
+
+
+def test_a_metadata_request_times_out_like_any_other_and_the_refresh_is_retried():
+    """producer-metadata-never-times-out. NetworkClient.handleTimedOutRequests covers every request in flight,
+    Metadata included: after request.timeout.ms (50 here) the connection is closed and
+    DefaultMetadataUpdater.handleFailedRequest counts the refresh as failed (``failedUpdate``: the last refresh is
+    now), so the next is sent retry.backoff.ms (100) later: at 50 + 100 = 150 ms. Broker 1, the bootstrap broker
+    the first Metadata goes to, is paused from 0 to 1000 ms: without the timeout the producer would wait for it
+    until it wakes."""
+    c = Cluster(3, seed=0)
+    c.create_topic("t", assignment={0: [2, 3, 1]})
+    c.producer("p", topic="t", acks=1, request_timeout_ms=50)
+    c.pause(1, at_ms=0.0, for_ms=1000.0)
+    md = metadata_requests(c.run(300.0))
+    assert md["sent_ms"].iloc[0] == 0.0
+    assert len(md) >= 2 and md["sent_ms"].iloc[1] == pytest.approx(50.0 + 100.0, abs=1e-9)
+
+
+def test_metadata_refreshes_keep_timing_out_while_their_broker_is_paused():
+    """producer-metadata-never-times-out, the same rule over a longer pause. Broker 1 leads t-0 and is paused from
+    20 ms to 2020 ms; a produce request times out at its send + 50 ms and asks for a metadata update. Each Metadata
+    request then times out 50 ms after it is sent and the next follows retry.backoff.ms (100) after that failure:
+    sends exactly 150 ms apart, none left waiting on the paused broker. (They all go to broker 1: the model's
+    least-loaded node takes the bootstrap broker on a tie, where 2.8's NetworkClient.leastLoadedNode starts at a
+    random node; docs/kafka-reference.md §7.)"""
+    c = Cluster(3, seed=0)
+    c.create_topic("t", assignment={0: [1, 2, 3]})
+    p = c.producer("p", topic="t", acks=1, request_timeout_ms=50)
+    p.open_loop(200.0)
+    c.pause(1, at_ms=20.0, for_ms=2000.0)
+    md = metadata_requests(c.run(1000.0))
+    later = md[md["sent_ms"] > 20.0]["sent_ms"].tolist()
+    assert len(later) >= 5
+    assert all(b - a == pytest.approx(150.0, abs=1e-6) for a, b in pairwise(later))

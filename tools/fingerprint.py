@@ -8,7 +8,9 @@ results before and after. This script runs
   (``controller_behind_backlog``, ``backlog_table``, the load sweep, ``steady_load``, ``downstream_table``);
 - labs 04–06's four incidents as their figures call them (``purgatory_incident``, ``truncation_incident``,
   ``stale_metadata_incident``, ``unavailability_incident``), with and without the control plane, and
-  lab 07's controlled shutdown in the cluster (``shutdown_in_cluster``);
+  lab 07's controlled shutdown in the cluster (``shutdown_in_cluster``), lab 05's duplicates (request.timeout.ms
+  10 ms, without and with idempotence), and lab 09's KRaft runs (the incidents, ``broker_fencing``, and
+  ``kraft_failover`` and ``kraft_controlled_shutdown`` at 1,000 partitions);
 
 and prints, per run, a SHA-256 of every frame it returned (request log, sampled metrics, each broker's
 exact metric change log, ledger, staleness, unavailability, replication events, clients' sent counts),
@@ -70,6 +72,9 @@ def runs() -> dict:
     """name -> a function returning ``{frame name: DataFrame}``."""
     from kafka_lab.incident_stats import downstream_table
     from kafka_lab.sim import (
+        broker_fencing,
+        kraft_controlled_shutdown,
+        kraft_failover,
         purgatory_incident,
         shutdown_in_cluster,
         stale_metadata_incident,
@@ -140,7 +145,44 @@ def runs() -> dict:
             "moves": (s := shutdown_in_cluster(version="1.1", control_plane=cp)).moves,
             **cluster_frames(s.results),
         }
+    # lab 05's duplicates (tests/test_lab05_idempotence.py): request.timeout.ms=10, without and with idempotence
+    for idem in (False, True):
+        out[f"lab05/duplicates(idempotence={idem})"] = lambda idem=idem: cluster_frames(
+            purgatory_incident(
+                control_plane=False,
+                enable_idempotence=idem,
+                **{**load, "producers": 50, "request_timeout_ms": 10},
+            )
+        )
+    # lab 09: the three incidents on the KRaft cluster, fencing, failover and shutdown (tests/test_lab09.py)
+    for name, incident in (
+        ("purgatory", purgatory_incident),
+        ("truncation", truncation_incident),
+        ("stale_metadata", stale_metadata_incident),
+    ):
+        out[f"lab09/{name}(kraft)"] = lambda incident=incident: kraft_frames(incident(control_plane=None, mode="kraft"))
+    for fault in ("pause", "crash"):
+        out[f"lab09/broker_fencing({fault})"] = lambda fault=fault: {
+            "moves": (f := broker_fencing(fault=fault)).moves,
+            **kraft_frames(f.results),
+        }
+    out["lab09/kraft_failover(1000)"] = lambda: _scale_frames(kraft_failover(partitions=1000))
+    out["lab09/kraft_controlled_shutdown(1000)"] = lambda: _scale_frames(kraft_controlled_shutdown(partitions=1000))
     return out
+
+
+def kraft_frames(res) -> dict:
+    """A KRaft run's frames: the cluster's, the metadata log and the KRaft metrics."""
+    return {**cluster_frames(res), "metadata_log": res.metadata_log, "kraft_metrics": res.kraft_metrics}
+
+
+def _scale_frames(r) -> dict:
+    frames = {"phases": pd.DataFrame(sorted(r.phases.items()), columns=["phase", "ms"])}
+    for name in ("events", "transitions", "requests", "metadata_log", "timeline"):
+        df = getattr(r, name, None)
+        if df is not None:
+            frames[name] = df
+    return frames
 
 
 def main(argv=None) -> int:

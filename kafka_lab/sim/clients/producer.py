@@ -461,8 +461,26 @@ class _MetadataClient:
         )
         if self._send(bid, req):
             self.metadata_in_flight = True
+            self._track_metadata(req, bid)
         else:  # refused: the refresh counted as failed (_connection_lost), due again retry.backoff.ms from now
             self.maybe_refresh()
+
+    def _track_metadata(self, req, bid) -> None:
+        """A client with request timeouts watches its Metadata request too (the producer: ``handleTimedOutRequests``
+        covers every request in flight); the base client has none."""
+
+    def _metadata_given_up(self, req) -> bool:
+        """True when this client already gave up on ``req`` (it timed out and its connection was closed): its late
+        answer is ignored, as NetworkClient ignores an answer on a closed connection."""
+        return False
+
+    def _metadata_failed(self) -> None:
+        """``DefaultMetadataUpdater.handleFailedRequest``: ``failedUpdate`` (the refresh counts as done now) and the
+        update is still wanted, retry.backoff.ms from now."""
+        self.metadata_in_flight = False
+        self.last_refresh_ms = self.env.now
+        self.update_requested = True
+        self.maybe_refresh()
 
     def _wake_refresh(self, at: float) -> None:
         """Call :meth:`maybe_refresh` at ``at``, unless a timer armed earlier fires before."""
@@ -477,13 +495,14 @@ class _MetadataClient:
             self.env.timeout(at - self.env.now).callbacks.append(fire)
 
     def _metadata_answer(self, req, bid) -> None:
+        if self._metadata_given_up(req):
+            return
         self.in_flight[bid] -= 1
+        if req.error == DISCONNECTED:  # handleFailedRequest: failedUpdate, the update is still wanted
+            self._metadata_failed()
+            return
         self.metadata_in_flight = False
         self.last_refresh_ms = self.env.now
-        if req.error == DISCONNECTED:  # handleFailedRequest: failedUpdate, the update is still wanted
-            self.update_requested = True
-            self.maybe_refresh()
-            return
         self.update_requested = False
         for tp, (err, leader, epoch) in (req.result or {}).items():
             known = self.leaders.get(tp)
@@ -833,10 +852,22 @@ class KafkaProducer(_MetadataClient):
                 if r is self._init_pid:  # TxnRequestHandler: disconnected, retried after retry.backoff.ms
                     self._init_pid_failed()
                     continue
+                if r.api == "Metadata":  # DefaultMetadataUpdater.handleFailedRequest
+                    self._metadata_failed()
+                    continue
                 for b in batches:
                     self._complete_batch(b, "NETWORK_EXCEPTION", -1)
         self.request_update()
         self.drain()
+
+    def _track_metadata(self, req, bid) -> None:
+        """The Metadata request is in flight like any other: ``request.timeout.ms`` applies to it, and a timeout
+        (its own or another request's on the same connection) closes the connection and fails it."""
+        self.requests[id(req)] = (req, bid, ())
+        self._arm_timeout()
+
+    def _metadata_given_up(self, req) -> bool:
+        return self.requests.pop(id(req), None) is None
 
     def _complete_batch(self, b: ProducerBatch, err: str, base_offset: int) -> None:
         now = self.env.now
