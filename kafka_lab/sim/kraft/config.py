@@ -14,12 +14,15 @@ timeouts), and the one that grows with a cluster's size is bounded by a publishe
   (``EventQueueProcessingTimeMs``);
 - ``controller_api_ms`` (0.02): a request handler's work to hand a request to the raft thread or the
   controller's queue (its ``localTime``; the answer waits in ``remoteTime``);
-- ``loader_batch_ms`` (0.05) + ``loader_partition_ms`` (0.006) per partition a delta changes: the metadata
-  loader building the new image. PR #13280's benchmark (docs/kafka-reference.md §8.8) builds the image of a
-  1M-partition cluster in which one broker's partitions changed in 19.6 ms with the persistent maps 4.0
-  ships (47.7 ms before): about 3,300 partitions changed (one broker of 300), so about 6 µs a changed
-  partition at that size, the bound the model takes as its per-partition cost at every size (an image of a
-  small cluster is cheaper to copy: the model overstates it there, by a few µs);
+- ``loader_batch_ms`` (0.05) + ``loader_partition_ms`` (0.002) per partition a delta changes: the metadata
+  loader building the new image. PR #13280's benchmark (docs/kafka-reference.md §8.8,
+  ``TopicsImageZonalOutageBenchmark``) applies a ``TopicsDelta`` that takes broker 0 out of the ISR of every
+  partition it holds in a 1M-partition image (100,000 topics of 10 partitions, replication factor 3, 10,000
+  replicas per broker, so 300 brokers): 10,000 partitions changed in 19.6 ms with the persistent maps 4.0
+  ships (47.7 ms before), about 2 µs a changed partition at that size. The model takes that as its
+  per-partition cost at every size (the same benchmark at 125,000 partitions took 7.7 ms for the same
+  10,000: a small cluster's image is cheaper, and the model overstates it there, by about 1 µs a partition).
+  It times ``TopicsDelta.apply`` alone, not the loader's other work (``loader_batch_ms``, the model's own);
 - ``apply_partition_ms`` (0.05): ``ReplicaManager.applyDelta``'s work per partition of this broker that
   becomes leader or follower: the same cost the ZooKeeper-mode model gives a LeaderAndIsr per partition
   (:func:`~kafka_lab.sim.server.apis.default_costs`), so a comparison of the two modes changes the path, not the
@@ -77,7 +80,7 @@ class KRaftCosts:
     controller_record_ms: float = 0.005
     controller_api_ms: float = 0.02
     loader_batch_ms: float = 0.05
-    loader_partition_ms: float = 0.006
+    loader_partition_ms: float = 0.002
     apply_partition_ms: float = 0.05
 
     def __post_init__(self):
