@@ -111,6 +111,7 @@ REVEALING_CALLS = {
     "metadata_log_panel(kraft_run())": ("09.broker_epoch",),
     "failover_table(": ("09.failover",),
     "shutdown_table(": ("09.shutdown",),
+    "shutdown_seeds(": ("09.shutdown",),
     "modes_table(": ("09.busy_broker", "09.hwm"),
     "commit_path(": ("09.busy_broker", "09.hwm"),
     "incidents_panel(": ("09.busy_broker", "09.hwm"),

@@ -204,7 +204,7 @@ SHUTDOWN_CHOICES = Choices(
         "a": "about 2.75 s, as 1.1: the controller still writes one record per partition, and each costs a ZooKeeper "
         "round trip's worth of work",
         "b": "well under a second: one event writes every record, and the broker leaves once they are committed",
-        "c": "about 2 s, at 1,000 partitions as at 10,000: heartbeats, not records, set the pace",
+        "c": "2 s or 4 s, at 1,000 partitions as at 10,000: heartbeats, not records, set the pace",
         "d": "about 6.5 minutes, as 1.0: one partition at a time",
     }
 )
@@ -223,8 +223,9 @@ SHUTDOWN_CHOICES = Choices(
     "letter: " + "; ".join(f"({k}) {v}" for k, v in SHUTDOWN_CHOICES.items()),
     explanation="The records are written in one event and committed in tens of ms; what the controller then waits "
     "for is heartbeats: the other brokers' reports, every 2 s at their own phases, and the leaving broker's own "
-    "third heartbeat, 2 s after its second. So the shutdown takes about one heartbeat interval, whatever the number "
-    "of partitions, until the brokers' work on the records delays their reports.",
+    "third heartbeat, 2 s after its second, or its fourth if a report came too late. So the shutdown takes one or "
+    "two heartbeat intervals, whatever the number of partitions, until the brokers' work on the records delays "
+    "their reports.",
 )
 def _(answer):
     got = choice(answer, SHUTDOWN_CHOICES)
@@ -232,11 +233,11 @@ def _(answer):
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
     small = _kraft_shutdown(1_000)
     big = _kraft_shutdown(SHUTDOWN_PARTITIONS)
-    flat = abs(big.duration_s - small.duration_s) < 0.2 and 1.5 < big.duration_s < 2.5
+    flat = abs(big.duration_s - small.duration_s) < 0.2 and (1.5 < big.duration_s < 2.5 or 3.5 < big.duration_s < 4.5)
     if not flat:  # the model no longer gives what the choices were written for: fail loudly, not a wrong answer
         raise RuntimeError(
-            f"09.shutdown's choices assume a flat 2 s shutdown; the model gives {small.duration_s:.2f} s at 1,000 "
-            f"partitions and {big.duration_s:.2f} s at {SHUTDOWN_PARTITIONS:,}"
+            f"09.shutdown's choices assume a flat 2 s or 4 s shutdown; the model gives {small.duration_s:.2f} s at "
+            f"1,000 partitions and {big.duration_s:.2f} s at {SHUTDOWN_PARTITIONS:,}"
         )
     if got == "c":
         wait = (big.phases["reported_ms"] - big.phases["committed_ms"]) / 1000
@@ -245,8 +246,9 @@ def _(answer):
             f"at 1,000. The records were committed {big.phases['committed_ms'] - big.phases['decided_ms']:.0f} ms "
             f"after the controller's decision ({big.phases['committed_ms']:.0f} ms after the heartbeat asked); the "
             f"next {wait:.2f} s went to waiting for heartbeats: the other brokers' reports, then the leaving "
-            "broker's own next heartbeat. At 100,000 partitions (11 appends of 10,000 records) it grows, to 4.6 s in "
-            "the model: the table below."
+            "broker's own next heartbeat. With other seeds (other heartbeat phases) it is 4.1 s about half the time: "
+            "one report came after that heartbeat, and the grant waited for the next. At 100,000 partitions (11 "
+            "appends of 10,000 records) it grows, to 4.6 s with this seed: the tables below."
         )
     if got == "b":
         return incorrect(

@@ -7,7 +7,8 @@ only arranges and draws it.
 
 - :func:`metadata_log_frame` / :func:`metadata_log_panel` -- ``__cluster_metadata`` as a table the learner filters.
 - :func:`failover_table` -- the active controller crashes, 100 to 100k partitions, against lab 07's failover.
-- :func:`shutdown_table` -- a controlled shutdown, 1k to 100k partitions, against 1.0 and 1.1.
+- :func:`shutdown_table` -- a controlled shutdown, 1k to 100k partitions, against 1.0 and 1.1;
+  :func:`shutdown_seeds` -- the same shutdown over 20 seeds (heartbeats set its pace: 2 s or 4 s).
 - :func:`mode_runs` / :func:`modes_table` -- one incident of labs 04-06 in ZooKeeper mode (without and with the
   control plane) and in KRaft, same seed and load.
 - :func:`commit_path` -- where the time goes between the controller's decision and a broker acting on it.
@@ -56,6 +57,7 @@ __all__ = [
     "metadata_log_panel",
     "mode_runs",
     "modes_table",
+    "shutdown_seeds",
     "shutdown_table",
 ]
 
@@ -209,6 +211,28 @@ def shutdown_table(sizes=SHUTDOWN_SIZES) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("partitions on the broker")
+
+
+#: the seeds :func:`shutdown_seeds` runs by default (0 is the lab's)
+SHUTDOWN_SEEDS = tuple(range(20))
+
+
+def shutdown_seeds(partitions: int = 1_000, seeds=SHUTDOWN_SEEDS) -> pd.DataFrame:
+    """The same KRaft controlled shutdown over several seeds (each its own heartbeat phases and NoOpRecord phase):
+    how many took each duration, rounded to 0.1 s, and the seeds that did."""
+    runs = {
+        int(s): round(kraft_controlled_shutdown(partitions=int(partitions), seed=int(s)).duration_s, 1) for s in seeds
+    }
+    by = {}
+    for seed, d in sorted(runs.items()):
+        by.setdefault(d, []).append(seed)
+    return pd.DataFrame(
+        {
+            "shutdown (s)": list(by),
+            "runs": [len(v) for v in by.values()],
+            "seeds": [", ".join(map(str, v)) for v in by.values()],
+        }
+    ).sort_values("shutdown (s)", ignore_index=True)
 
 
 # -- the incidents of labs 04-06 in both modes ---------------------------------------------------------------------
