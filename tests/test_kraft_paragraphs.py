@@ -66,7 +66,9 @@ def test_every_default_the_cells_quote_is_the_models():
     quoted = [(nn, name, int(ms)) for nn in LABS for name, ms in re.findall(r"`([a-z.]+)` \((\d+) ms", kraft_text(nn))]
     assert {name for _, name, _ in quoted} == set(MODEL_DEFAULTS_MS), quoted
     for nn, name, ms in quoted:
-        assert ms == MODEL_DEFAULTS_MS[name], f"lab {nn} quotes {name}={ms}, the model's default is {MODEL_DEFAULTS_MS[name]}"
+        assert ms == MODEL_DEFAULTS_MS[name], (
+            f"lab {nn} quotes {name}={ms}, the model's default is {MODEL_DEFAULTS_MS[name]}"
+        )
 
 
 def test_lab01_quotes_the_message_resolve_raises_for_a_control_plane_on_a_kraft_node():
