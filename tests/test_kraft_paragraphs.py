@@ -102,3 +102,18 @@ def test_lab01_quotes_the_models_3x_listener_facts():
 def test_the_incident_a_cell_names_takes_mode_kraft(nn):
     (call,) = re.findall(r"`(\w+)\(mode=\"kraft\"\)`", kraft_text(nn))
     assert inspect.signature(getattr(sim, call)).parameters["mode"].default == "zk"
+
+
+# Metrics the cells name, and the model module that records each under that name.
+METRICS = {
+    "EventQueueTimeMs": "kraft/quorum_controller.py",
+    "last-applied-record-lag-ms": "kraft_mode.py",
+}
+
+
+def test_the_metrics_the_cells_name_are_the_models():
+    named = {m for nn in LABS for m in re.findall(r"`([A-Za-z-]+(?:Ms|-ms))`", kraft_text(nn))}
+    assert named == set(METRICS), named
+    sim_dir = Path(sim.__file__).parent
+    for metric, module in METRICS.items():
+        assert f'"{metric}"' in (sim_dir / module).read_text(), f"{module} records no {metric}"
