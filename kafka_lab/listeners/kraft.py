@@ -109,7 +109,8 @@ _HOST_PORT = re.compile(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)\]?:([
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _VOTERS_FORM = "Each entry should be in the form `{id}@{host}:{port}`."
 _CP_NOTE = (
-    "Kafka 3.3 to 3.9 refuse control.plane.listener.name on a KRaft node with this message. Kafka 4.0 removed "
+    "Kafka 3.2 to 3.9 refuse control.plane.listener.name on a KRaft node with this message (3.1 with a longer "
+    "one). Kafka 4.0 removed "
     "the setting (KAFKA-18353) and reads no undefined key, so a 4.0 node would start and ignore it without a "
     "word. KRaft has no control plane listener: the controllers never connect to the brokers; each broker "
     "fetches the metadata log from the active controller over the first of controller.listener.names "
