@@ -34,6 +34,11 @@ class AlterIsrManager:
     listener), which the controller's broker serves on its control plane if it names it too: the control
     plane's two sides, in the other direction."""
 
+    #: the request's name, the client id it is sent under, and the key of its correlation ids on the broker
+    API = "AlterIsr"
+    CLIENT = "alter-isr"
+    CORRELATION = "alter-isr"
+
     def __init__(self, broker, cluster):
         self.broker = broker
         self.cluster = cluster
@@ -41,37 +46,45 @@ class AlterIsrManager:
         self.pending: dict = {}  # tp -> (leader_epoch, new isr, zk_version)
         self.in_flight = False
         self.connection = None
-        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-isr", count())
+        self.client_id = f"broker-{broker.id}-{self.CLIENT}"
+        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-{self.CORRELATION}", count())
         self.sent = 0
 
     def submit(self, partition, new_isr: list) -> None:
         self.pending[partition.tp] = (partition.leader_epoch, list(new_isr), partition.zk_version)
         self._pump()
 
+    def _controller(self):
+        """(the controller's node, the listener to reach it on), or None when there is none to send to: 2.8's
+        controller broker, on the listener this broker's config names for it."""
+        controller = self.cluster.controller_broker()
+        if controller is None:
+            return None
+        return controller, self.broker.config.controller_to_broker_listener_name
+
     def _pump(self) -> None:
         if self.in_flight or not self.pending:
             return
-        controller = self.cluster.controller_broker()
-        if controller is None:
+        found = self._controller()
+        if found is None:
             self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
             return
+        controller, listener = found
         if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
             try:
                 self.connection = controller.connect(
-                    self.broker.config.controller_to_broker_listener_name,
-                    f"broker-{self.broker.id}-alter-isr",
-                    client_host=f"10.0.1.{self.broker.id % 250}",
+                    listener, self.client_id, client_host=f"10.0.1.{self.broker.id % 250}"
                 )
-            except ConnectionRefused:  # the controller's broker is not running: try again later
+            except ConnectionRefused:  # the controller is not running: try again later
                 self.connection = None
                 self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
                 return
         items, self.pending = self.pending, {}
         self.in_flight = True
         req = Request(
-            "AlterIsr",
+            self.API,
             next(self._correlation),
-            f"broker-{self.broker.id}-alter-isr",
+            self.client_id,
             partitions=tuple(items),
             payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
             on_done=self.broker.node.deferred(self._answered),  # a paused broker reads it when it wakes

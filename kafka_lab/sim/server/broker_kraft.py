@@ -26,12 +26,8 @@ again registers as a new incarnation.
 
 from __future__ import annotations
 
-from itertools import count
-
 from ..common.options import check_time
-from ..network.request import Request
-from ..network.socket_server import ConnectionRefused
-from .alter_isr import ALTER_ISR_RETRY_MS, AlterIsrManager
+from .alter_isr import AlterIsrManager
 
 __all__ = [
     "BrokerKRaft",
@@ -48,44 +44,20 @@ CONTROLLED_SHUTDOWN_WAIT_MS = 300_000.0
 
 class AlterPartitionManager(AlterIsrManager):
     """``AlterPartition`` to the active controller (its Raft leader), one in flight, changes batched, retried after
-    50 ms on an error or a lost connection (as :class:`~kafka_lab.sim.server.alter_isr.AlterIsrManager`)."""
+    50 ms on an error or a lost connection: :class:`~kafka_lab.sim.server.alter_isr.AlterIsrManager`'s sender with
+    4.0's request name and client id, sent to the active controller over its controller listener."""
+
+    API = "AlterPartition"
+    CLIENT = "alter-partition-channel-manager"
+    CORRELATION = "alter-partition"
 
     def __init__(self, broker, cluster, kraft):
-        super().__init__(broker, cluster)
         self.kraft = kraft
-        self._correlation = broker.correlation_ids.setdefault(f"broker-{broker.id}-alter-partition", count())
+        super().__init__(broker, cluster)
 
-    def _pump(self) -> None:
-        if self.in_flight or not self.pending:
-            return
+    def _controller(self):
         controller = self.kraft.controller()
-        if controller is None:
-            self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
-            return
-        if self.connection is None or self.connection.closed or self.connection.broker_id != controller.id:
-            try:
-                self.connection = controller.connect(
-                    controller.listener_name,
-                    f"broker-{self.broker.id}-alter-partition-channel-manager",
-                    client_host=f"10.0.1.{self.broker.id % 250}",
-                )
-            except ConnectionRefused:
-                self.connection = None
-                self.broker.node.timer(ALTER_ISR_RETRY_MS, lambda _e: self._pump())
-                return
-        items, self.pending = self.pending, {}
-        self.in_flight = True
-        req = Request(
-            "AlterPartition",
-            next(self._correlation),
-            f"broker-{self.broker.id}-alter-partition-channel-manager",
-            partitions=tuple(items),
-            payload={"broker_id": self.broker.id, "broker_epoch": self.broker.broker_epoch, "items": items},
-            on_done=self.broker.node.deferred(self._answered),  # a paused broker reads it when it wakes
-        )
-        self.sent += 1
-        self.cluster.log.append(req)
-        self.connection.send(req)
+        return None if controller is None else (controller, controller.listener_name)
 
 
 class BrokerKRaft:
