@@ -234,3 +234,52 @@ def test_the_fencing_panel_runs_are_the_function_s_own():
 )
 def test_the_lab_quotes_these_figures(quoted):
     assert quoted in lab_text()
+
+
+# -- the live panels: every control reaches the run the panel shows -------------------------------------------------
+def _widgets(panel, kind):
+    out = []
+
+    def walk(w):
+        if isinstance(w, kind):
+            out.append(w)
+        for c in getattr(w, "children", ()):
+            walk(c)
+
+    walk(panel)
+    return out
+
+
+def test_the_incidents_panel_shows_the_run_its_controls_name():
+    """Each setting's table is modes_table of the incident, mode and load the widgets say, with PANEL_RUN."""
+    import ipywidgets as widgets
+
+    panel = ui.incidents_panel(producers=200)
+    which, mode = _widgets(panel, widgets.ToggleButtons)
+    load = _widgets(panel, widgets.IntSlider)[0]
+    out = _widgets(panel, widgets.HTML)[-1]
+    seen = set()
+    for incident in ("05 · truncation (acks=1)", "06 · stale metadata"):
+        which.value = incident
+        for label in ui.MODES:
+            mode.value = label
+            for producers in (100, 200):
+                load.value = producers
+                res = ui.cached_run(ui.INCIDENTS[incident], **ui.MODES[label], producers=producers, **ui.PANEL_RUN)
+                assert out.value == ui._panel_html(label, res)
+                seen.add(out.value)
+    assert len(seen) == 2 * len(ui.MODES) * 2  # no two settings show the same table
+
+
+def test_the_fencing_panel_follows_its_slider_and_its_fault():
+    import ipywidgets as widgets
+
+    panel = ui.fencing_panel(pause_s=15)
+    fault = _widgets(panel, widgets.ToggleButtons)[0]
+    length = _widgets(panel, widgets.FloatSlider)[0]
+    text = next(w for w in _widgets(panel, widgets.HTML) if "broker 2" in w.value)
+    assert "fenced</b> it at 12.23 s" in text.value and "unfenced" in text.value
+    length.value = 5.0
+    assert "not fenced" in text.value
+    fault.value = "crash"
+    assert length.disabled and "crashed at 5.00 s" in text.value and "unfenced" not in text.value
