@@ -197,6 +197,20 @@ def test_the_fencing_sentence_says_what_happened():
     assert {a["text"] for a in fig.layout.annotations} == {"pause", "fenced", "unfenced"}
 
 
+def test_the_faults_lose_nothing_and_cost_time():
+    """Step 5: every record committed after a crash and a 15 s pause; the slowest batches 7.63 s and 15.08 s."""
+    for fault, pause_s, slowest in (("crash", 0.0, 7.63), ("pause", 15.0, 15.08)):
+        lg = ui._fencing(fault, pause_s).results.ledger
+        assert set(lg["outcome"].astype(str)) == {"committed"}
+        assert round(lg["latency_ms"].max() / 1000, 2) == slowest
+        assert f"the slowest batch took {slowest:.2f} s" in ui.fencing_html(ui._fencing(fault, pause_s))
+        worst = lg.loc[lg["latency_ms"].idxmax()]
+        if fault == "crash":  # acks=all on orders-5 (led by 3), waiting for broker 2 until the fence shrank the ISR
+            assert (worst["partition"], worst["broker_id"], worst["attempts"]) == (5, 3, 1)
+        else:  # sent to paused broker 2, refused when it woke, sent again to broker 3
+            assert (worst["partition"], worst["wrong_leader_sends"], worst["broker_id"]) == (4, 1, 3)
+
+
 def test_the_fencing_panel_runs_are_the_function_s_own():
     """The panel's one-producer runs fence at the same time as the lab's five-producer default."""
     assert broker_fencing(fault="pause").fenced_ms == ex.fencing_run("pause").fenced_ms
@@ -223,6 +237,8 @@ def test_the_fencing_panel_runs_are_the_function_s_own():
         "100,001 records in 11 appends",
         "12.23 s",
         "1.77 s",
+        "7.63 s",
+        "15.08 s",
         "121 ms",
         "about 2 µs",
         "half take 2.1 s and half 4.1 s",

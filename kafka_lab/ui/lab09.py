@@ -407,7 +407,16 @@ def fencing_html(r) -> str:
             f". Its leaderships moved ({parts}), committed at {r.moves['committed_ms'].max() / 1000:.2f} s and acted "
             f"on by every other broker by {applied / 1000:.2f} s"
         )
-    return f"<div>{what}; {last}; {fate}{unf}{moves}.</div>"
+    lg = r.results.ledger
+    outcomes = lg.groupby("outcome", observed=True)["records"].sum()
+    parts = ", ".join(f"{int(n):,} {o}" for o, n in outcomes.items() if n)
+    slow = lg["latency_ms"].max()
+    ledger = (
+        f" The producer's records, in the ledger: {parts or 'none'}"
+        + ("" if np.isnan(slow) else f"; the slowest batch took {slow / 1000:.2f} s from its first send to its answer")
+        + "."
+    )
+    return f"<div>{what}; {last}; {fate}{unf}{moves}.{ledger}</div>"
 
 
 def fencing_figure(r):
