@@ -299,3 +299,17 @@ def test_the_fencing_panel_follows_its_slider_and_its_fault():
     assert "not fenced" in text.value
     fault.value = "crash"
     assert length.disabled and "crashed at 5.00 s" in text.value and "unfenced" not in text.value
+
+
+def test_going_further_calls_what_it_names():
+    """The 'Going further' section's calls run as written, and the metrics it names are in the results."""
+    res = truncation_incident(mode="kraft", producers=300)
+    assert res.metadata_log is not None
+    named = {"last-applied-record-lag-ms", "EventQueueTimeMs", "commit-latency", "FencedBrokerCount"}
+    named.add("NewActiveControllersCount")
+    assert named <= set(res.kraft_metrics["metric"])
+    from kafka_lab.sim.broker_fencing import FENCING_DEFAULTS
+    from kafka_lab.sim.kraft.scale import MAX_PARTITIONS
+
+    assert MAX_PARTITIONS == 200_000
+    assert {"fault", "fault_ms", "pause_ms", "producers", "rate_per_s"} <= set(FENCING_DEFAULTS)
