@@ -328,3 +328,31 @@ def test_kraft_faults_check_their_times_at_the_call_as_zookeeper_modes_do(call, 
     c = Cluster(3, mode="kraft")
     with pytest.raises(error, match=message):
         call(c)
+
+
+def test_a_pause_inside_a_pause_does_not_wake_the_broker_early():
+    """kraft-pause-inside-a-pause-wakes-it. Broker 2 pauses from 1 s for 15 s; a second pause from 2 s for 1 s is
+    ignored (it is already paused), so broker 2 sends no heartbeat until 16 s (an adversary found heartbeats every
+    2 s from 3 s on: the short pause's end had woken it)."""
+    from kafka_lab.sim import Cluster
+
+    c = Cluster(3, mode="kraft")
+    c.create_topic("orders", partitions=3, replication_factor=3)
+    c.pause(2, at_ms=1000.0, for_ms=15000.0)
+    c.pause(2, at_ms=2000.0, for_ms=1000.0)
+    c.run(17000.0)
+    sent = [r.sent for r in c.log if r.api == "BrokerHeartbeat" and r.client_id.startswith("broker-2-")]
+    assert not [t for t in sent if 1000.0 < t < 16000.0]
+    assert [t for t in sent if t >= 16000.0]  # it does wake at the end of the first pause
+    assert (2000.0, "pause_ignored", "paused") in c.brokers[2].lifecycle
+
+
+def test_a_kraft_pause_of_30_s_or_more_is_refused():
+    """The peers' request timeouts (30 s) bound a pause the model holds, as in ZooKeeper mode."""
+    import pytest
+
+    from kafka_lab.sim import Cluster
+
+    c = Cluster(3, mode="kraft")
+    with pytest.raises(ValueError, match=r"a pause of 30000\.0 ms is past what the model holds"):
+        c.pause(2, at_ms=1000.0, for_ms=30000.0)

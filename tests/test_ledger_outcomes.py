@@ -71,3 +71,33 @@ def test_an_acks0_batch_is_truncated_if_a_log_held_it_unwritten_if_none_did_pend
     assert outcome[p.batches[-1].batch_id] == "pending" and p.batches[-1].done_ms == 999.95
     assert set(outcome[outcome == "committed"].index) <= leader_log
     assert set(outcome) <= set(OUTCOMES)
+
+
+def test_an_acknowledged_batch_a_running_replica_still_holds_is_pending_not_truncated():
+    """ledger-running-replica-copy-is-truncated. The run ends inside the move's window: the controller has made broker
+    2 ``orders-0``'s leader, but broker 1, the old leader, has not yet acted on it (KRaft: it learns of the commit
+    with the next record, up to half a second later; ZooKeeper mode: its LeaderAndIsr waits behind its produce
+    backlog). The batches broker 1 acknowledged that broker 2 lacks are still in broker 1's log, on a running
+    broker: the ledger calls them ``pending`` (their fate not settled), never ``truncated``. A run long enough for
+    broker 1 to truncate them calls them ``truncated``. (An adversary found 10 such records called truncated at
+    KRaft seed 4, 460 in ZooKeeper mode at 10 ms.)"""
+    from collections import Counter
+
+    from kafka_lab.sim import truncation_incident
+
+    for kw in (dict(control_plane=None, mode="kraft", seed=4), dict(control_plane=False, until_ms=10.0)):
+        res = truncation_incident(**kw)
+        c = res.cluster
+        leader = c.controller.state[TP]["leader"]
+        on_leader = Counter(c.brokers[leader].replica_manager.partitions[TP].log.batch_ids())
+        old = c.brokers[1].replica_manager.partitions[TP].log.batch_ids()
+        lg = res.ledger[
+            (res.ledger["partition"] == 0) & (res.ledger["outcome"] == "pending") & (res.ledger["done_ms"] > 0)
+        ]
+        unsettled = [b for b in lg["batch_id"] if b not in on_leader and b in set(old)]
+        assert unsettled, kw  # the case exists: acknowledged, not on the leader, still on broker 1's disk
+        assert (res.ledger["outcome"] != "truncated").all(), kw
+    # the same incident, run to the end of its window: broker 1 truncated them, and they are truncated
+    assert (
+        int((truncation_incident(control_plane=False)).ledger.query("outcome == 'truncated'")["records"].sum()) == 1700
+    )

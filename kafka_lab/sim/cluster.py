@@ -44,7 +44,13 @@ import simpy
 from kafka_lab.listeners.examples import CLIENT_LISTENER
 
 from .clients.consumer import KafkaConsumer
-from .clients.ledger import leader_log_index, ledger_frame, replica_log_index, written_batch_ids
+from .clients.ledger import (
+    leader_log_index,
+    ledger_frame,
+    replica_log_index,
+    running_replica_log_index,
+    written_batch_ids,
+)
 from .clients.producer import KafkaProducer
 from .common.options import (
     MAX_CLUSTER_BROKERS,
@@ -745,6 +751,7 @@ class Cluster:
                 now=until_ms,
                 offline=replica_log_index(self),
                 written=written_batch_ids(self) if any(b.acks == 0 for b in batches) else None,
+                held=running_replica_log_index(self),
             ),
             staleness=self.staleness_frame(until_ms),
             unavailability=self.unavailability_frame(until_ms),

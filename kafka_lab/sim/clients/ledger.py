@@ -10,9 +10,9 @@ of the run (a partition's leader is the controller's, its log the partition's tr
                disk, not lost, unavailable. Whether it survives depends on which replica leads next
                (with unclean election off, only a member of the ISR the controller kept); the last
                ISR member coming back with it makes it ``committed`` again
-``truncated``  acknowledged, then lost: the partition's leader does not hold it (an old leader that
-               acknowledged with ``acks=1`` was made a follower and truncated it; an unclean election
-               chose a replica without it). A copy may still sit on the disk of a replica that is
+``truncated``  acknowledged, then lost: the partition's leader does not hold it, and no running replica
+               does (an old leader that acknowledged with ``acks=1`` was made a follower and truncated
+               it; an unclean election chose a replica without it). A copy may still sit on the disk of a replica that is
                down, above the point where it truncates when it comes back to follow the leader (a
                replica always follows the leader it finds): nothing can read it, and the protocol
                removes it. For ``acks=0``, a batch some leader appended, then lost, as above
@@ -23,7 +23,10 @@ of the run (a partition's leader is the controller's, its log the partition's tr
 ``failed``     an error returned to the application (not retriable, retries or
                ``delivery.timeout.ms`` exhausted)
 ``pending``    none of these yet when the run ended (in the accumulator, in flight, or an ``acks=0``
-               batch a broker has not yet handled)
+               batch a broker has not yet handled), or its fate not yet settled: acknowledged, not in
+               the leader's log, but still in the log of a running replica, one that has not yet acted
+               on the leader's move or not yet truncated to it (a run that ends inside the window labs
+               04-06 study): on a disk, so not called lost; the replica removes it once it follows
 ============== ==================================================================================
 
 Why ``offline`` is an outcome of its own rather than ``committed`` with the partition marked unavailable:
@@ -56,7 +59,14 @@ from operator import attrgetter
 import numpy as np
 import pandas as pd
 
-__all__ = ["ledger_frame", "OUTCOMES", "leader_log_index", "replica_log_index", "written_batch_ids"]
+__all__ = [
+    "ledger_frame",
+    "OUTCOMES",
+    "leader_log_index",
+    "replica_log_index",
+    "running_replica_log_index",
+    "written_batch_ids",
+]
 
 OUTCOMES = ("committed", "offline", "truncated", "unwritten", "failed", "pending")
 
@@ -112,6 +122,27 @@ def replica_log_index(cluster) -> dict:
     return out
 
 
+def running_replica_log_index(cluster) -> dict:
+    """``{tp: Counter(batch_id -> copies)}`` of each led partition: per batch, the most copies the log of any of its
+    *running* replicas other than the leader holds (a replica that has not yet acted on a move, or not yet
+    truncated to its new leader: what it holds is still on a disk)."""
+    out = {}
+    for tp, st in cluster.controller.state.items():
+        if st["leader"] not in cluster.brokers:
+            continue
+        copies: Counter = Counter()
+        for r in st["replicas"]:
+            b = cluster.brokers.get(r)
+            if r == st["leader"] or b is None or not b.online:
+                continue
+            p = b.replica_manager.partitions.get(tp)
+            if p is not None:
+                copies |= Counter(p.log.batch_ids())
+        if copies:
+            out[tp] = copies
+    return out
+
+
 def written_batch_ids(cluster) -> set:
     """Every batch id some log of the cluster holds or held: in a log now, or removed by a truncation."""
     ids = set()
@@ -133,12 +164,18 @@ _FLOATS = ("created_ms", "first_sent_ms", "done_ms")
 
 
 def ledger_frame(
-    batches, index: dict, now: float = float("nan"), offline: dict | None = None, written: set | None = None
+    batches,
+    index: dict,
+    now: float = float("nan"),
+    offline: dict | None = None,
+    written: set | None = None,
+    held: dict | None = None,
 ) -> pd.DataFrame:
     """One row per produced batch with its final outcome (see the module docstring), as of ``now``.
 
     ``index``: :func:`leader_log_index`; ``offline``: :func:`replica_log_index` (None: no partition is
-    offline); ``written``: :func:`written_batch_ids` (needed only for ``acks=0`` batches)."""
+    offline); ``written``: :func:`written_batch_ids` (needed only for ``acks=0`` batches); ``held``:
+    :func:`running_replica_log_index` (None: no running replica holds what its leader lacks)."""
     none: Counter = Counter()
     offline = offline or {}
     n = len(batches)
@@ -163,6 +200,11 @@ def ledger_frame(
             held = offline.get((b.topic, b.partition), none).get(b.batch_id, 0)
             if held:
                 kept[i], copies[i] = "offline", held
+    if held:  # not in the leader's log, but a running replica still has it: its fate is not settled yet
+        for i in np.flatnonzero(kept == "truncated"):
+            b = batches[i]
+            if held.get((b.topic, b.partition), none).get(b.batch_id, 0):
+                kept[i] = "pending"
     for i in np.flatnonzero((kept == "truncated") & (cols["acks"] == 0)):
         b = batches[i]  # an acks=0 batch: done once sent; was it ever in a log?
         if written is None or b.batch_id not in written:

@@ -191,23 +191,42 @@ def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None
     env.process(run())
 
 
+#: a peer's request timeout (4.0, as 2.8: the clients' ``request.timeout.ms``, the follower's
+#: ``replica.socket.timeout.ms``, 30000): a pause this long would time out its peers' requests, which the model's
+#: followers do not (see :func:`pause_broker`; the ZooKeeper-mode pause has the same bound)
+PEER_REQUEST_TIMEOUT_MS = 30000.0
+
+
 def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> None:
     """A stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module); the resume is
-    the host's, not a timer of the paused process."""
+    the host's, not a timer of the paused process. A broker that is not running then, or already paused, is left
+    as it is (a second pause inside a first does not end it early); one that crashes during its pause is not woken.
+    ``for_ms`` is less than 30000: its peers' requests wait for a paused broker, as Kafka's do up to their 30 s
+    timeouts, and no longer (the model's followers have none)."""
     _check_fault(cluster, broker_id, at_ms)
     check_time("for_ms", for_ms)
+    if for_ms >= PEER_REQUEST_TIMEOUT_MS:
+        raise ValueError(
+            f"a pause of {for_ms} ms is past what the model holds: its peers' requests to the paused broker would "
+            f"time out after {PEER_REQUEST_TIMEOUT_MS:.0f} ms (request.timeout.ms, replica.socket.timeout.ms) and the "
+            "model's followers have no request timeout; pause less"
+        )
     env, broker = cluster.env, cluster.brokers[broker_id]
 
     def run():
         if at_ms > env.now:
             yield env.timeout(at_ms - env.now)
-        if not broker.online:
+        node = broker.node
+        if not broker.online or node.paused:
+            broker.lifecycle.append((env.now, "pause_ignored", "not running" if not broker.online else "paused"))
             return
+        incarnation = node.incarnation
         broker.lifecycle.append((env.now, "paused", for_ms))
-        broker.node.pause()
+        node.pause()
         yield env.timeout(for_ms)
-        if broker.node.paused:
-            broker.node.resume()
-            broker.lifecycle.append((env.now, "resumed", None))
+        if node.incarnation != incarnation or not node.paused:
+            return  # it crashed during the pause: there is nothing to wake
+        node.resume()
+        broker.lifecycle.append((env.now, "resumed", None))
 
     env.process(run())
