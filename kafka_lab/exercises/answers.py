@@ -85,7 +85,10 @@ def number(answer) -> float | None:
     if isinstance(answer, bool):
         return None
     if isinstance(answer, numbers.Real):
-        value = float(answer)
+        try:
+            value = float(answer)
+        except OverflowError:  # an int too large for a float: no answer any lab asks for
+            return None
         return value if math.isfinite(value) else None
     if not isinstance(answer, str):
         return None

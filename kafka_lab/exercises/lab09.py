@@ -13,7 +13,7 @@ import functools
 import re
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.answers import Choices, choice, number, whole_number
+from kafka_lab.exercises.answers import SECONDS, Choices, choice, number, number_in, whole_number
 from kafka_lab.incident_stats import cached_run
 from kafka_lab.sim import (
     broker_fencing,
@@ -85,10 +85,26 @@ def fencing_run(fault: str = "pause"):
     return broker_fencing(seed=SEED, fault=fault, producers=1)
 
 
+def _shown(answer) -> str:
+    """The answer as feedback quotes it: at most 40 characters."""
+    text = repr(answer)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _seconds(answer) -> float | None:
     if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
         answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
     return number(answer)
+
+
+def _in_ms(answer) -> bool:
+    """An answer written in milliseconds ("3000 ms")."""
+    return isinstance(answer, str) and bool(re.search(r"\d\s*(ms|milliseconds?)\s*$", answer.strip(), flags=re.I))
+
+
+def _in_s(answer) -> bool:
+    """An answer written in seconds ("0.146 s")."""
+    return isinstance(answer, str) and bool(re.search(r"\d\s*(s|secs?|seconds?)\s*$", answer.strip(), flags=re.I))
 
 
 def _ms(answer) -> float | None:
@@ -115,7 +131,9 @@ def _(answer):
     truth = int(reg["offset"].iloc[0])
     got = whole_number(answer)
     if got is None:
-        return incorrect(f"{answer!r} is not a whole number.", hint="answer with an offset, like 7.")
+        return incorrect(f"{_shown(answer)} is not a whole number.", hint="answer with an offset, like 7.")
+    if abs(got) > 10**9:
+        return incorrect("that is far more records than this log holds.", hint="count the records before it.")
     if got == truth:
         return correct(
             f"broker 3's epoch is {truth}, the offset of its RegisterBrokerRecord (filter the log below by "
@@ -157,7 +175,11 @@ def _(answer):
     truth = _kraft_failover().duration_s
     got = _seconds(answer)
     if got is None:
-        return incorrect(f"{answer!r} is not a number of seconds.", hint="answer with a number, like 1.5.")
+        return incorrect(f"{_shown(answer)} is not a number of seconds.", hint="answer with a number, like 1.5.")
+    if _in_ms(answer) or (got >= 1000 and 1.5 <= got / 1000 <= 4.5):
+        return incorrect(
+            f"{got:g} is the right number of milliseconds; the question asks seconds.", hint="1 s = 1000 ms."
+        )
     z = _zk_failover()
     if 1.5 <= got <= 4.5:
         return correct(
@@ -230,7 +252,7 @@ SHUTDOWN_CHOICES = Choices(
 def _(answer):
     got = choice(answer, SHUTDOWN_CHOICES)
     if got is None:
-        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+        return incorrect(f"{_shown(answer)} is not one of the letters a, b, c, d.", hint='answer like "a".')
     small = _kraft_shutdown(1_000)
     big = _kraft_shutdown(SHUTDOWN_PARTITIONS)
     flat = abs(big.duration_s - small.duration_s) < 0.2 and (1.5 < big.duration_s < 2.5 or 3.5 < big.duration_s < 4.5)
@@ -299,7 +321,7 @@ BUSY_CHOICES = Choices(
 def _(answer):
     got = choice(answer, BUSY_CHOICES)
     if got is None:
-        return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "a".')
+        return incorrect(f"{_shown(answer)} is not one of the letters a, b, c, d.", hint='answer like "a".')
     t = move_times()
     late = t["acted"][1] - min(t["acted"][2], t["acted"][3])
     truth = "b" if 0 <= late < 5 else "a"
@@ -348,9 +370,20 @@ HWM_PROMPT_NUMBERS = {"decided": 2.1, "linger": 25, "committed": 27.1, "appended
 def _(answer):
     t = move_times()
     truth = t["acted"][2]
+    secs = number_in(answer, SECONDS)
+    if secs is not None:
+        close = abs(secs * 1000 - truth) <= 3
+        return incorrect(
+            "the question asks milliseconds" + (f": {secs:g} s is the right time." if close else "."),
+            hint="1 s = 1000 ms.",
+        )
     got = _ms(answer)
     if got is None:
-        return incorrect(f"{answer!r} is not a number of ms.", hint="answer with a number, like 50.")
+        return incorrect(f"{_shown(answer)} is not a number of ms.", hint="answer with a number, like 50.")
+    if _in_s(answer) or (0 < got < 1 and abs(got * 1000 - truth) <= 3):
+        return incorrect(
+            f"{got:g} s is the right time in seconds; the question asks milliseconds.", hint="1 s = 1000 ms."
+        )
     if abs(got - truth) <= 3:
         return correct(
             f"broker 2 became leader at {truth:.1f} ms, {truth - t['decided']:.0f} ms after the decision: the commit "
@@ -374,10 +407,15 @@ def _(answer):
             "a broker never applies a record before it is committed.",
             hint="committed is not enough either: the broker must be told.",
         )
-    if got > 400:
+    if 400 < got <= 600:
         return incorrect(
             "that is the 500 ms bound of a parked fetch; here something returns the fetch earlier.",
             hint="what makes the leader's log grow before then?",
+        )
+    if got > 600:
+        return incorrect(
+            f"{got:g} ms is far too late: the run itself lasts 300 ms.",
+            hint="follow the next record: decided, appended after the linger, fetched.",
         )
     return incorrect(
         f"{got:g} ms is not what the model gives.",
@@ -406,7 +444,13 @@ def _(answer):
     truth = r.fenced_ms / 1000
     got = _seconds(answer)
     if got is None:
-        return incorrect(f"{answer!r} is not a number of seconds.", hint="answer with a number, like 10.")
+        return incorrect(f"{_shown(answer)} is not a number of seconds.", hint="answer with a number, like 10.")
+    if _in_ms(answer):
+        close = abs(got - r.fenced_ms) <= 100
+        return incorrect(
+            "the question asks seconds" + (f": {got / 1000:.2f} s is the right time." if close else "."),
+            hint="1 s = 1000 ms.",
+        )
     if abs(got - truth) <= 0.1:
         return correct(
             f"fenced at {truth:.2f} s: {r.fenced_after_ms / 1000:.2f} s after the last contact, "

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .cluster import Cluster, ClusterResults
-from .common.options import check_options
+from .common.options import check_options, check_time
 from .server.broker_kraft import crash_broker, pause_broker
 
 __all__ = ["broker_fencing", "BrokerFencing", "FENCING_DEFAULTS"]
@@ -96,6 +96,7 @@ def broker_fencing(*, seed: int = 0, **overrides) -> BrokerFencing:
     fault = float(opts["fault_ms"])
     pause_ms = float(opts["pause_ms"])
     default_until = fault + 12_000.0 if opts["fault"] == "crash" else fault + pause_ms + 5000.0
+    check_time("until_ms", opts["until_ms"], optional=True)
     until = default_until if opts["until_ms"] is None else float(opts["until_ms"])
     if not until > fault:
         raise ValueError(f"until_ms must be after fault_ms={fault}, got {until!r}")

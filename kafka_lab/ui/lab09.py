@@ -76,6 +76,8 @@ MODES = {
 _SHORT = ("ZooKeeper", "ZooKeeper + control plane", "KRaft (3 controllers)")
 #: the live panel's runs: 5 partitions, 300 simulated ms (a KRaft broker applies the move about 144 ms in)
 PANEL_RUN = {"partitions": 5, "burst": 1, "rate_per_s": 20, "until_ms": 300.0}
+#: what a table shows for a broker that had not acted on the move when the run ended
+NOT_BY_THE_END = "not by the run's end"
 #: the incidents the panel offers, by the lab that teaches them
 INCIDENTS = {
     "04 · purgatory": purgatory_incident,
@@ -96,11 +98,11 @@ def metadata_log_frame(res, record_type: str | None = None, broker: int | None =
     ``record_type`` keeps one type; ``broker`` keeps the records that name that broker (``BrokerId``, a leader,
     a replica, an ISR member).
     """
-    ml = getattr(res, "metadata_log", None)
-    if ml is None and hasattr(res, "results"):
-        ml = res.results.metadata_log
-    if ml is None:
-        raise ValueError("this run has no metadata log: run the incident with mode='kraft'")
+    ml = _metadata_log(res)
+    if record_type is not None and not isinstance(record_type, str):
+        raise TypeError(f"record_type is a record type's name (a str) or None, got {record_type!r}")
+    if broker is not None and (isinstance(broker, bool) or not isinstance(broker, int)):
+        raise TypeError(f"broker is a broker id (an int) or None, got {broker!r}")
     out = ml
     if record_type is not None:
         if record_type not in set(ml["record_type"]):
@@ -120,6 +122,19 @@ def metadata_log_frame(res, record_type: str | None = None, broker: int | None =
         }
     )
     return frame.reset_index(drop=True)
+
+
+def _metadata_log(res):
+    """The metadata log of a KRaft run: a ClusterResults, a BrokerFencing (its run's), a KRaftFailoverResult."""
+    ml = getattr(res, "metadata_log", None)
+    if ml is None and hasattr(res, "results"):
+        ml = res.results.metadata_log
+    if ml is None:
+        raise ValueError(
+            "this run has no metadata log: give a KRaft run (an incident with mode='kraft', broker_fencing, "
+            "kraft_failover)"
+        )
+    return ml
 
 
 def _names_broker(fields: dict, broker: int) -> bool:
@@ -169,18 +184,31 @@ def _kraft_shutdown(n: int):
     return kraft_controlled_shutdown(partitions=n, seed=SEED)
 
 
+def _sizes(sizes) -> list:
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"sizes is a list of partition counts, got {sizes!r}")
+    out = list(sizes)
+    bad = [n for n in out if isinstance(n, bool) or not isinstance(n, (int, np.integer))]
+    if not out or bad:
+        raise ValueError(f"sizes are whole numbers of partitions (at least one), got {out!r}")
+    return [int(n) for n in out]
+
+
 def failover_table(sizes=FAILOVER_SIZES) -> pd.DataFrame:
     """The active controller's node crashes, one column per size: KRaft's time to a new active controller, the
-    records it reloaded and the time any partition had no leader, beside lab 07's failover (the controller's
+    records of the log and how many of them it replayed after the crash (measured by its controller), beside lab
+    07's failover (the controller's
     broker crashes) in 1.1 and 1.0: the crash to an active controller (the session timeout, the election and the
     state load), the load alone, and the time the dead broker's partitions had no leader (seconds)."""
     cols = {}
-    for n in sizes:
+    for n in _sizes(sizes):
         k = _kraft_failover(int(n))
+        ml = k.metadata_log
+        committed = int((ml["committed"] & (ml["committed_ms"] <= k.phases["activated_ms"])).sum())
         col = {
             "KRaft: crash → a new active controller (s)": round(k.duration_s, 2),
-            "KRaft: records reloaded": k.reloaded_records,
-            "KRaft: partitions without a leader (s)": round(k.unavailable_s, 2),
+            "KRaft: records in the metadata log at its activation": committed,
+            "KRaft: of which it replayed after the crash": k.reloaded_records,
         }
         for version in ("1.1", "1.0"):
             z = controller_failover(partitions=int(n), version=version, seed=SEED)
@@ -197,7 +225,7 @@ def shutdown_table(sizes=SHUTDOWN_SIZES) -> pd.DataFrame:
     took (the model writes each as a Raft batch; Kafka packs appends into batches of up to 8 MiB), and lab 07's 1.0 and 1.1 (the
     ControlledShutdown request to its reply), in seconds."""
     rows = []
-    for n in sizes:
+    for n in _sizes(sizes):
         k = _kraft_shutdown(int(n))
         rows.append(
             {
@@ -238,6 +266,8 @@ def shutdown_seeds(partitions: int = 1_000, seeds=SHUTDOWN_SEEDS) -> pd.DataFram
 # -- the incidents of labs 04-06 in both modes ---------------------------------------------------------------------
 def mode_runs(incident, modes=tuple(MODES), **options) -> dict:
     """``{label: run}``: ``incident`` under each of ``modes`` (labels of :data:`MODES`), same seed and load."""
+    if isinstance(modes, str):
+        raise TypeError(f"modes is a tuple of labels of MODES, e.g. ({modes!r},), not a string")
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"modes are among {list(MODES)}, got {unknown}")
@@ -268,15 +298,28 @@ def modes_table(runs: dict, *, brokers=(1, 2, 3)) -> pd.DataFrame:
     decision), what the clients saw, and what the ledger counted."""
     from kafka_lab.incident_stats import incident_summary
 
+    if not isinstance(runs, dict) or not runs:
+        raise TypeError(f"runs is {{label: run}} as mode_runs returns it, got {type(runs).__name__}")
     cols = {}
     for label, res in runs.items():
+        missing = [b for b in brokers if b not in getattr(getattr(res, "cluster", None), "brokers", {})]
+        if not hasattr(res, "unavailability") or missing:
+            raise ValueError(
+                f"modes_table reads runs of labs 04-06's incidents (brokers 1-3); {label!r} is not one"
+                + (f" (it has no broker {missing})" if missing and hasattr(res, "unavailability") else "")
+            )
         s = incident_summary(res)
         decided = _moved(res)
         col = {}
+        end = NOT_BY_THE_END
         for b in brokers:
-            col[f"broker {b}: acts on the move (ms after the decision)"] = round(_acted(res, b) - decided, 2)
+            acted = _acted(res, b) - decided
+            col[f"broker {b}: acts on the move (ms after the decision)"] = end if np.isnan(acted) else round(acted, 2)
+        st = res.staleness
         for b in brokers:
-            col[f"broker {b}: metadata stale (ms after the decision)"] = round(s["stale_ms"][b], 2)
+            row = st[(st["broker_id"] == b) & (st["topic"] == "orders") & (st["partition"] == 0)]
+            applied = bool(row["applied"].iloc[0]) if len(row) else False
+            col[f"broker {b}: metadata stale (ms after the decision)"] = round(s["stale_ms"][b], 2) if applied else end
         col["orders-0: two leaders (ms)"] = round(s["two_leaders_ms"], 2)
         col["orders-0: records acknowledged, then truncated"] = s["truncated_records"]
         col["orders-0: NOT_LEADER_OR_FOLLOWER answers"] = s["not_leader_answers"]
@@ -294,7 +337,9 @@ def commit_path(res, partition: int = 0) -> pd.DataFrame:
     decision, the batch's append (``controller.quorum.append.linger.ms`` later), its commit (a majority of the
     voters has it), the next write to the log (the brokers' parked fetches return only with new records in 4.0),
     and each broker acting on it."""
-    ml = res.metadata_log
+    if hasattr(res, "results") and not hasattr(res, "unavailability"):  # a BrokerFencing: its run
+        res = res.results
+    ml = getattr(res, "metadata_log", None)
     if ml is None:
         raise ValueError("commit_path needs a KRaft run (mode='kraft')")
     pcr = ml[
@@ -303,7 +348,7 @@ def commit_path(res, partition: int = 0) -> pd.DataFrame:
     if not len(pcr):
         raise ValueError(f"no PartitionChangeRecord for partition {partition} in this run")
     r = pcr.iloc[0]
-    later = ml[ml["offset"] > r["offset"]]
+    later = ml[(ml["offset"] > r["offset"]) & (ml["appended_ms"] > r["appended_ms"])]  # a later batch's
     rows = [
         ("the controller decides (hands the record to Raft)", r["decided_ms"]),
         ("its batch is appended to the leader's log", r["appended_ms"]),
@@ -315,11 +360,15 @@ def commit_path(res, partition: int = 0) -> pd.DataFrame:
     for b in sorted(res.cluster.brokers):
         rows.append((f"broker {b} acts on it (its metadata loader)", _acted(res, b, partition)))
     d = float(r["decided_ms"])
+
+    def shown(t):
+        return NOT_BY_THE_END if np.isnan(t) else round(float(t), 2)
+
     return pd.DataFrame(
         {
             "step": [s for s, _ in rows],
-            "time (ms)": [round(float(t), 2) for _, t in rows],
-            "after the decision (ms)": [round(float(t) - d, 2) for _, t in rows],
+            "time (ms)": pd.Series([shown(t) for _, t in rows], dtype=object),
+            "after the decision (ms)": pd.Series([shown(float(t) - d) for _, t in rows], dtype=object),
         }
     )
 
@@ -401,19 +450,28 @@ def fencing_html(r) -> str:
     unf = "" if np.isnan(r.unfenced_ms) else f"; it woke, heartbeated and was unfenced at {r.unfenced_ms / 1000:.2f} s"
     moves = ""
     if len(r.moves):
-        applied = r.moves[[c for c in r.moves.columns if c.startswith("applied_ms_")]].max(axis=1).max()
+        acted = r.moves[[c for c in r.moves.columns if c.startswith("applied_ms_")]]
         parts = ", ".join(f"orders-{p} to broker {b}" for p, b in zip(r.moves["partition"], r.moves["new_leader"]))
-        moves = (
-            f". Its leaderships moved ({parts}), committed at {r.moves['committed_ms'].max() / 1000:.2f} s and acted "
-            f"on by every other broker by {applied / 1000:.2f} s"
+        by = (
+            "not yet acted on by every other broker when the run ended"
+            if acted.isna().to_numpy().any()
+            else f"acted on by every other broker by {acted.max(axis=1).max() / 1000:.2f} s"
         )
+        moves = f". Its leaderships moved ({parts}), committed at {r.moves['committed_ms'].max() / 1000:.2f} s and {by}"
     lg = r.results.ledger
     outcomes = lg.groupby("outcome", observed=True)["records"].sum()
     parts = ", ".join(f"{int(n):,} {o}" for o, n in outcomes.items() if n)
     slow = lg["latency_ms"].max()
+    answered = "" if not outcomes.get("pending", 0) else " of those answered"
     ledger = (
         f" The producer's records, in the ledger: {parts or 'none'}"
-        + ("" if np.isnan(slow) else f"; the slowest batch took {slow / 1000:.2f} s from its first send to its answer")
+        + (
+            ""
+            if np.isnan(slow)
+            else f"; the slowest batch{answered} took "
+            + (f"{slow / 1000:.2f} s" if slow >= 1000 else f"{slow:.1f} ms")
+            + " from its first send to its answer"
+        )
         + "."
     )
     return f"<div>{what}; {last}; {fate}{unf}{moves}.{ledger}</div>"
@@ -479,6 +537,8 @@ def fencing_figure(r):
 
 def fencing_panel(pause_s: float = 15.0) -> widgets.VBox:
     """The live experiment: crash broker 2, or pause it for 1 to 20 s (primary)."""
+    if isinstance(pause_s, bool) or not isinstance(pause_s, (int, float)) or not 1 <= pause_s <= 20:
+        raise ValueError(f"pause_s is the pause the panel starts with, 1 to 20 s, got {pause_s!r}")
     style = {"description_width": "140px"}
     fault = widgets.ToggleButtons(options=[("pause", "pause"), ("crash", "crash")], description="fault", style=style)
     length = primary(

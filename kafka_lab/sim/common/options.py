@@ -46,6 +46,7 @@ __all__ = [
     "MAX_METRIC_SAMPLES",
     "MAX_RATE_PER_S",
     "MAX_REPLICA_SECONDS",
+    "MAX_KRAFT_SECONDS",
     "check_limit",
     "check_number",
     "check_open_loop",
@@ -71,6 +72,9 @@ MAX_CLUSTER_BROKERS = 1_000
 #: replicas x simulated seconds of one ``run``: the idle cluster costs about 55 us of wall time per replica and
 #: simulated second (18 replicas for 300 s took 0.29 s; 60,000 for 1 s, 3.6 s), so this is about a minute
 MAX_REPLICA_SECONDS = 1_000_000
+#: the simulated seconds of one KRaft-mode ``run``: an idle KRaft cluster (3 controllers, 3 brokers) cost 1.28 ms of
+#: CPU per simulated second (ZooKeeper mode 0.14 ms), whatever its replicas, so this is about a minute
+MAX_KRAFT_SECONDS = 50_000
 #: the applications' sends in one ``run`` (each hands over one batch, or one per fixed partition; open loops and
 #: bursts): 10,000 sends with acks=all took 2.7 s, 20,000 with acks=1 1.9 s, lab 07's shutdown in the cluster
 #: 13,543 sends of 10 partitions each 2.7 s, so this is one to two minutes

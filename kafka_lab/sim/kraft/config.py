@@ -33,14 +33,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..common.options import check_number, kafka_int
 from .raft import QuorumConfig
 
 __all__ = ["KRaftConfig", "KRaftCosts"]
 
 
-def _ms(name: str, value, least: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= least:
-        raise ValueError(f"{name} is a time in ms, at least {least}, got {value!r}")
+def _ms(name: str, value, least: int, kafka_range: bool = False) -> None:
+    """An INT setting given as a Python int: Kafka's message for anything else (a float, a bool, a Long:
+    ``ConfigDef.parseType``, :func:`~kafka_lab.sim.common.options.kafka_int`); then at least ``least``, with
+    Kafka's message where Kafka has the range (``kafka_range``: ``metadata.max.idle.interval.ms``'s ``atLeast(0)``),
+    else the model's (4.0 defines the others with no range: the model needs them positive)."""
+    if isinstance(value, str):
+        raise TypeError(f"{name} is a whole number of ms (a Python int), got the string {value!r}")
+    kafka_int(name, value, least if kafka_range else None)
+    if value < least:
+        raise ValueError(f"{name} is a whole number of ms, at least {least}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,9 @@ class KRaftConfig:
     def __post_init__(self):
         _ms("broker.heartbeat.interval.ms", self.broker_heartbeat_interval_ms, 1)
         _ms("broker.session.timeout.ms", self.broker_session_timeout_ms, 1)
-        _ms("metadata.max.idle.interval.ms", self.metadata_max_idle_interval_ms, 0)
+        _ms("metadata.max.idle.interval.ms", self.metadata_max_idle_interval_ms, 0, kafka_range=True)
+        if not isinstance(self.quorum, QuorumConfig):
+            raise TypeError(f"quorum is a QuorumConfig, got {type(self.quorum).__name__} {self.quorum!r}")
 
     @property
     def heartbeat_rpc_timeout_ms(self) -> float:
@@ -85,4 +95,4 @@ class KRaftCosts:
 
     def __post_init__(self):
         for name in self.__dataclass_fields__:
-            _ms(name, getattr(self, name), 0)
+            check_number(name, getattr(self, name), least=0)

@@ -117,6 +117,9 @@ class QuorumController:
         self.image = MetadataImage()
         self.new_active_controllers = 0
         self.timed_out_heartbeats = 0
+        #: records this controller has replayed into its image, all told (a restart's replay from the log's start, a
+        #: reload, adds them all again): what a failover's new active controller replayed is measured from it
+        self.replayed = 0
         raft.register(self)
 
     # -- the process --------------------------------------------------------------------------------------
@@ -264,6 +267,7 @@ class QuorumController:
             self.heartbeats[hook][3] = last_offset
 
     def _replay(self, record: MetadataRecord, offset: int) -> None:
+        self.replayed += 1
         self.image.replay(record, offset)
         if record.type in ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord"):
             self._gauge("FencedBrokerCount", self.image.fenced_count())
@@ -317,7 +321,12 @@ class QuorumController:
         phase of its own; a new leader's comes one interval after its activation)."""
         now = self.env.now
         self.claim_epoch = epoch
-        self.history.event(now, self.id, "activate", {"epoch": epoch, "next_offset": self.raft.next_write_offset()})
+        self.history.event(
+            now,
+            self.id,
+            "activate",
+            {"epoch": epoch, "next_offset": self.raft.next_write_offset(), "replayed": self.replayed},
+        )
         self._gauge("ActiveControllerCount", 1)
         self.heartbeats = {bid: [now, b.fenced, -1, -1] for bid, b in sorted(self.image.brokers.items())}
 

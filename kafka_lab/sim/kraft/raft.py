@@ -66,6 +66,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from itertools import count
 
+from ..common.options import kafka_int
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from .records import METADATA_TOPIC, MetadataRecord, RecordBatch
@@ -102,6 +103,10 @@ class QuorumConfig:
     retry_backoff_ms: int = 20
 
     def __post_init__(self):
+        for name in (*self.__dataclass_fields__,):  # INT settings: Kafka's message for a Double, a Long, a bool
+            v = getattr(self, name)
+            if not isinstance(v, str):
+                kafka_int(f"controller.quorum.{name[:-3].replace('_', '.')}.ms", v)
         for name in ("election_timeout_ms", "fetch_timeout_ms", "election_backoff_max_ms", "request_timeout_ms"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:

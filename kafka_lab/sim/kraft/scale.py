@@ -40,11 +40,12 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from ..common.options import check_limit, check_seed
 from ..network.request import RequestLog, requests_frame
 from ..server.broker_lifecycle import BrokerLifecycleManager
 from ..server.node import Node
 from .config import KRaftConfig, KRaftCosts
-from .quorum import Quorum
+from .quorum import Quorum, controller_ids
 from .raft import RaftClient
 from .records import topic_id
 
@@ -284,9 +285,14 @@ class KRaftFailoverResult:
     fault: str
     duration_s: float  #: the fault → the new active controller (its activation)
     phases: dict = field(repr=False)  #: ms from the start of the run: fault, detected, elected, activated, brokers
-    reloaded_records: int = 0  #: records the new active controller replayed at its activation (a standby has them)
-    unavailable_s: float = 0.0  #: the controllers lead no partition: none goes offline
+    #: records the new active controller replayed from the fault to its activation, counted by its own controller
+    #: (a reload would be every record of the log; a standby that kept up replays what was committed meanwhile)
+    reloaded_records: int = 0
+    #: the controllers lead no partition (they are nodes of their own): none goes offline, by construction
+    unavailable_s: float = 0.0
     old_leader_uncommitted: int = 0  #: records the old leader wrote and never committed (a paused one's, on waking)
+    #: why ``duration_s`` is NaN, when it is (no failover happened); empty otherwise
+    note: str = ""
     events: pd.DataFrame = field(default=None, repr=False)
     transitions: pd.DataFrame = field(default=None, repr=False)
     requests: pd.DataFrame = field(default=None, repr=False)
@@ -299,6 +305,9 @@ class KRaftFailoverResult:
 
 
 FAILOVER_DEFAULTS = {"at_ms": 3000.0, "fault": "crash", "pause_ms": 10_000.0, "controllers": 3}
+#: the latest ``at_ms`` and longest ``pause_ms`` a run takes: an idle KRaft world costs about 10 ms of wall time per
+#: simulated second (``at_ms=100000`` took 1.07 s), so 600,000 ms is about 6 s
+MAX_RUN_MS = 600_000.0
 
 
 def _options(overrides: dict, defaults: dict, name: str) -> dict:
@@ -311,6 +320,14 @@ def _options(overrides: dict, defaults: dict, name: str) -> dict:
             v = opts[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
                 raise ValueError(f"{k} is a time in ms, a finite number at least 0, got {v!r}")
+            check_limit(k, v, MAX_RUN_MS, "an idle KRaft world costs about 10 ms of wall time per simulated second")
+    ids = controller_ids(opts["controllers"])
+    clash = sorted(set(ids) & set(BROKERS))
+    if clash:
+        raise ValueError(
+            f"controller ids {clash} are broker ids too (the brokers here are {list(BROKERS)}): a KRaft controller "
+            "here is its own node (process.roles=controller), with an id no broker has"
+        )
     return opts
 
 
@@ -320,13 +337,20 @@ def kraft_failover(*, partitions: int, seed: int = 0, **overrides) -> KRaftFailo
     module). Options: ``at_ms``, ``fault``, ``pause_ms`` (10000), ``controllers`` (3).
 
         >>> r = kraft_failover(partitions=100)
-        >>> r.reloaded_records, r.unavailable_s
-        (0, 0.0)
+        >>> r.reloaded_records, len(r.metadata_log)  # replayed after the crash, of the log's records: no reload
+        (2, 120)
     """
     n = _count("partitions", partitions)
+    check_seed(seed)
     opts = _options(overrides, FAILOVER_DEFAULTS, "kraft_failover")
     if opts["fault"] not in ("crash", "pause"):
         raise ValueError(f"fault is 'crash' or 'pause', got {opts['fault']!r}")
+    voters = len(controller_ids(opts["controllers"]))
+    if voters < 3:
+        raise ValueError(
+            f"a failover needs at least 3 controllers, got {voters}: the {voters - 1} left when the active one fails "
+            f"are not a majority of {voters}, so no new leader can be elected (Raft), and the cluster waits for it"
+        )
     w = _World(failover_assignment(n), seed=seed, controllers=opts["controllers"])
     q, env = w.quorum, w.env
     at = float(opts["at_ms"])
@@ -336,6 +360,7 @@ def kraft_failover(*, partitions: int, seed: int = 0, **overrides) -> KRaftFailo
         yield env.timeout(at)
         a = q.active()
         old["id"] = a.id
+        old["replayed"] = {i: srv.controller.replayed for i, srv in q.nodes.items()}
         if opts["fault"] == "crash":
             a.shut_down()
         else:
@@ -350,8 +375,10 @@ def kraft_failover(*, partitions: int, seed: int = 0, **overrides) -> KRaftFailo
 
     w.run_until(activated, at + 60_000.0)
     if opts["fault"] == "pause":  # let the old leader wake and learn it lost
-        env.run(until=max(env.now, at + float(opts["pause_ms"]) + 3000.0))
-    return _failover_result(w, n, opts["fault"], at, old.get("id"))
+        end = at + float(opts["pause_ms"]) + 3000.0
+        if end > env.now:
+            env.run(until=end)
+    return _failover_result(w, n, opts["fault"], at, old.get("id"), old.get("replayed", {}), opts)
 
 
 def _brokers_found(w, at: float, old_id) -> bool:
@@ -364,7 +391,7 @@ def _brokers_found(w, at: float, old_id) -> bool:
     return found >= set(BROKERS)
 
 
-def _failover_result(w, n: int, fault: str, at: float, old_id) -> KRaftFailoverResult:
+def _failover_result(w, n: int, fault: str, at: float, old_id, replayed: dict, opts: dict) -> KRaftFailoverResult:
     q = w.quorum
     ev = q.events_frame()
     tr = q.transitions_frame()
@@ -390,14 +417,27 @@ def _failover_result(w, n: int, fault: str, at: float, old_id) -> KRaftFailoverR
         "activated_ms": activated,
         "brokers_ms": found_at,
     }
+    note = ""
+    reloaded = 0
+    if len(act):
+        new_id = int(act["node_id"].iloc[0])
+        reloaded = int(act["detail"].iloc[0]["replayed"]) - int(replayed.get(new_id, 0))
+    elif fault == "pause" and not len(cand):
+        note = (
+            f"no failover: the active controller's {opts['pause_ms']:g} ms pause ended before a voter's fetch timed "
+            "out (controller.quorum.fetch.timeout.ms after its last fetch), so no election was held"
+        )
+    else:
+        note = "no new active controller within 60 s of the fault"
     return KRaftFailoverResult(
         n,
         fault,
         (activated - at) / 1000,
         phases,
-        0,
+        reloaded,
         0.0,
         lost,
+        note,
         ev,
         tr,
         requests_frame(w.log),
@@ -439,6 +479,7 @@ def kraft_controlled_shutdown(*, partitions: int, seed: int = 0, **overrides) ->
         101
     """
     n = _count("partitions", partitions)
+    check_seed(seed)
     opts = _options(overrides, SHUTDOWN_DEFAULTS, "kraft_controlled_shutdown")
     assignment = shutdown_assignment(n, seed)
     w = _World(assignment, seed=seed, controllers=opts["controllers"])
