@@ -77,7 +77,7 @@ def java_int_set(ids) -> str:
     ``HashMap.hash`` spreads it with ``h ^ (h >>> 16)``; the table has 16 buckets up to 12 elements (doubled
     past each 0.75 load). Elements in one bucket come in insertion order: here, ascending (an approximation the
     model's few voter ids never reach)."""
-    ids = sorted(set(int(i) for i in ids))
+    ids = sorted({int(i) for i in ids})
     cap = 16
     while len(ids) > cap * 3 // 4:
         cap *= 2
