@@ -36,7 +36,7 @@ def _truth(root):
 
 
 def _ms(ts, start):
-    return int(round((pd.Timestamp(ts) - pd.Timestamp(start)) / pd.Timedelta(milliseconds=1)))
+    return round((pd.Timestamp(ts) - pd.Timestamp(start)) / pd.Timedelta(milliseconds=1))
 
 
 def test_kraft_logs_read_back_round_trip(tables, kraft_logs):
