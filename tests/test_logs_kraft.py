@@ -400,6 +400,16 @@ def test_a_controlled_shutdown_stops_fetching_and_a_new_leader_epoch_restarts_it
         "Stopped fetchers as part of become-follower for 6 partitions (state.change.logger)",
         "Started fetchers as part of become-follower for 6 partitions (state.change.logger)",
     ]
+    # broker 1's controlled shutdown takes it out of every ISR and moves its leaderships: on broker 3, a follower
+    # whose leader stayed has an ISR change only, and restarts nothing
+    ctl = (kraft_logs / "controller-3000" / "controller.log").read_text().splitlines()
+    at = next(ln[:24] for ln in ctl if "enterControlledShutdown[1]: changing" in ln)
+    sc3 = (kraft_logs / "broker-3" / "state-change.log").read_text().splitlines()
+    first = next(i for i, ln in enumerate(sc3) if ln[:24] >= at)
+    then = [ln for ln in sc3[first:] if ln[:21] == sc3[first][:21]]  # that second
+    n = sum(int(re.search(r"(\d+) partition\(s\) to local followers", ln)[1]) for ln in then if "local followers" in ln)
+    started = sum(int(re.search(r"for (\d+) partitions", ln)[1]) for ln in then if "Started fetchers" in ln)
+    assert n > 0 and started < n
     # the move at 5 s: one partition's new leader epoch on each follower, one new local leader
     at5 = [
         ln

@@ -236,7 +236,7 @@ def render_kraft(cluster) -> list:
                 )
                 out.append((t, node, CONTROLLER, lmm))
         # the Raft client's lines, on controllers and brokers alike
-        if kind == "fetch_timeout" and node in controllers:
+        if kind == "fetch_timeout":  # a voter's (an observer looks for the leader instead: raft.py)
             out.append((t, node, SERVER, k.become_candidate_fetch_timeout(node)))
         elif kind == "election_timed_out":
             out.append((t, node, SERVER, k.election_timed_out(node, d["backoff_ms"])))
