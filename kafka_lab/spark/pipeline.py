@@ -869,7 +869,7 @@ def _state_changes(records):
 #: controller.log) and KRaft's (3.x/4.x: the active controller's ``QuorumController`` and
 #: ``ReplicationControlManager``, the heartbeat manager, the Raft client's ``QuorumState``, the snapshot
 #: generator, and each broker's ``BrokerLifecycleManager``); the messages are Kafka's
-#: (docs/kafka-reference.md §4 and §4b give each with its source file). First match wins.
+#: (docs/kafka-reference.md §4 and §8.9 give each with its source file). First match wins.
 _CONTROLLER_EVENTS = [
     ("successfully elected as the controller", "elected"),
     ("Ready to serve as the new controller", "ready"),
