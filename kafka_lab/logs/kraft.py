@@ -17,9 +17,10 @@ back to back from the run's start, under light load (:data:`PRODUCERS` producers
 Every line is written for an event the simulation recorded (:func:`render_kraft`), with the template and logger of
 Kafka 4.0 (:mod:`.kraft_messages`), in 4.0's files (``config/log4j2.yaml``, docs/kafka-reference.md §8.9): each
 node has ``server.log``, ``controller.log``, ``state-change.log`` and ``kafka-request.log`` (log4j2 creates every
-appender's file at start), in ``broker-<id>/`` or ``controller-<id>/``. A KRaft cluster at steady state writes
-nothing to these files at INFO (heartbeats, Raft fetches and the ``NoOpRecord`` are silent), so after the timeline
-the files end; ``hours`` shorter than the timeline cuts it there. What 4.0 logs that is *not* written, and why,
+appender's file at start), in ``broker-<id>/`` or ``controller-<id>/``. At steady state the classes the model
+follows write nothing to these files at INFO (an answered heartbeat, a Raft fetch, the ``NoOpRecord``, a metadata
+publication after the first log at DEBUG or not at all), so after the timeline the files end (a real cluster's
+other classes, not modelled, would go on writing); ``hours`` shorter than the timeline cuts it there. What 4.0 logs that is *not* written, and why,
 is in docs/kafka-reference.md §8.9: among it the request log (4.0's JSON request log names 4.0's request
 versions, which :mod:`.requestlog`'s 2.8 forms are not), the Raft client's state transitions (their state
 ``toString`` prints runtime fields the model does not keep) and the per-partition ``makeLeader``/``makeFollower``
