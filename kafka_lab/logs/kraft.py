@@ -96,11 +96,10 @@ def timeline(n_brokers: int, *, rolling_restart: bool = True) -> tuple[list, flo
     return out, t + TAIL_MS
 
 
-def simulate(n_brokers: int, seed: int, *, rolling_restart: bool = True):
-    """The KRaft cluster run through :func:`timeline`; ``(cluster, timeline, run length ms)``."""
+def simulate(n_brokers: int, seed: int, *, rate_per_s: float, rolling_restart: bool = True):
+    """The KRaft cluster run through :func:`timeline`, each producer sending ``rate_per_s`` a second (the ZooKeeper
+    scenario's rate); ``(cluster, timeline, run length ms)``."""
     from kafka_lab.sim import Cluster
-
-    from .scenario import RATE_PER_S
 
     cluster = Cluster(n_brokers, seed=seed, mode="kraft", controllers=CONTROLLERS)
     cluster.create_topic(TOPIC, 2 * n_brokers, min(3, n_brokers))
@@ -117,7 +116,7 @@ def simulate(n_brokers: int, seed: int, *, rolling_restart: bool = True):
         else:
             cluster.restart_controller(node, at_ms=t, down_ms=CONTROLLER_DOWN_MS)
     for i in range(PRODUCERS):
-        cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=1).open_loop(RATE_PER_S)
+        cluster.producer(f"producer-{i + 1}", topic=TOPIC, acks=1).open_loop(rate_per_s)
     cluster.consumer("consumer-1", topic=TOPIC)
     cluster.run(length)
     return cluster, events, length
@@ -344,6 +343,8 @@ def generate_kraft(
     seed: int,
     damage: float,
     start,
+    rate_per_s: float,
+    write_line,
     roll: bool = True,
     progress=None,
     gzip: bool = False,
@@ -351,13 +352,13 @@ def generate_kraft(
     replace: bool = False,
 ) -> dict:
     """Write the KRaft cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth (see
-    the module; the arguments are :func:`.scenario.generate`'s, already checked there)."""
-    from .scenario import _parse_start, _write
-
-    t0 = _parse_start(start)
+    the module; the arguments are :func:`.scenario.generate`'s, already checked there: ``start`` a UTC datetime).
+    ``write_line(writer, damage, line, epoch_ms, text)`` writes one line, damaged or not, as the ZooKeeper-mode
+    scenario does (its ``_write``: passed in, so that this module does not import the one that calls it)."""
+    t0 = start
     dmg = Damage(damage, seed=seed)
     prepare_out_dir(out_dir, replace=replace)
-    cluster, events, length = simulate(brokers, seed, rolling_restart=rolling_restart)
+    cluster, events, length = simulate(brokers, seed, rate_per_s=rate_per_s, rolling_restart=rolling_restart)
     controllers = list(cluster.kraft.quorum.ids)
     cut_ms = min(hours * 3_600_000, length)
     lines = [x for x in render_kraft(cluster) if x[0] < cut_ms]
@@ -367,7 +368,7 @@ def generate_kraft(
     with LogWriter(out_dir, nodes, roll=roll, gzip=gzip, dirs=dirs) as w:
         for t, node, f, (level, logger, msg) in lines:
             text = f" {level} {msg} ({logger})"
-            _write(w, dmg, Line(t, node, f, text), start_ms + t, text)
+            write_line(w, dmg, Line(t, node, f, text), start_ms + t, text)
         files = w.close()
     if progress is not None:
         progress(round(cut_ms / 1000))
