@@ -57,13 +57,20 @@ def _check_generate(args) -> None:
             f"--workers is a whole number of processes, between 1 and the {_cores()} cores of this machine, "
             f"got {args.workers}"
         )
+    if args.mode == "kraft":
+        if args.request_format is not None:
+            raise ValueError(
+                "--request-format is the ZooKeeper-mode request log's: --mode kraft writes no request lines"
+            )
+        if args.event_every is not None:
+            raise ValueError("--event-every spaces ZooKeeper mode's leader moves: --mode kraft runs its own timeline")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{args.out!r} is a file: give a directory to write the logs in")
     where = next((p for p in [out, *out.parents] if p.exists()), Path("."))
     need = args.hours * args.brokers * MIN_BYTES_PER_BROKER_HOUR[bool(args.gzip)]
     free = shutil.disk_usage(where).free
-    if need > free:
+    if args.mode == "zk" and need > free:  # a KRaft run writes its timeline's lines only (kilobytes)
         raise ValueError(
             f"--hours {args.hours:g} for {args.brokers} brokers writes at least {need / 1e9:,.1f} GB, and the disk "
             f"under {str(where)!r} has {free / 1e9:,.1f} GB free: ask for fewer hours (or --gzip)"
@@ -83,7 +90,7 @@ def _generate(args) -> int:
     # whose tqdm starts a monitor thread (a fork with another thread running is not safe)
     pool = forked_pool(args.workers) if args.workers > 1 else None
     # the bar's length; generate() itself says what is wrong with --hours
-    total = round(args.hours * 3600_000 / WINDOW_MS) if 0 < args.hours < math.inf else None
+    total = round(args.hours * 3600_000 / WINDOW_MS) if 0 < args.hours < math.inf and args.mode == "zk" else None
     t0 = time.perf_counter()
     try:
         with tqdm(total=total, unit="s", desc="simulated seconds", disable=args.quiet, file=sys.stderr) as bar:
@@ -94,14 +101,15 @@ def _generate(args) -> int:
                 seed=args.seed,
                 damage=args.damage,
                 start=args.start,
-                request_format=args.request_format,
+                request_format=args.request_format or "json",
                 roll=not args.no_roll,
-                event_every_s=args.event_every,
+                event_every_s=300 if args.event_every is None else args.event_every,
                 progress=bar.update,
                 gzip=args.gzip,
                 rolling_restart=not args.no_restart,
                 workers=pool or args.workers,
                 replace=args.replace,
+                mode=args.mode,
             )
     finally:
         if pool is not None:
@@ -234,19 +242,35 @@ def _sweep(args) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-lab", description="kafka-lab: Kafka 2.8 broker and controller internals")
     sub = p.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("generate-logs", help="write a simulated cluster's logs in Kafka 2.8's formats")
+    g = sub.add_parser(
+        "generate-logs",
+        help="write a simulated cluster's logs: ZooKeeper mode in Kafka 2.8's formats, or KRaft in Kafka 4.0's",
+    )
     g.add_argument("out", type=_path, help="directory to write (one broker-<id>/ directory per broker)")
     g.add_argument("--hours", type=float, default=1.0, help="simulated hours of logs (default 1)")
     g.add_argument("--brokers", type=int, default=3, help="brokers in the cluster (default 3)")
     g.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
     g.add_argument("--damage", type=float, default=0.0, help="fraction of lines damaged: cut, garbage, stack traces")
-    g.add_argument("--event-every", type=int, default=300, help="seconds between leader moves with a spike (300)")
+    g.add_argument(
+        "--mode",
+        choices=("zk", "kraft"),
+        default="zk",
+        help="zk: a ZooKeeper-mode Kafka 2.8 cluster (default); kraft: a Kafka 4.0 KRaft cluster (3 controller nodes, "
+        "controller-<id>/ beside broker-<id>/; its timeline of restarts, a crash and a controller failover, no request "
+        "log)",
+    )
+    g.add_argument(
+        "--event-every", type=int, default=None, help="seconds between leader moves with a spike (300; zk mode)"
+    )
     g.add_argument(
         "--no-restart", action="store_true", help="no rolling restart (by default one, from half-way through)"
     )
     g.add_argument("--start", default="2024-03-04T00:00:00", help="UTC time of the first line (ISO 8601)")
     g.add_argument(
-        "--request-format", choices=("json", "text"), default="json", help="2.8's JSON request log or 2.7's text"
+        "--request-format",
+        choices=("json", "text"),
+        default=None,
+        help="2.8's JSON request log (default) or 2.7's text (zk mode)",
     )
     g.add_argument("--no-roll", action="store_true", help="one file per log instead of hourly rolled files")
     g.add_argument("--gzip", action="store_true", help="gzip each file (server.log.gz), as logrotate's compress")

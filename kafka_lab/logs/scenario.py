@@ -557,6 +557,7 @@ def generate(
     rolling_restart: bool = True,
     workers: int | Executor = 1,
     replace: bool = False,
+    mode: str = "zk",
 ) -> dict:
     """Write the cluster's log directories under ``out_dir`` and ``ground-truth.json``; return the truth.
 
@@ -576,7 +577,14 @@ def generate(
     shut down), such as ``kafka-lab``'s :func:`.pool.forked_pool`. The fork server imports a script's
     main module, so a script that asks for a number of workers calls this under
     ``if __name__ == "__main__":`` (a notebook, pytest and ``kafka-lab`` need nothing).
+
+    ``mode``: ``"zk"`` (the default: this module's ZooKeeper-mode 2.8 cluster) or ``"kraft"``: a Kafka 4.0 KRaft
+    cluster's logs (:func:`.kraft.generate_kraft`), which has no request log and no leader moves of its own, so
+    ``request_format`` and ``event_every_s`` are refused there unless left at their defaults; ``workers`` does not
+    apply (one run is simulated).
     """
+    if mode not in ("zk", "kraft"):
+        raise ValueError(f"--mode is 'zk' (ZooKeeper mode, Kafka 2.8) or 'kraft' (KRaft, Kafka 4.0), got {mode!r}")
     if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 < hours < math.inf:
         raise ValueError(f"--hours is a positive number of hours, got {hours!r}")
     if request_format not in ("json", "text"):
@@ -585,6 +593,32 @@ def generate(
         raise ValueError(f"--event-every is a whole number of seconds, at least 2, got {event_every_s!r}")
     if not isinstance(workers, Executor) and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"--workers is a whole number of processes, at least 1, got {workers!r}")
+    if mode == "kraft":
+        if request_format != "json":
+            raise ValueError(
+                "--request-format is the ZooKeeper-mode request log's: --mode kraft writes no request lines"
+            )
+        if event_every_s != EVENT_EVERY_S:
+            raise ValueError("--event-every spaces ZooKeeper mode's leader moves: --mode kraft runs its own timeline")
+        if isinstance(brokers, bool) or not isinstance(brokers, int) or brokers < 1:
+            raise ValueError(f"--brokers is a whole number of brokers, at least 1, got {brokers!r}")
+        from .kraft import generate_kraft
+
+        return generate_kraft(
+            out_dir,
+            hours=hours,
+            brokers=brokers,
+            seed=seed,
+            damage=damage,
+            start=_parse_start(start),
+            rate_per_s=RATE_PER_S,
+            write_line=_write,
+            roll=roll,
+            progress=progress,
+            gzip=gzip,
+            rolling_restart=rolling_restart,
+            replace=replace,
+        )
     t0 = _parse_start(start)
     prepare_out_dir(out_dir, replace=replace)
     windows = Windows(brokers, seed, request_format=request_format, rolling_restart=rolling_restart)

@@ -43,7 +43,8 @@ def log_file_name(file: int) -> str:
 
 
 def _own_files(out: Path) -> tuple[list[Path], list[Path]]:
-    """What ``out`` holds: (the files this module writes: ``broker-<id>/<log>.log*`` and the ground truth;
+    """What ``out`` holds: (the files this module writes: ``broker-<id>/<log>.log*`` (``controller-<id>/`` for a
+    KRaft controller node) and the ground truth;
     everything else)."""
     import re
 
@@ -54,7 +55,7 @@ def _own_files(out: Path) -> tuple[list[Path], list[Path]]:
     for p in sorted(out.iterdir()):
         if p.name == TRUTH_FILE and p.is_file() and not p.is_symlink():
             own.append(p)
-        elif re.fullmatch(r"broker-\d+", p.name) and p.is_dir() and not p.is_symlink():
+        elif re.fullmatch(r"(?:broker|controller)-\d+", p.name) and p.is_dir() and not p.is_symlink():
             for q in sorted(p.iterdir()):
                 (own if own_log.match(q.name) and q.is_file() and not q.is_symlink() else other).append(q)
         else:
@@ -101,8 +102,13 @@ class _Out:
 class LogWriter:
     """Per broker and file, one open, hourly-rolled, buffered log file; counts every line it writes."""
 
-    def __init__(self, out_dir, brokers, *, roll: bool = True, buffer_bytes: int = 1 << 20, gzip: bool = False):
+    def __init__(
+        self, out_dir, brokers, *, roll: bool = True, buffer_bytes: int = 1 << 20, gzip: bool = False, dirs=None
+    ):
+        """``brokers``: the nodes to write; ``dirs``: each one's directory name (default ``broker-<id>``; a KRaft
+        controller node's is ``controller-<id>``, :func:`.kraft.node_dir`)."""
         self.out = Path(out_dir)
+        self.dirs = {b: (dirs[b] if dirs else broker_dir(b)) for b in brokers}
         self.roll = roll
         self.gzip = gzip
         self.suffix = ".gz" if gzip else ""
@@ -110,7 +116,7 @@ class LogWriter:
         self.fmt = TimestampFormatter()
         self.files: dict = {}
         for b in brokers:
-            d = self.out / broker_dir(b)
+            d = self.out / self.dirs[b]
             d.mkdir(parents=True, exist_ok=True)
             for f in range(len(FILES)):
                 self.files[(b, f)] = _Out(d / (log_file_name(f) + self.suffix))
@@ -202,7 +208,7 @@ class LogWriter:
             else:
                 self._close(out.fh)
                 out.fh = None
-            counts[str(Path(broker_dir(b)) / out.path.name)] = out.lines
+            counts[str(Path(self.dirs[b]) / out.path.name)] = out.lines
         return counts
 
     def __enter__(self):

@@ -243,11 +243,22 @@ def controller_changes(controller_events):
 
     One row per election (``elected``: the broker that won and its ``epoch``), resignation, controlled
     shutdown, broker failure (its session gone) and broker start-up (``target_broker``: the broker the
-    controller acted on), in time order; ``broker`` is the controller that wrote the line.
+    controller acted on), in time order; ``broker`` is the controller that wrote the line. A KRaft cluster's
+    logs add its fences and unfences (``broker_fenced``, ``broker_unfenced``: a session timed out, a broker
+    caught up), written by the active controller and by the broker's lifecycle manager; ``broker`` is then the
+    node of the directory (``controller-<id>/`` or ``broker-<id>/``).
     """
     from pyspark.sql import functions as F
 
-    kinds = ["elected", "resigned", "controlled_shutdown", "broker_failure", "broker_startup"]
+    kinds = [
+        "elected",
+        "resigned",
+        "controlled_shutdown",
+        "broker_failure",
+        "broker_startup",
+        "broker_fenced",
+        "broker_unfenced",
+    ]
     return (
         controller_events.where(F.col("event").isin(kinds))
         .select("timestamp", "broker", "event", "epoch", "target_broker")

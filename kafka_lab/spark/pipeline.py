@@ -315,14 +315,15 @@ def _whole_file_conf(spark, whole: bool):
 
 
 def _file_columns(uri):
-    """``file`` (the last two parts of the path: ``broker-1/server.log``), ``broker`` (from ``broker-<id>/``)
-    and ``log`` (the name before ``.log``) of a file's URI."""
+    """``file`` (the last two parts of the path: ``broker-1/server.log``), ``broker`` (the node id of its directory:
+    ``broker-<id>/``, or ``controller-<id>/`` for a KRaft controller node, as ``generate-logs --mode kraft`` writes
+    them) and ``log`` (the name before ``.log``) of a file's URI."""
     from pyspark.sql import functions as F
 
     file = F.substring_index(uri, "/", -2)
     return [
         file.alias("file"),
-        _blank_to_null(_extract(file, r"broker-(\d+)/", 1)).cast("int").alias("broker"),
+        _blank_to_null(_extract(file, r"(?:broker|controller)-(\d+)/", 1)).cast("int").alias("broker"),
         _extract(file, r"([A-Za-z\-]+)\.log[^/]*$", 1).alias("log"),
     ]
 
@@ -868,7 +869,7 @@ def _state_changes(records):
 #: controller.log) and KRaft's (3.x/4.x: the active controller's ``QuorumController`` and
 #: ``ReplicationControlManager``, the heartbeat manager, the Raft client's ``QuorumState``, the snapshot
 #: generator, and each broker's ``BrokerLifecycleManager``); the messages are Kafka's
-#: (docs/kafka-reference.md §4 and §4b give each with its source file). First match wins.
+#: (docs/kafka-reference.md §4 and §8.10 give each with its source file). First match wins.
 _CONTROLLER_EVENTS = [
     ("successfully elected as the controller", "elected"),
     ("Ready to serve as the new controller", "ready"),
@@ -901,9 +902,14 @@ _CONTROLLER_EVENTS = [
     (r"broker \d+ has requested and been granted an immediate shutdown", "immediate_shutdown"),
     (r"The request from broker \d+ to shut down has been granted", "shutdown_granted"),
     (r"Successfully registered broker \d+ with broker epoch", "broker_registered"),
+    # KRaft: the controller's side of a registration (ClusterControlManager.registerBroker)
+    (r"Registering a new incarnation of broker \d+", "broker_registration"),
     # KRaft: partition leaders moved by the controller, and the metadata snapshots
     ("UNCLEAN partition change for ", "unclean_leader_election"),
-    (r"^(?:\[[^\]]*\] )?handleBroker\w+: changing \d+ partition", "partitions_changed"),
+    (
+        r"^(?:\[[^\]]*\] )?(?:handleBroker\w+|enterControlledShutdown\[\d+\]): changing \d+ partition",
+        "partitions_changed",
+    ),
     ("Creating new KRaft snapshot file ", "snapshot"),
 ]
 #: the loggers ``controller_events`` reads: ZooKeeper mode's controller and KRaft's (see above)
@@ -959,7 +965,7 @@ def _controller_events(records):
             _int(
                 msg,
                 r"(?:Shutting down broker|failure callback for|startup callback for|Fencing broker|[Uu]nfenced broker|"
-                r"Fenced broker|from broker|registered broker) (\d+)",
+                r"Fenced broker|from broker|registered broker|incarnation of broker) (\d+)",
             ),
             F.when(of_broker, _int(msg, _NODE)),  # a broker's own lifecycle: the broker itself
         ).alias("target_broker"),

@@ -488,6 +488,7 @@ class QuorumController:
                 records += self._updates(
                     "handleBrokerUncleanShutdown", self.image.partitions_with_in_isr(bid), unclean=bid
                 )
+            cleanup = len(records)  # the partition changes of handleBrokerUncleanShutdown, generated first
             records.append(
                 MetadataRecord(
                     "RegisterBrokerRecord",
@@ -503,7 +504,18 @@ class QuorumController:
             )
             self.heartbeats[bid] = [self.env.now, True, -1, -1]
             self._reschedule_fencing()
-            self.history.event(self.env.now, self.id, "register", {"broker": bid, "epoch": epoch, "incarnation": inc})
+            self.history.event(
+                self.env.now,
+                self.id,
+                "register",
+                {
+                    "broker": bid,
+                    "epoch": epoch,
+                    "incarnation": inc,
+                    "previous_incarnation": None if existing is None else existing.incarnation,
+                    "cleanup_records": cleanup,
+                },
+            )
             return records, epoch
 
         self.append(ControllerEvent("processBrokerRegistration", run, done))
