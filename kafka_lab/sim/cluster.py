@@ -53,6 +53,7 @@ from .common.options import (
     MAX_METRIC_SAMPLES,
     MAX_REPLICA_SECONDS,
     PARTITIONS_WHY,
+    check_bool,
     check_limit,
     check_number,
     check_seed,
@@ -213,7 +214,9 @@ class Cluster:
         mode: str = "zk",
         controllers=3,
         kraft_config=None,
+        broker_epochs: bool = True,
     ):
+        check_bool("broker_epochs", broker_epochs)
         if mode not in ("zk", "kraft"):
             raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
         self.mode = mode
@@ -298,6 +301,8 @@ class Cluster:
 
         #: every broker's ZooKeeper session (a crash or a long pause ends it after zookeeper.session.timeout.ms)
         self.zk_sessions = ZkSessions(self.env, self.brokers, lambda bid: session_expired(self, bid))
+        self.controller.registered = self.zk_sessions.registered
+        self.controller.broker_epoch_check = broker_epochs
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)

@@ -228,6 +228,15 @@ class Controller:
         #: the channels of a controller deposed while its broker was paused: they send what they hold when it
         #: wakes, until its Expire event resigns it (:meth:`zombie_resigns`)
         self.zombie_channels: list = []
+        #: KIP-380 (2.2+): the controller reads each broker's epoch (the czxid of ``/brokers/ids/<id>``) with its
+        #: registration, sends it in every LeaderAndIsr, UpdateMetadata and StopReplica, and tells a broker that
+        #: registered again from one that never left (a *bounce*). False: as before 2.2 (no epoch sent, -1, and a
+        #: broker registered again before its BrokerChange was handled is the same broker as before)
+        self.broker_epoch_check = True
+        #: ``ControllerContext.liveBrokerIdAndEpochs``: each broker's epoch as this controller last read it
+        self.broker_epochs: dict = {bid: b.broker_epoch for bid, b in brokers.items()}
+        #: whether ``/brokers/ids/<id>`` exists now (the cluster's ZooKeeper sessions); what a BrokerChange reads
+        self.registered = lambda bid: False
         for b in brokers.values():
             b.node.on_resume.append(lambda bid=b.id: self._owner_resumed(bid))
 
@@ -347,9 +356,13 @@ class Controller:
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
             stop = None
         ch = self.channel(broker)
+        known_epoch = self.broker_epochs.get(broker.id, -1)
         payload = {
             "controller_id": self.id,
             "controller_epoch": self.epoch if epoch is None else epoch,
+            # KIP-380: the broker epoch it is meant for (AbstractControlRequest.UNKNOWN_BROKER_EPOCH, -1, before 2.2)
+            "broker_epoch": known_epoch if self.broker_epoch_check else -1,
+            "meant_for_broker_epoch": known_epoch,  # the model's own record: the incarnation the controller knew
             "partition_states": states,
             "delete_partitions": delete_partitions,
             "stop": stop,
@@ -812,6 +825,17 @@ class Controller:
         def work():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
+            known, now_epoch = self.broker_epochs.get(bid, -1), self.brokers[bid].broker_epoch
+            if self.id >= 0 and bid in self.live_brokers and self.registered(bid) and now_epoch > known:
+                # processBrokerChange reads /brokers/ids: the broker registered again (a new session, a new czxid)
+                # before this was handled
+                if not self.broker_epoch_check:
+                    return  # the same ids as before (before 2.2, no epochs): nothing changed, as far as it can tell
+                # a bounce (KIP-380): its channel goes (removeBroker), then onBrokerFailure, then onBrokerStartup
+                # (the start-up that registration scheduled)
+                self.events.append(
+                    (self.env.now, self.id, "broker_bounced", {"broker": bid, "from": known, "to": now_epoch})
+                )
             was_shutting_down = bid in self.shutting_down
             self.live_brokers.discard(bid)
             self.shutting_down.discard(bid)
@@ -859,6 +883,13 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             while self.id < 0:  # an election in progress: the new controller finds it live
                 yield self.env.timeout(self.zk_latency_ms)
+            if bid in self.live_brokers and (
+                not self.broker_epoch_check or self.broker_epochs.get(bid) == self.brokers[bid].broker_epoch
+            ):
+                # already live when this BrokerChange reads /brokers/ids: before 2.2 a bounce whose failure was never
+                # handled looks like nothing (the same ids); or this incarnation's start-up already ran
+                return
+            self.broker_epochs[bid] = self.brokers[bid].broker_epoch  # read with its registration
             existing = sorted(self.live_brokers & set(self.brokers))
             self.live_brokers.add(bid)
             live = sorted(self.live_brokers & set(self.brokers))
@@ -936,6 +967,8 @@ class Controller:
             if (self.id, self.epoch) != (winner, epoch):
                 return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
             live = sorted(self.live_brokers & set(self.brokers))
+            for bid in live:  # it read every registration, and each broker's epoch with it
+                self.broker_epochs[bid] = self.brokers[bid].broker_epoch
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
             batch = self.new_batch()

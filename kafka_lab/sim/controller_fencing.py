@@ -1,0 +1,210 @@
+"""Lab 07's fencing experiments on the cluster (Kafka 2.8, ZooKeeper mode): the broker epoch (KIP-380).
+
+:func:`broker_restart_race` is KIP-380's bounce on a :class:`~kafka_lab.sim.cluster.Cluster`: its controller
+(:mod:`.zk.controller`), its brokers' ``KafkaApis`` (:mod:`.server.apis`), their ZooKeeper sessions
+(:mod:`.zk.session`) and the faults of :mod:`.zk.lifecycle` (a restart, a GC pause). What Kafka does, and the
+model with it:
+
+- every registration ``/brokers/ids/<id>`` has a new ``czxid``, the broker's *epoch*; the controller reads it
+  with the registration (``liveBrokerIdAndEpochs``) and sends it in every LeaderAndIsr, UpdateMetadata and
+  StopReplica; a broker answers one with an older epoch than its own ``STALE_BROKER_EPOCH``
+  (``KafkaApis.isBrokerEpochStale``), before anything else;
+- a ``BrokerChange`` reads ``/brokers/ids``: an id registered again with a newer epoch is a *bounce*, handled
+  as a failure, then a start-up (``processBrokerChange``); before 2.2 ids were compared alone, and a broker
+  back before its BrokerChange was handled was no change at all (``Cluster(broker_epochs=False)``).
+
+Simplification: the controller's event thread and send threads are held by a GC pause of its broker (the
+model's :meth:`~kafka_lab.sim.cluster.Cluster.pause`); in Kafka a busy event queue (a long event ahead) delays
+the BrokerChange just as well, and a slow request ahead delays the StopReplica.
+
+The results are :class:`~kafka_lab.sim.zk.fencing.FencingResult`, as the ZooKeeper side world's (the zombie
+controller's, still there: docs/architecture.md), with the same columns. This module needs a Cluster, so it
+sits above the rooms, which never import the cluster.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .cluster import Cluster
+from .common.options import check_bool, check_options, check_seed
+from .network.request import IN_FLIGHT
+from .zk.fencing import FencingResult
+from .zk.session import ZK_SESSION_TIMEOUT_MS
+
+__all__ = ["RACE_ASSIGNMENT", "broker_restart_race", "cluster_beliefs", "cluster_events", "cluster_requests"]
+
+
+#: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?[, most, why])
+#: (:func:`~kafka_lab.sim.common.options.check_options`)
+_RESTART_RACE_RANGES = {
+    "restart_ms": (False, 0, True),
+    "backlog_ms": (
+        False,
+        0,
+        False,
+        ZK_SESSION_TIMEOUT_MS - 1,
+        "the controller's pause must end before its own ZooKeeper session expires "
+        f"(zookeeper.session.timeout.ms={ZK_SESSION_TIMEOUT_MS}): longer, it is a controller failover, not a bounce",
+    ),
+}
+
+#: the restart race's topic: broker 3 follows orders-0 (led by broker 2) and leads orders-1
+RACE_ASSIGNMENT = {0: [2, 3], 1: [3, 2]}
+
+
+def broker_restart_race(
+    *,
+    broker_epoch: bool,
+    seed: int = 0,
+    restart_ms: float | None = None,
+    backlog_ms: float | None = None,
+):
+    """KIP-380's bounce, on the cluster: broker 3 shuts down (controlled) and is back before the controller's
+    StopReplica for it is delivered.
+
+    A :class:`~kafka_lab.sim.cluster.Cluster` of three brokers, controller 1, topic ``orders`` (``orders-0`` on
+    brokers 2 and 3, led by 2; ``orders-1`` on 3 and 2, led by 3). Broker 3 restarts at 50 ms
+    (:meth:`~kafka_lab.sim.cluster.Cluster.restart_broker`): the controller moves ``orders-1`` to broker 2, sends
+    ``StopReplica(orders-0)`` to broker 3 and answers. The StopReplica is in flight when broker 3 stops: it fails
+    with the connection, and the controller's send thread tries it again on a new connection
+    (``RequestSendThread``). At that instant the controller's broker goes into a GC pause of ``backlog_ms``
+    (default 200 to 2000 ms, drawn from ``seed``; less than the session timeout): its event thread and send
+    threads hold, so the ``BrokerChange`` events wait. Broker 3 is back ``restart_ms`` later (default 20 to 150 ms;
+    more than 0) with a new session and broker epoch. When the controller wakes, its send thread delivers the
+    StopReplica to the new incarnation, and its event thread reads ``/brokers/ids``:
+
+    - ``broker_epoch=True`` (KIP-380, 2.2+): the request carries broker 3's old epoch and is answered
+      ``STALE_BROKER_EPOCH``; the controller sees the registration's newer epoch (a bounce), handles a failure
+      and a start-up, and broker 3 follows ``orders-0`` again and rejoins its ISR;
+    - ``False`` (before 2.2): the restarted broker applies its previous incarnation's StopReplica, and the
+      controller, which sees the same broker ids as before, sends nothing: broker 3's replica of ``orders-0``
+      stays stopped and out of the ISR, while the controller believes broker 3 online.
+
+    A ``restart_ms`` at least ``backlog_ms`` is no race: the controller handles the failure first.
+    """
+    check_bool("broker_epoch", broker_epoch)
+    check_seed(seed)
+    given = {"restart_ms": restart_ms, "backlog_ms": backlog_ms}
+    check_options({k: v for k, v in given.items() if v is not None}, _RESTART_RACE_RANGES)
+    c = Cluster(3, seed=seed, broker_epochs=broker_epoch)
+    rng = c.rng("restart-race")
+    backlog = float(rng.uniform(200, 2000)) if backlog_ms is None else float(backlog_ms)
+    restart = float(rng.uniform(20, 150)) if restart_ms is None else float(restart_ms)
+    c.create_topic("orders", assignment=RACE_ASSIGNMENT)
+    c.restart_broker(3, at_ms=50, down_ms=restart)
+    b3 = c.brokers[3]
+    while not any(ev == "shut_down" for _t, ev, _d in b3.lifecycle):  # to the instant broker 3 stops
+        c.env.step()
+    stopped_at = c.env.now
+    c.pause(1, at_ms=stopped_at, for_ms=backlog)  # the controller's broker: its event and send threads hold
+    c.run(stopped_at + max(restart, backlog) + 2000)
+    tp = ("orders", 0)
+    last = [ev for _t, ev, t, p, _d in b3.replica_manager.events if (t, p) == tp]
+    if tp in b3.fetchers.fetching():
+        replica = "fetching"
+    elif last and last[-1] == "stopped":
+        replica = "stopped"
+    else:
+        replica = "-"
+    damage = {
+        "orders-0 on broker 3": replica,
+        "controller believes broker 3 online": 3 in c.controller.live_brokers,
+        "broker 3 in the ISR of orders-0": 3 in c.controller.state[tp]["isr"],
+    }
+    return cluster_result(c, damage)
+
+
+def _tp_name(tp) -> str:
+    return f"{tp[0]}-{tp[1]}"
+
+
+def cluster_requests(c) -> pd.DataFrame:
+    """Every control request a broker of cluster ``c`` handled (not those lost with a connection), with its
+    answer, and ``applied_stale``: applied (``NONE``) although meant for an earlier incarnation of the broker, or
+    carrying an older controller epoch than the broker had seen."""
+    rows = []
+    for req in c.log:
+        if not getattr(req, "is_controller", False) or req.error in ("DISCONNECTED", IN_FLIGHT):
+            continue
+        p = req.payload
+        handled_by = p.get("handled_by_broker_epoch", -1)
+        stale = p.get("meant_for_broker_epoch", -1) < handled_by or p["controller_epoch"] < p.get(
+            "newest_controller_epoch_seen", 0
+        )
+        rows.append(
+            {
+                "time_ms": req.end,
+                "broker": req.connection.broker_id,
+                "api": req.api,
+                "controller_id": p["controller_id"],
+                "controller_epoch": p["controller_epoch"],
+                "broker_epoch": p.get("broker_epoch", -1),
+                "partitions": ",".join(_tp_name(tp) for tp in req.partitions),
+                "error": req.error,
+                "applied_stale": req.error == "NONE" and bool(stale),
+            }
+        )
+    cols = [
+        "time_ms",
+        "broker",
+        "api",
+        "controller_id",
+        "controller_epoch",
+        "broker_epoch",
+        "partitions",
+        "error",
+        "applied_stale",
+    ]
+    return pd.DataFrame(rows, columns=cols).sort_values("time_ms", kind="stable").reset_index(drop=True)
+
+
+def cluster_events(c) -> pd.DataFrame:
+    """The controller's events and the brokers' lifecycles of cluster ``c``, as lines, in time order."""
+    rows = []
+    for t, cid, ev, d in c.controller.events:
+        if ev == "broker_bounced":
+            text = f"broker {d['broker']} bounced (broker epoch {d['from']} -> {d['to']})"
+        elif ev in ("elected", "resigned", "ready", "zombie_resigned"):
+            text = f"{ev} (controller epoch {d['epoch']})"
+        elif "broker" in d:
+            text = f"{ev} of broker {d['broker']}"
+        else:
+            text = ev
+        rows.append((t, cid, text))
+    for bid, b in sorted(c.brokers.items()):
+        for t, ev, d in b.lifecycle:
+            rows.append((t, bid, ev if d is None else f"{ev} ({d})"))
+    ev = pd.DataFrame(rows, columns=["time_ms", "broker", "event"])
+    return ev.sort_values("time_ms", kind="stable").reset_index(drop=True)
+
+
+def cluster_beliefs(c) -> pd.DataFrame:
+    """Per partition of cluster ``c``: the leader in ZooKeeper's state znode, the active controller's, and what
+    each broker's replica is (leader, follower, stopped) and its metadata names."""
+    ctl = c.controller
+    rows = []
+    for tp, st in ctl.state.items():
+        row = {"partition": _tp_name(tp), "zookeeper": st["leader"], f"controller {ctl.id}": st["leader"]}
+        for bid, b in sorted(c.brokers.items()):
+            p = b.replica_manager.partitions.get(tp)
+            last = [ev for _t, ev, t, n, _d in b.replica_manager.events if (t, n) == tp]
+            if p is None or bid not in st["replicas"]:
+                role = "-"
+            elif p.leader == bid:
+                role = "leader"
+            elif last and last[-1] == "stopped":
+                role = "stopped"
+            elif p.leader >= 0:
+                role = "follower"
+            else:
+                role = "-"
+            st_meta = b.metadata_cache.partitions.get(tp)
+            row[f"broker {bid}"] = f"{role}; metadata: {st_meta['leader'] if st_meta else None}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def cluster_result(c, damage: dict) -> FencingResult:
+    req = cluster_requests(c)
+    return FencingResult(int(req["applied_stale"].sum()), cluster_beliefs(c), req, cluster_events(c), 0, damage)
