@@ -64,6 +64,7 @@ from .network.request import RequestLog, requests_frame
 from .server.broker import Broker
 from .server.config import ModelSettings, boolean_setting
 from .zk.controller import Controller
+from .zk.zookeeper import ZooKeeper
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
@@ -302,6 +303,10 @@ class Cluster:
         #: every broker's ZooKeeper session (a crash or a long pause ends it after zookeeper.session.timeout.ms)
         self.zk_sessions = ZkSessions(self.env, self.brokers, lambda bid: session_expired(self, bid))
         self.controller.registered = self.zk_sessions.registered
+        #: ZooKeeper's data tree: /controller, /controller_epoch and each partition's state znode, written by the
+        #: controller (sim/zk/zookeeper.py); its sessions are still zk_sessions' (docs/architecture.md)
+        self.zk = ZooKeeper()
+        self.controller.attach_zookeeper(self.zk)
         self.controller.broker_epoch_check = broker_epochs
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)

@@ -71,6 +71,7 @@ from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from ..server.apis import CONTROLLER_APIS
+from .zookeeper import Create, Delete, Multi, SetData, ZkError
 
 #: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
 CONTROLLER_SEND_RETRY_MS = 100.0
@@ -80,7 +81,19 @@ CONTROLLER_SEND_RETRY_MS = 100.0
 OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"
 SHUTDOWN_STRATEGY = "ControlledShutdownPartitionLeaderElectionStrategy"
 
-__all__ = ["Controller", "ControllerChannel", "controller_route", "OFFLINE_STRATEGY", "SHUTDOWN_STRATEGY"]
+__all__ = [
+    "Controller",
+    "ControllerChannel",
+    "controller_route",
+    "state_path",
+    "OFFLINE_STRATEGY",
+    "SHUTDOWN_STRATEGY",
+]
+
+
+def state_path(tp) -> str:
+    """A partition's state znode (``TopicPartitionStateZNode.path``)."""
+    return f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state"
 
 
 def controller_route(controller_broker, broker):
@@ -237,6 +250,10 @@ class Controller:
         self.broker_epochs: dict = {bid: b.broker_epoch for bid, b in brokers.items()}
         #: whether ``/brokers/ids/<id>`` exists now (the cluster's ZooKeeper sessions); what a BrokerChange reads
         self.registered = lambda bid: False
+        #: the ensemble's data tree (:class:`~.zookeeper.ZooKeeper`) the controller writes through, once the cluster
+        #: attaches one (:meth:`attach_zookeeper`): ``/controller``, ``/controller_epoch`` and every partition's state
+        #: znode, whose version is the ``zk_version`` the controller caches. None: the cache alone (a bare Controller)
+        self.zk = None
         for b in brokers.values():
             b.node.on_resume.append(lambda bid=b.id: self._owner_resumed(bid))
 
@@ -390,6 +407,73 @@ class Controller:
         else:
             self.env.timeout(at_ms - self.env.now).callbacks.append(enqueue)
 
+    # -- ZooKeeper's data tree ---------------------------------------------------------------------------
+    def attach_zookeeper(self, zk) -> None:
+        """Write through ``zk`` from now on: ``/controller_epoch`` and ``/controller`` as they stand, then every
+        partition state the controller holds (the cluster attaches it before any topic exists)."""
+        self.zk = zk
+        zk.apply(Create("/controller_epoch", self.epoch))
+        if self.id >= 0:
+            zk.apply(Create("/controller", {"version": 1, "brokerid": self.id}))
+        for tp in self.state:
+            if tp not in self.new_partitions:
+                self._zk_create_state(tp)
+
+    def _zk_data(self, tp) -> dict:
+        """A state znode's data, as ``LeaderIsrAndControllerEpoch`` is written: the controller epoch of the writer."""
+        st = self.state[tp]
+        return {
+            "leader": st["leader"],
+            "leader_epoch": st["leader_epoch"],
+            "isr": list(st["isr"]),
+            "controller_epoch": self.epoch,
+        }
+
+    def _zk_create_state(self, tp) -> None:
+        """``createTopicPartitionStatesRaw``: the partition's state znode, version 0."""
+        if self.zk is not None:
+            self.zk.apply(Create(state_path(tp), self._zk_data(tp)), None, self.env.now)
+
+    def _zk_set_state(self, tp) -> None:
+        """``updateLeaderAndIsr``: setData at the version the controller cached (``zkVersion``), which must match.
+
+        It always does in the model: only a deposed controller still writing (a zombie) could move the znode under
+        the active one, and the cluster has none that writes (docs/architecture.md). A mismatch is refused loudly,
+        never silently overwritten."""
+        if self.zk is None:
+            return
+        st = self.state[tp]
+        try:
+            version = self.zk.apply(
+                SetData(state_path(tp), self._zk_data(tp), version=st["zk_version"] - 1), None, self.env.now
+            )
+        except ZkError as e:
+            raise RuntimeError(
+                f"controller {self.id} wrote {tp[0]}-{tp[1]} at zkVersion {st['zk_version'] - 1}, but ZooKeeper has "
+                f"another ({e}): only a zombie controller's write could do that, and the model has none that writes"
+            ) from e
+        assert version == st["zk_version"]
+
+    def _zk_delete_state(self, tp) -> None:
+        if self.zk is not None and state_path(tp) in self.zk.znodes:
+            self.zk.apply(Delete(state_path(tp)), None, self.env.now)
+
+    def _zk_elected(self) -> None:
+        """The election's writes: ``/controller`` (the winner's) and ``/controller_epoch`` + 1 (one multi, 2.1+)."""
+        if self.zk is None:
+            return
+        now, zk = self.env.now, self.zk
+        zk.apply(
+            Multi(
+                (
+                    Create("/controller", {"version": 1, "brokerid": self.id}),
+                    SetData("/controller_epoch", self.epoch, version=zk.znodes["/controller_epoch"].version),
+                )
+            ),
+            None,
+            now,
+        )
+
     # -- partition state -----------------------------------------------------------------------------
     def partition_state(self, tp) -> dict:
         st = self.state[tp]
@@ -425,6 +509,8 @@ class Controller:
         if leader is None and not live:
             self.new_partitions.add(tp)
             self.failed_state_changes.append((self.env.now, *tp, "NewPartition", tuple(sorted(self._online()))))
+        else:
+            self._zk_create_state(tp)
 
     def _initialize(self, tp, online: set) -> bool:
         """``initializeLeaderAndIsrForPartitions`` for a partition still NewPartition: True when a replica is
@@ -437,6 +523,7 @@ class Controller:
             return False
         self.new_partitions.discard(tp)
         st["leader"], st["isr"] = live[0], live
+        self._zk_create_state(tp)
         self.decisions.append(
             (self.env.now, *tp, live[0], st["leader_epoch"], tuple(live), st["zk_version"], "NewPartition")
         )
@@ -548,6 +635,7 @@ class Controller:
             st["leader"] = leader
         st["leader_epoch"] += 1
         st["zk_version"] += 1
+        self._zk_set_state(tp)
         if leader is not None and leader >= 0:
             self.decisions.append(
                 (self.env.now, tp[0], tp[1], leader, st["leader_epoch"], tuple(st["isr"]), st["zk_version"], was)
@@ -658,6 +746,7 @@ class Controller:
                 st = self.state[tp]
                 st["isr"] = list(isr)
                 st["zk_version"] += 1
+                self._zk_set_state(tp)
                 result[tp] = ("NONE", list(isr), st["leader_epoch"], st["zk_version"])
             req.result = result
             respond(req)
@@ -694,6 +783,7 @@ class Controller:
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
+                    self._zk_delete_state(tp)
                 for listener in self.topic_deleted_listeners:
                     listener(topic)
 
@@ -943,6 +1033,8 @@ class Controller:
             for bid in list(self._channels):
                 self._remove_channel(bid)
             self.id = -1
+            if self.zk is not None and "/controller" in self.zk.znodes:  # gone with its session, or deleted by hand
+                self.zk.apply(Delete("/controller"), None, self.env.now)
             while True:
                 yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
                 # the brokers that race: registered, and running (a paused one answers no watch)
@@ -959,6 +1051,7 @@ class Controller:
                 # its process stopped meanwhile: its session, and the /controller it created, went with it
             self.id, self.epoch = winner, self.epoch + 1
             epoch = self.epoch
+            self._zk_elected()
             self.client_id = f"controller-{winner}"
             self._correlation = 0
             self.shutting_down = set()
