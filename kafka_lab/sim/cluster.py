@@ -216,8 +216,10 @@ class Cluster:
         controllers=3,
         kraft_config=None,
         broker_epochs: bool = True,
+        controller_fencing: bool = True,
     ):
         check_bool("broker_epochs", broker_epochs)
+        check_bool("controller_fencing", controller_fencing)
         if mode not in ("zk", "kraft"):
             raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
         self.mode = mode
@@ -308,6 +310,12 @@ class Cluster:
         self.zk = ZooKeeper()
         self.controller.attach_zookeeper(self.zk)
         self.controller.broker_epoch_check = broker_epochs
+        self.controller.sessions = self.zk_sessions
+        # the controller epoch's fences (2.1+ as a whole; lab 07's zombie switches them off to show what they stop)
+        self.controller.fencing = controller_fencing
+        for b in self.brokers.values():
+            b.replica_manager.controller_epoch_fence = controller_fencing
+            b.metadata_cache.controller_epoch_fence = controller_fencing
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)

@@ -29,10 +29,19 @@ import pandas as pd
 from .cluster import Cluster
 from .common.options import check_bool, check_options, check_seed
 from .network.request import IN_FLIGHT
+from .zk.controller import state_path
 from .zk.fencing import FencingResult
 from .zk.session import ZK_SESSION_TIMEOUT_MS
 
-__all__ = ["RACE_ASSIGNMENT", "broker_restart_race", "cluster_beliefs", "cluster_events", "cluster_requests"]
+__all__ = [
+    "RACE_ASSIGNMENT",
+    "ZOMBIE_ASSIGNMENT",
+    "broker_restart_race",
+    "cluster_beliefs",
+    "cluster_events",
+    "cluster_requests",
+    "zombie_in_cluster",
+]
 
 
 #: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?[, most, why])
@@ -175,6 +184,13 @@ def cluster_events(c) -> pd.DataFrame:
     for bid, b in sorted(c.brokers.items()):
         for t, ev, d in b.lifecycle:
             rows.append((t, bid, ev if d is None else f"{ev} ({d})"))
+    for t, zid, epoch, tp, err in c.controller.zombie_writes:
+        if err == "NONE":
+            st = c.zk.znodes[state_path(tp)].data
+            text = f"wrote {_tp_name(tp)}: leader {st['leader']}, leader epoch {st['leader_epoch']} (controller epoch {epoch})"
+        else:
+            text = f"write of {_tp_name(tp)} failed: {err} (controller epoch {epoch})"
+        rows.append((t, zid, text))
     ev = pd.DataFrame(rows, columns=["time_ms", "broker", "event"])
     return ev.sort_values("time_ms", kind="stable").reset_index(drop=True)
 
@@ -185,7 +201,12 @@ def cluster_beliefs(c) -> pd.DataFrame:
     ctl = c.controller
     rows = []
     for tp, st in ctl.state.items():
-        row = {"partition": _tp_name(tp), "zookeeper": st["leader"], f"controller {ctl.id}": st["leader"]}
+        z = c.zk.znodes.get(state_path(tp))
+        row = {
+            "partition": _tp_name(tp),
+            "zookeeper": z.data["leader"] if z is not None else -1,
+            f"controller {ctl.id}": st["leader"],
+        }
         for bid, b in sorted(c.brokers.items()):
             p = b.replica_manager.partitions.get(tp)
             last = [ev for _t, ev, t, n, _d in b.replica_manager.events if (t, n) == tp]
@@ -206,5 +227,128 @@ def cluster_beliefs(c) -> pd.DataFrame:
 
 
 def cluster_result(c, damage: dict) -> FencingResult:
+    """``applied_stale``: the stale requests brokers applied, and the writes ZooKeeper took from a deposed controller."""
     req = cluster_requests(c)
-    return FencingResult(int(req["applied_stale"].sum()), cluster_beliefs(c), req, cluster_events(c), 0, damage)
+    elected = [(t, d["epoch"]) for t, _cid, ev, d in c.controller.events if ev == "elected"]
+    # a write ZooKeeper took from a controller after a newer one was elected (one before is simply its last write)
+    stale_writes = sum(
+        1
+        for t, _zid, epoch, _tp, err in c.controller.zombie_writes
+        if err == "NONE" and any(te <= t and e > epoch for te, e in elected)
+    )
+    applied = int(req["applied_stale"].sum()) + stale_writes
+    return FencingResult(applied, cluster_beliefs(c), req, cluster_events(c), stale_writes, damage)
+
+
+#: the zombie's topic, as the side world's: six partitions on three brokers, two replicas each
+ZOMBIE_ASSIGNMENT = {0: [1, 2], 1: [2, 3], 2: [3, 1], 3: [1, 3], 4: [2, 1], 5: [3, 2]}
+
+#: what :func:`zombie_in_cluster`'s times accept, when given: (whole number?, least, excluded?[, most, why])
+_ZOMBIE_RANGES = {
+    "pause_ms": (
+        False,
+        0,
+        False,
+        29_999,
+        "the model's peers wait for a paused broker up to their 30 s request timeouts, no longer (Cluster.pause)",
+    ),
+    "reconnect_ms": (False, 0, False),
+    "pause_at_ms": (False, 50, False),
+    "session_timeout_ms": (True, 0, True),
+}
+
+
+def zombie_in_cluster(
+    *,
+    fencing: bool,
+    seed: int = 0,
+    pause_ms: float | None = None,
+    reconnect_ms: float | None = None,
+    pause_at_ms: float | None = None,
+    session_timeout_ms: int = 6000,
+    acks="1",
+    rate_per_s: float = 600.0,
+):
+    """A zombie controller on the cluster: controller 1 pauses (a GC) in the middle of an event, past its session.
+
+    A :class:`~kafka_lab.sim.cluster.Cluster` of three brokers (``zookeeper.session.timeout.ms`` =
+    ``session_timeout_ms``, 6000 as up to 2.4), topic ``orders`` (:data:`ZOMBIE_ASSIGNMENT`), one producer
+    (``acks``, ``rate_per_s``). At ``pause_at_ms`` (default 50 to 100, drawn) controller 1 has decided to move
+    ``orders-1``'s leadership from broker 2 to broker 3 (a preferred election) and is writing it when its broker
+    pauses for ``pause_ms`` (default 1.05 to 2 session timeouts). Its session expires, broker 2 or 3 is elected
+    (controller epoch 2) and moves leadership off broker 1. Then the zombie wakes, deposed, and its event goes on:
+
+    - ``fencing=True`` (2.1+): its write goes out on the expired session and fails ``SESSIONEXPIRED``; what its
+      channels still send carries controller epoch 1, which brokers refuse (``STALE_CONTROLLER_EPOCH``); its
+      ``Expire`` event resigns it and registers its broker again. Nothing stale is applied;
+    - ``fencing=False`` (every 2.1+ fence off at once, the broker epoch too): its ZooKeeper client reconnects
+      (``reconnect_ms``, default 1 to 30) and retries the write, conditional only on the state znode's zkVersion,
+      which nobody changed: ZooKeeper takes it. Brokers apply its LeaderAndIsr (leader epoch 1 is newer than theirs)
+      while the active controller still believes broker 2 leads: ZooKeeper and the controller disagree, broker 3
+      leads, and the controller's metadata sends the producer to broker 2, which is a follower now.
+
+    ``damage``: ``controller_vs_zookeeper`` and ``two_leaders_believed`` (partitions where the active controller's
+    leader is not the broker that leads), ``metadata_names_a_non_leader`` (brokers whose metadata names a broker
+    that does not lead), ``truncated records`` (acknowledged, then truncated: the ledger), ``orders-1 records not
+    written`` (sent, never acknowledged by the run's end), and ``truncated where broker 1 led``: what acks=1 loses
+    on the paused broker's own partitions whatever the fences (it acknowledged records its followers never got).
+    """
+    check_bool("fencing", fencing)
+    check_seed(seed)
+    given = {
+        "pause_ms": pause_ms,
+        "reconnect_ms": reconnect_ms,
+        "pause_at_ms": pause_at_ms,
+        "session_timeout_ms": session_timeout_ms,
+    }
+    check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)
+    c = Cluster(
+        3,
+        seed=seed,
+        controller_fencing=fencing,
+        broker_epochs=fencing,
+        broker_overrides={"zookeeper.session.timeout.ms": int(session_timeout_ms)},
+    )
+    rng = c.rng("zombie")
+    pause = float(rng.uniform(1.05, 2.0) * session_timeout_ms) if pause_ms is None else float(pause_ms)
+    pause = min(pause, 29_999.0)
+    reconnect = float(rng.uniform(1, 30)) if reconnect_ms is None else float(reconnect_ms)
+    pause_at = float(rng.uniform(50, 100)) if pause_at_ms is None else float(pause_at_ms)
+    c.controller.zk_reconnect_ms = reconnect
+    c.create_topic("orders", assignment=ZOMBIE_ASSIGNMENT)
+    c.producer("p", topic="orders", acks=acks).open_loop(rate_per_s=rate_per_s)
+    target = ("orders", 1)
+    c.controller.elect_leader(target, 3, at_ms=pause_at - c.controller.zk_latency_ms / 2)  # writing it at the pause
+    c.pause(1, at_ms=pause_at, for_ms=pause)
+    res = c.run(pause_at + pause + reconnect + 2000)
+    ctl = c.controller
+    two = wrong = 0
+    for tp, st in ctl.state.items():
+        leaders = {bid for bid, b in c.brokers.items() if b.online and _leads(b, tp)}
+        two += bool(leaders - {st["leader"]})
+        wrong += sum(
+            1
+            for b in c.brokers.values()
+            if b.online and b.metadata_cache.partitions.get(tp, {}).get("leader") not in leaders
+        )
+    lg = res.ledger
+    led_by_1 = [p for p, r in ZOMBIE_ASSIGNMENT.items() if r[0] == 1]
+    truncated = lg[lg["outcome"] == "truncated"]
+    damage = {
+        "controller_vs_zookeeper": sum(
+            c.zk.znodes[state_path(tp)].data["leader"] != st["leader"] for tp, st in ctl.state.items()
+        ),
+        "two_leaders_believed": two,
+        "metadata_names_a_non_leader": wrong,
+        "truncated records": int(truncated["records"].sum()),
+        "truncated where broker 1 led": int(truncated[truncated["partition"].isin(led_by_1)]["records"].sum()),
+        "orders-1 records not written": int(
+            lg[(lg["partition"] == 1) & lg["outcome"].isin(["pending", "unwritten", "failed"])]["records"].sum()
+        ),
+    }
+    return cluster_result(c, damage)
+
+
+def _leads(broker, tp) -> bool:
+    p = broker.replica_manager.partitions.get(tp)
+    return p is not None and p.leader == broker.id

@@ -107,19 +107,28 @@ def controller_route(controller_broker, broker):
     return controller_endpoint(controller_broker.config.listeners, registration, broker.id)
 
 
+class ControllerDeposed(Exception):
+    """Thrown into controller work whose controller (``controller_id`` at ``epoch``) was deposed while it waited."""
+
+    def __init__(self, controller_id: int, epoch: int):
+        super().__init__(f"controller {controller_id} (epoch {epoch}) was deposed")
+        self.controller_id, self.epoch = controller_id, epoch
+
+
 class ControllerChannel:
     """The controller's queue and connection to one broker (``RequestSendThread``: one in flight).
 
     The connection goes to the listener the *controller's* config names (:func:`controller_route`); the
     broker's own config decides which plane serves it (its acceptor for that listener)."""
 
-    def __init__(self, controller, broker):
+    def __init__(self, controller, broker, *, owner_id: int | None = None, epoch: int | None = None):
         self.controller = controller
         self.broker = broker
+        owner_id = controller.id if owner_id is None else owner_id
         #: the broker whose controller owns this channel (its RequestSendThread is a thread of that process)
-        self.owner = controller.brokers[controller.id]
-        self.epoch = controller.epoch  # the controller epoch it was built under
-        self.route = controller_route(controller.brokers[controller.id], broker)
+        self.owner = controller.brokers[owner_id]
+        self.epoch = controller.epoch if epoch is None else epoch  # the controller epoch it was built under
+        self.route = controller_route(self.owner, broker)
         self.connection = None
         self._connect()
         self.queue: deque = deque()
@@ -250,6 +259,20 @@ class Controller:
         self.broker_epochs: dict = {bid: b.broker_epoch for bid, b in brokers.items()}
         #: whether ``/brokers/ids/<id>`` exists now (the cluster's ZooKeeper sessions); what a BrokerChange reads
         self.registered = lambda bid: False
+        #: the controller fences of 2.1+ (``Cluster(controller_fencing=...)``): a deposed controller's write fails (its
+        #: session expired: SESSIONEXPIRED; else the /controller_epoch check, KAFKA-6082: BADVERSION). False: its
+        #: ZooKeeper client retries on a new session (1.0's ZkClient), the state znode's zkVersion the only check
+        self.fencing = True
+        #: how long a deposed controller's ZooKeeper client takes to reconnect with a new session (fencing off)
+        self.zk_reconnect_ms = zk_latency_ms
+        #: the cluster's ZooKeeper sessions (:class:`~.session.ZkSessions`), to tell whether a session ended
+        self.sessions = None
+        #: what each deposed controller knew (id -> its epoch, partition states, live brokers, session), kept at
+        #: its deposition: the zombie acts on that, not on the new controller's cache
+        self.zombies: dict = {}
+        #: (time_ms, controller id, its epoch, partition, error or "NONE"): writes a deposed controller attempted
+        self.zombie_writes: list = []
+        self._zombie_busy: dict = {}  # controller id -> the event its in-progress write ends with (fencing off)
         #: the ensemble's data tree (:class:`~.zookeeper.ZooKeeper`) the controller writes through, once the cluster
         #: attaches one (:meth:`attach_zookeeper`): ``/controller``, ``/controller_epoch`` and every partition's state
         #: znode, whose version is the ``zk_version`` the controller caches. None: the cache alone (a bare Controller)
@@ -282,6 +305,122 @@ class Controller:
         for epoch in sorted(epochs):
             self.events.append((self.env.now, bid, "zombie_resigned", {"epoch": epoch}))
 
+    # -- a deposed controller that still acts (the zombie) ---------------------------------------------
+    def _keep_zombie(self) -> None:
+        """At its deposition, what the resigning controller knows: it goes on from that if it is mid-event."""
+        sessions = self.sessions
+        self.zombies[self.id] = {
+            "epoch": self.epoch,
+            "state": {
+                tp: {**st, "isr": list(st["isr"]), "replicas": list(st["replicas"])} for tp, st in self.state.items()
+            },
+            "live": set(self.live_brokers),
+            "session": None if sessions is None else sessions.session[self.id],
+        }
+
+    def _session_ended(self, bid: int, zombie: dict) -> bool:
+        s = self.sessions
+        return s is not None and (s.session[bid] != zombie["session"] or s.expired[bid])
+
+    def zombie_busy(self, bid: int):
+        """A generator that waits until the deposed controller on broker ``bid`` has finished the event it was in
+        (its Expire or Reelect event comes after it: one event thread)."""
+        ev = self._zombie_busy.get(bid)
+        if ev is not None and not ev.triggered:
+            yield ev
+
+    def _zombie_write(self, deposed: ControllerDeposed, tp, change: dict) -> None:
+        """The write a deposed controller was making when it woke (or went on) deposed, from what it knew.
+
+        Fencing on (2.1+): its session ended (a pause past the timeout), the write goes out on it and fails
+        ``SESSIONEXPIRED``; its session alive (``/controller`` deleted), the ``/controller_epoch`` check fails it
+        ``BADVERSION`` (``Controller epoch zkVersion check fails``). Nothing is written. Fencing off: a ZooKeeper
+        client whose session ended reconnects with a new one (``zk_reconnect_ms``) and retries; the write is
+        conditional on the state znode's zkVersion alone, and when it lands the zombie sends LeaderAndIsr to the
+        partition's replicas and UpdateMetadata to the brokers it knew live, under its old controller epoch."""
+        zid, epoch = deposed.controller_id, deposed.epoch
+        zombie = self.zombies.get(zid)
+        if zombie is None or tp not in zombie["state"]:
+            return
+        done = None
+        if not self.fencing:
+            done = self._zombie_busy[zid] = self.env.event()
+
+        def run():
+            ended = self._session_ended(zid, zombie)
+            if self.fencing:
+                yield self.env.timeout(self.zk_latency_ms)
+                self.zombie_writes.append((self.env.now, zid, epoch, tp, "SESSIONEXPIRED" if ended else "BADVERSION"))
+                return
+            if ended:
+                yield self.env.timeout(self.zk_reconnect_ms)  # 1.0's ZkClient: a new session, the write retried
+            yield self.env.timeout(self.zk_latency_ms)
+            st = zombie["state"][tp]
+            new = {**st, **change, "leader_epoch": st["leader_epoch"] + 1}
+            data = {"leader": new["leader"], "leader_epoch": new["leader_epoch"], "isr": list(new["isr"])}
+            try:
+                self.zk.apply(
+                    SetData(state_path(tp), {**data, "controller_epoch": epoch}, version=st["zk_version"]),
+                    None,
+                    self.env.now,
+                )
+            except ZkError as e:
+                self.zombie_writes.append((self.env.now, zid, epoch, tp, e.code))
+                done.succeed()
+                return
+            new["zk_version"] = st["zk_version"] + 1
+            zombie["state"][tp] = new
+            self.zombie_writes.append((self.env.now, zid, epoch, tp, "NONE"))
+            state = {
+                "topic": tp[0],
+                "partition": tp[1],
+                **data,
+                "replicas": list(new["replicas"]),
+                "zk_version": new["zk_version"],
+                "controller_epoch": epoch,
+            }
+            for bid in new["replicas"]:
+                if bid in zombie["live"] and bid in self.brokers:
+                    self._zombie_send(zid, epoch, zombie, self.brokers[bid], "LeaderAndIsr", [state])
+            for bid in sorted(zombie["live"] & set(self.brokers)):
+                self._zombie_send(zid, epoch, zombie, self.brokers[bid], "UpdateMetadata", [state])
+            done.succeed()
+
+        self.env.process(run())
+
+    def _zombie_send(self, zid: int, epoch: int, zombie: dict, broker, api: str, states: list) -> None:
+        """A request from the deposed controller on broker ``zid``: through its own channel to ``broker`` (kept
+        from its reign, or opened again), with its id, its old epoch, and the broker epoch it knew."""
+        ch = next((c for c in self.zombie_channels if c.owner.id == zid and c.broker is broker and not c.removed), None)
+        if ch is None:
+            ch = ControllerChannel(self, broker, owner_id=zid, epoch=epoch)
+            self.zombie_channels.append(ch)
+        known = self.broker_epochs.get(broker.id, -1)
+        payload = {
+            "controller_id": zid,
+            "controller_epoch": epoch,
+            "broker_epoch": known if self.broker_epoch_check else -1,
+            "meant_for_broker_epoch": known,
+            "partition_states": [dict(s) for s in states],
+            "delete_partitions": False,
+            "stop": None,
+            "live_brokers": sorted(zombie["live"]),
+            "callback": None,
+            "batch": self.new_batch(),
+            "queued_ms": self.env.now,
+        }
+        req = Request(
+            api,
+            self._correlation,
+            f"controller-{zid}",
+            partitions=tuple((s["topic"], s["partition"]) for s in states),
+            payload=payload,
+            is_controller=True,
+            on_done=ch.owner.node.deferred(ch.answered),
+        )
+        self._correlation += 1
+        ch.enqueue(req)
+
     # -- its work runs in its broker's process ---------------------------------------------------------
     def _process(self, gen, at_ms: float = -math.inf):
         """Start controller work (a simpy generator). From ``at_ms`` on (when it is the controller's to do: an
@@ -312,16 +451,30 @@ class Controller:
                 if node is not None and node.incarnation != incarnation:
                     return  # the controller's broker stopped while this waited: the work stops with it
                 if node is not None and node.paused:
-                    # its broker is paused (a GC): the event thread holds, and goes on when it wakes; if it was
-                    # deposed meanwhile, its next ZooKeeper write fails (its session expired: SESSIONEXPIRED;
-                    # else the /controller_epoch check of every write, KAFKA-6082: BADVERSION) and it resigns
+                    # its broker is paused (a GC): the event thread holds, and goes on when it wakes
                     yield from node.gate()
-                    if node.incarnation != incarnation or (self.id, self.epoch) != bound:
+                    if node.incarnation != incarnation:
+                        return
+                    if (self.id, self.epoch) != bound:
+                        # deposed while it was paused: the event goes on in the old controller, whose next ZooKeeper
+                        # write meets the fences, or, with them off, lands (ControllerDeposed: the work says what it
+                        # was about to write). (Deposed under a live session, /controller deleted, the model still
+                        # lets the work finish as the new controller's: docs/architecture.md)
+                        self._deposed(gen, bound)
                         return
         except StopIteration:
             return
         finally:
             gen.close()
+
+    def _deposed(self, gen, bound) -> None:
+        """Tell work whose controller was deposed mid-event (``bound``: its id and epoch) by throwing
+        :class:`ControllerDeposed` into it; work that writes catches it (:meth:`_zombie_write`), other work ends."""
+        try:
+            gen.throw(ControllerDeposed(*bound))
+        except (ControllerDeposed, StopIteration):
+            return
+        raise RuntimeError("controller work must end once its controller is deposed (it yielded again)")
 
     # -- the channel ---------------------------------------------------------------------------------
     def new_batch(self) -> int:
@@ -429,6 +582,17 @@ class Controller:
             "controller_epoch": self.epoch,
         }
 
+    def _read_states(self) -> None:
+        """``onControllerFailover`` reads every partition's state znode: what a deposed controller wrote before
+        this read is what the new controller knows (the tree and the cache agree unless a zombie wrote)."""
+        if self.zk is None:
+            return
+        for tp, st in self.state.items():
+            z = self.zk.znodes.get(state_path(tp))
+            if z is not None and z.version != st["zk_version"]:
+                d = z.data
+                st.update(leader=d["leader"], leader_epoch=d["leader_epoch"], isr=list(d["isr"]), zk_version=z.version)
+
     def _zk_create_state(self, tp) -> None:
         """``createTopicPartitionStatesRaw``: the partition's state znode, version 0."""
         if self.zk is not None:
@@ -463,6 +627,10 @@ class Controller:
         if self.zk is None:
             return
         now, zk = self.env.now, self.zk
+        if "/controller" in zk.znodes:
+            # two elections overlapping (a second /controller deletion while one ran): the model's winners take turns;
+            # the tree keeps the last (ZooKeeper would have refused the second create: NODEEXISTS)
+            zk.apply(Delete("/controller"), None, now)
         zk.apply(
             Multi(
                 (
@@ -589,7 +757,11 @@ class Controller:
             if new_leader not in st["isr"] or new_leader not in self.live_brokers:
                 self._election_failed(tp, new_leader, st, "PREFERRED_LEADER_NOT_AVAILABLE")
                 return
-            yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
+            try:
+                yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
+            except ControllerDeposed as deposed:  # it wakes, or goes on, deposed: the write it was making
+                self._zombie_write(deposed, tp, {"leader": new_leader})
+                return
             if self.state.get(tp) is not st:  # the topic's deletion completed meanwhile: the znode is gone
                 self._election_failed(tp, new_leader, st, "UNKNOWN_TOPIC_OR_PARTITION")
                 return
@@ -1024,6 +1196,7 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             if self.id >= 0:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
+                self._keep_zombie()
             old = self.brokers.get(self.id)
             if old is not None and old.online and old.node.paused:
                 # deposed while paused: it does not know yet. Its channels keep what they hold and send it when
@@ -1062,6 +1235,7 @@ class Controller:
             live = sorted(self.live_brokers & set(self.brokers))
             for bid in live:  # it read every registration, and each broker's epoch with it
                 self.broker_epochs[bid] = self.brokers[bid].broker_epoch
+            self._read_states()
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
             batch = self.new_batch()
