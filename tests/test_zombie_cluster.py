@@ -119,6 +119,25 @@ def test_with_the_fences_off_the_zombies_queued_update_metadata_is_applied():
     assert len(um) == 2 and set(um["error"]) == {"NONE"} and um["sent_ms"].min() >= 21000
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_deleted_controller_znode_is_fenced_by_the_epoch_check_alone(seed):
+    """/controller deleted while controller 1 is in its event (its session alive): the write goes out on a live
+    session, and with the fences only the /controller_epoch check refuses it (BADVERSION); without them it lands
+    after the new controller read the state znodes. Its Reelect event resigns it after the event, not before."""
+    on = zombie_in_cluster(fencing=True, seed=seed, cause="znode_deleted")
+    ev = on.events
+    assert ev["event"].str.contains(r"write of orders-1 failed: BADVERSION \(controller epoch 1\)").any()
+    assert not ev["event"].str.contains("SESSIONEXPIRED").any()  # its session lived:
+    assert ev["event"].str.contains("resumed ({'session_expired': False})", regex=False).any()
+    assert on.applied_stale == 0 and on.damage["controller_vs_zookeeper"] == 0
+    off = zombie_in_cluster(fencing=False, seed=seed, cause="znode_deleted")
+    ev = off.events[off.events["broker"] == 1]["event"].tolist()
+    wrote = "wrote orders-1: leader 3, leader epoch 1 (controller epoch 1)"
+    assert wrote in ev and ev.index(wrote) < ev.index("zombie_resigned (controller epoch 1)")
+    assert off.stale_writes == 1 and off.damage["controller_vs_zookeeper"] == 1
+    assert off.damage["two_leaders_believed"] == 1
+
+
 def test_same_seed_same_zombie():
     a, b = zombie_in_cluster(fencing=False, seed=3), zombie_in_cluster(fencing=False, seed=3)
     assert a.damage == b.damage and a.requests.equals(b.requests) and a.events.equals(b.events)
@@ -133,6 +152,18 @@ def test_same_seed_same_zombie():
         ({"fencing": True, "pause_at_ms": 10}, ValueError, "pause_at_ms must be at least 50, got 10"),
         ({"fencing": True, "session_timeout_ms": 0}, ValueError, "session_timeout_ms must be more than 0, got 0"),
         ({"fencing": True, "reconnect_ms": -1}, ValueError, "reconnect_ms must be at least 0, got -1"),
+        ({"fencing": True, "cause": "gc"}, ValueError, "cause must be one of ('gc_pause', 'znode_deleted'), got 'gc'"),
+        (
+            {"fencing": True, "cause": "znode_deleted", "pause_ms": 9000},
+            ValueError,
+            "pause_ms and reconnect_ms are for",
+        ),
+        ({"fencing": True, "event_lag_ms": 10}, ValueError, "event_lag_ms is for cause='znode_deleted'"),
+        (
+            {"fencing": True, "cause": "znode_deleted", "event_lag_ms": 6000},
+            ValueError,
+            "event_lag_ms (6000) must be less than session_timeout_ms (6000)",
+        ),
     ],
 )
 def test_the_zombie_says_what_it_accepts(kw, error, message):

@@ -1,4 +1,9 @@
-"""Lab 07's fencing experiments on the cluster (Kafka 2.8, ZooKeeper mode): the broker epoch (KIP-380).
+"""Lab 07's fencing experiments on the cluster (Kafka 2.8, ZooKeeper mode): the broker epoch and the zombie.
+
+:func:`zombie_in_cluster` is the talk's zombie controller on a :class:`~kafka_lab.sim.cluster.Cluster`, with every
+2.1+ fence on or off (``Cluster(controller_fencing=...)``; the rules are :mod:`.zk.controller`'s, see its
+``_zombie_write``), for both causes: a pause past the session, or ``/controller`` deleted mid-event. It is not yet
+what lab 07 shows: the lab's ``zombie_controller`` still runs in :mod:`.zk.fencing`'s small world.
 
 :func:`broker_restart_race` is KIP-380's bounce on a :class:`~kafka_lab.sim.cluster.Cluster`: its controller
 (:mod:`.zk.controller`), its brokers' ``KafkaApis`` (:mod:`.server.apis`), their ZooKeeper sessions
@@ -30,7 +35,7 @@ from .cluster import Cluster
 from .common.options import check_bool, check_options, check_seed
 from .network.request import IN_FLIGHT
 from .zk.controller import state_path
-from .zk.fencing import FencingResult
+from .zk.fencing import ZOMBIE_CAUSES, FencingResult
 from .zk.session import ZK_SESSION_TIMEOUT_MS
 
 __all__ = [
@@ -192,7 +197,10 @@ def cluster_events(c) -> pd.DataFrame:
             text = f"write of {_tp_name(tp)} failed: {err} (controller epoch {epoch})"
         rows.append((t, zid, text))
     ev = pd.DataFrame(rows, columns=["time_ms", "broker", "event"])
-    return ev.sort_values("time_ms", kind="stable").reset_index(drop=True)
+    # at one instant, a zombie's write comes before what follows its event (its resignation)
+    ev["_first"] = ~ev["event"].str.match(r"(wrote |write of )")
+    ev = ev.sort_values(["time_ms", "_first"], kind="stable").drop(columns="_first")
+    return ev.reset_index(drop=True)
 
 
 def cluster_beliefs(c) -> pd.DataFrame:
@@ -255,6 +263,7 @@ _ZOMBIE_RANGES = {
     "reconnect_ms": (False, 0, False),
     "pause_at_ms": (False, 50, False),
     "session_timeout_ms": (True, 0, True),
+    "event_lag_ms": (False, 0, False),
 }
 
 
@@ -268,8 +277,10 @@ def zombie_in_cluster(
     session_timeout_ms: int = 6000,
     acks="1",
     rate_per_s: float = 600.0,
+    cause: str = "gc_pause",
+    event_lag_ms: float | None = None,
 ):
-    """A zombie controller on the cluster: controller 1 pauses (a GC) in the middle of an event, past its session.
+    """A zombie controller on the cluster: controller 1 is deposed in the middle of an event, and the event goes on.
 
     A :class:`~kafka_lab.sim.cluster.Cluster` of three brokers (``zookeeper.session.timeout.ms`` =
     ``session_timeout_ms``, 6000 as up to 2.4), topic ``orders`` (:data:`ZOMBIE_ASSIGNMENT`), one producer
@@ -287,6 +298,14 @@ def zombie_in_cluster(
       while the active controller still believes broker 2 leads: ZooKeeper and the controller disagree, broker 3
       leads, and the controller's metadata sends the producer to broker 2, which is a follower now.
 
+    ``cause="znode_deleted"``: someone deletes ``/controller`` while controller 1 is in that event, which holds it
+    ``event_lag_ms`` more (default 20 to 50, drawn; the model holds the event by a pause of its broker far shorter
+    than the session, which lives). Broker 2 or 3 is elected at once; controller 1 learns it only when its
+    ``Reelect`` event runs, after the event in progress. Its write goes out on its live session: with the fences it
+    fails ``BADVERSION`` on ``/controller_epoch`` (KAFKA-6082); without them it lands. A lag shorter than the new
+    controller's election and its read of the state znodes (about 17 ms here) leaves no disagreement: the new
+    controller reads what the zombie wrote. ``pause_ms`` and ``reconnect_ms`` are for ``gc_pause`` only.
+
     ``damage``: ``controller_vs_zookeeper`` and ``two_leaders_believed`` (partitions where the active controller's
     leader is not the broker that leads), ``metadata_names_a_non_leader`` (brokers whose metadata names a broker
     that does not lead), ``truncated records`` (acknowledged, then truncated: the ledger), ``orders-1 records not
@@ -295,13 +314,25 @@ def zombie_in_cluster(
     """
     check_bool("fencing", fencing)
     check_seed(seed)
+    if cause not in ZOMBIE_CAUSES:
+        raise ValueError(f"cause must be one of {ZOMBIE_CAUSES}, got {cause!r}")
+    if cause == "znode_deleted" and (pause_ms is not None or reconnect_ms is not None):
+        raise ValueError("pause_ms and reconnect_ms are for cause='gc_pause'; a deleted /controller pauses nothing")
+    if cause == "gc_pause" and event_lag_ms is not None:
+        raise ValueError("event_lag_ms is for cause='znode_deleted'; with 'gc_pause' the event waits out the pause")
     given = {
         "pause_ms": pause_ms,
         "reconnect_ms": reconnect_ms,
         "pause_at_ms": pause_at_ms,
         "session_timeout_ms": session_timeout_ms,
+        "event_lag_ms": event_lag_ms,
     }
     check_options({k: v for k, v in given.items() if v is not None}, _ZOMBIE_RANGES)
+    if event_lag_ms is not None and event_lag_ms >= session_timeout_ms:
+        raise ValueError(
+            f"event_lag_ms ({event_lag_ms}) must be less than session_timeout_ms ({session_timeout_ms}): the "
+            "controller's session lives through the event"
+        )
     c = Cluster(
         3,
         seed=seed,
@@ -314,12 +345,17 @@ def zombie_in_cluster(
     pause = min(pause, 29_999.0)
     reconnect = float(rng.uniform(1, 30)) if reconnect_ms is None else float(reconnect_ms)
     pause_at = float(rng.uniform(50, 100)) if pause_at_ms is None else float(pause_at_ms)
+    lag = float(rng.uniform(20, 50)) if event_lag_ms is None else float(event_lag_ms)
+    if cause == "znode_deleted":
+        pause, reconnect = lag, 0.0
     c.controller.zk_reconnect_ms = reconnect
     c.create_topic("orders", assignment=ZOMBIE_ASSIGNMENT)
     c.producer("p", topic="orders", acks=acks).open_loop(rate_per_s=rate_per_s)
     target = ("orders", 1)
     c.controller.elect_leader(target, 3, at_ms=pause_at - c.controller.zk_latency_ms / 2)  # writing it at the pause
     c.pause(1, at_ms=pause_at, for_ms=pause)
+    if cause == "znode_deleted":
+        c.move_controller(at_ms=pause_at + 0.001)  # its event holds the old controller, whose session lives
     res = c.run(pause_at + pause + reconnect + 2000)
     ctl = c.controller
     two = wrong = 0

@@ -287,13 +287,19 @@ class Controller:
                 ch.pump()
 
     def deposed(self, bid: int) -> bool:
-        """Whether broker ``bid`` holds the channels of a controller deposed while it was paused."""
-        return any(ch.owner.id == bid for ch in self.zombie_channels)
+        """Whether broker ``bid`` holds a controller deposed while it was paused (its channels, or what it knew), not
+        yet resigned."""
+        z = self.zombies.get(bid)
+        return any(ch.owner.id == bid for ch in self.zombie_channels) or (z is not None and not z["resigned"])
 
     def zombie_resigns(self, bid: int) -> None:
         """The controller that broker ``bid`` was, deposed while it was paused, processes its ``Expire`` event
         (``processExpire``: ``onControllerResignation``): its channels stop and their queues are dropped."""
         keep, epochs = [], set()
+        z = self.zombies.get(bid)
+        if z is not None and not z["resigned"]:
+            z["resigned"] = True
+            epochs.add(z["epoch"])
         for ch in self.zombie_channels:
             if ch.owner.id == bid:
                 ch.removed = True
@@ -316,6 +322,7 @@ class Controller:
             },
             "live": set(self.live_brokers),
             "session": None if sessions is None else sessions.session[self.id],
+            "resigned": False,
         }
 
     def _session_ended(self, bid: int, zombie: dict) -> bool:
@@ -1196,9 +1203,9 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             if self.id >= 0:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
-                self._keep_zombie()
             old = self.brokers.get(self.id)
             if old is not None and old.online and old.node.paused:
+                self._keep_zombie()
                 # deposed while paused: it does not know yet. Its channels keep what they hold and send it when
                 # it wakes, until its Expire event (zombie_resigns); the new controller builds channels of its own
                 self.zombie_channels.extend(self._channels.values())
