@@ -91,6 +91,7 @@ BAD = [
     ("cluster-seed-float", lambda: Cluster(3, seed=1.5), TypeError, "seed is a non-negative int, got float 1.5"),
     ("cluster-seed-bool", lambda: Cluster(3, seed=True), TypeError, "seed is a non-negative int, got bool True"),
     ("cluster-seed-str", lambda: Cluster(3, seed="1"), TypeError, "seed is a non-negative int, got str '1'"),
+    ("cluster-broker-epochs", lambda: Cluster(3, broker_epochs=1), TypeError, "broker_epochs must be True or False"),
     ("scenario-seed", lambda: Scenario(seed=-2), ValueError, "seed is a non-negative int, got -2"),
     ("incident-seed", lambda: purgatory_incident(control_plane=False, seed=-1), ValueError, "seed is a non-negative"),
     ("shutdown-seed", lambda: shutdown_in_cluster(version="1.1", control_plane=False, seed=-1), ValueError, "seed"),

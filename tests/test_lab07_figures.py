@@ -263,14 +263,16 @@ def test_the_zombie_panel():
 
 def test_the_restart_race_table():
     text = _text(ui.restart_race_table())
-    assert re.search(r"without \(before 2\.2\) NONE stopped [1-9]\d* no", text), text
-    assert re.search(r"with the broker epoch \(2\.2\+\) STALE_BROKER_EPOCH fetching 0 yes", text), text
-    # the lab's account of applied_stale: the shutdown's LeaderAndIsr and UpdateMetadata, then the StopReplica
-    from kafka_lab.sim.zk.fencing import broker_restart_race
+    assert re.search(r"without \(before 2\.2\) NONE stopped 2 no no", text), text
+    assert re.search(r"with the broker epoch \(2\.2\+\) STALE_BROKER_EPOCH fetching 0 yes yes", text), text
+    # the lab's account of applied_stale: the StopReplica, then the UpdateMetadata queued behind it
+    from kafka_lab.sim.controller_fencing import broker_restart_race
 
     r = broker_restart_race(broker_epoch=False, seed=1, restart_ms=100, backlog_ms=700)  # the table's run
-    assert r.requests[r.requests["applied_stale"]]["api"].tolist() == ["LeaderAndIsr", "UpdateMetadata", "StopReplica"]
-    assert "the `LeaderAndIsr` and `UpdateMetadata` of the controlled shutdown, then the `StopReplica`" in TEXT
+    assert r.requests[r.requests["applied_stale"]]["api"].tolist() == ["StopReplica", "UpdateMetadata"]
+    assert "`StopReplica`, then the `UpdateMetadata` queued behind it" in TEXT
+    # the step's set-up, as the lab tells it: a 700 ms pause of the controller, broker 3 back in 100 ms
+    assert "700 ms GC pause" in TEXT and "restarts in 100 ms" in TEXT
 
 
 def test_the_exercises_agree_with_what_the_lab_then_shows():

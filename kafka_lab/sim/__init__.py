@@ -54,8 +54,9 @@ The controller and ZooKeeper at scale (lab 07): :mod:`.zk.zookeeper` (znodes, ve
 conditional writes and ``multi``; serial and pipelined clients), :mod:`.zk.controller_scale`
 (:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
 against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller_election`,
-:func:`zombie_controller`, :func:`broker_restart_race`) and :mod:`.shutdown_cluster`
-(:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
+:func:`zombie_controller`, in a small world of their own), :mod:`.controller_fencing` (:func:`broker_restart_race`:
+KIP-380's bounce on the cluster) and :mod:`.shutdown_cluster` (:func:`shutdown_in_cluster`: the same shutdown
+through the cluster's brokers)::
 
     >>> from kafka_lab.sim import controlled_shutdown
     >>> old, new = (controlled_shutdown(partitions=10_000, version=v) for v in ("1.0", "1.1"))
@@ -67,6 +68,7 @@ from .broker_fencing import BrokerFencing, broker_fencing
 from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
+from .controller_fencing import broker_restart_race
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .kraft.scale import KRaftFailoverResult, KRaftShutdownResult, kraft_controlled_shutdown, kraft_failover
 from .network.request import TIMING_COLUMNS, Request
@@ -76,7 +78,7 @@ from .server.broker import Broker
 from .server.config import BrokerConfig, ModelSettings
 from .shutdown_cluster import shutdown_in_cluster
 from .zk.controller_scale import controlled_shutdown, controller_failover
-from .zk.fencing import broker_restart_race, controller_election, zombie_controller
+from .zk.fencing import controller_election, zombie_controller
 
 __all__ = [
     "Broker",

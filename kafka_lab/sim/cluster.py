@@ -60,6 +60,7 @@ from .common.options import (
     MAX_METRIC_SAMPLES,
     MAX_REPLICA_SECONDS,
     PARTITIONS_WHY,
+    check_bool,
     check_limit,
     check_number,
     check_seed,
@@ -70,6 +71,7 @@ from .network.request import RequestLog, requests_frame
 from .server.broker import Broker
 from .server.config import ModelSettings, boolean_setting
 from .zk.controller import Controller
+from .zk.zookeeper import ZooKeeper
 
 __all__ = ["Cluster", "ClusterResults", "cluster_properties"]
 
@@ -220,7 +222,11 @@ class Cluster:
         mode: str = "zk",
         controllers=3,
         kraft_config=None,
+        broker_epochs: bool = True,
+        controller_fencing: bool = True,
     ):
+        check_bool("broker_epochs", broker_epochs)
+        check_bool("controller_fencing", controller_fencing)
         if mode not in ("zk", "kraft"):
             raise ValueError(f"mode is 'zk' (ZooKeeper, Kafka 2.8) or 'kraft' (Kafka 4.0), got {mode!r}")
         self.mode = mode
@@ -313,6 +319,18 @@ class Cluster:
 
         #: every broker's ZooKeeper session (a crash or a long pause ends it after zookeeper.session.timeout.ms)
         self.zk_sessions = ZkSessions(self.env, self.brokers, lambda bid: session_expired(self, bid))
+        self.controller.registered = self.zk_sessions.registered
+        #: ZooKeeper's data tree: /controller, /controller_epoch and each partition's state znode, written by the
+        #: controller (sim/zk/zookeeper.py); its sessions are still zk_sessions' (docs/architecture.md)
+        self.zk = ZooKeeper()
+        self.controller.attach_zookeeper(self.zk)
+        self.controller.broker_epoch_check = broker_epochs
+        self.controller.sessions = self.zk_sessions
+        # the controller epoch's fences (2.1+ as a whole; lab 07's zombie switches them off to show what they stop)
+        self.controller.fencing = controller_fencing
+        for b in self.brokers.values():
+            b.replica_manager.controller_epoch_fence = controller_fencing
+            b.metadata_cache.controller_epoch_fence = controller_fencing
         # brokers known as alive but not simulated (lab 03's one-broker view moves leadership to one)
         self.controller.live_brokers |= set(external_brokers)
         self.bootstrap = min(self.brokers)

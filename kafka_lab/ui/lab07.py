@@ -606,6 +606,7 @@ def restart_race_table(seed: int = 1, restart_ms: float = 100, backlog_ms: float
                 html.escape(str(r.damage["orders-0 on broker 3"])),
                 str(r.applied_stale),
                 "yes" if r.events["event"].str.contains("bounced").any() else "no",
+                "yes" if r.damage["broker 3 in the ISR of orders-0"] else "no",
             ]
         )
     return html_table(
@@ -615,6 +616,7 @@ def restart_race_table(seed: int = 1, restart_ms: float = 100, backlog_ms: float
             "broker 3's replica of orders-0",
             "applied_stale",
             "controller saw the bounce",
+            "broker 3 back in the ISR",
         ],
         rows,
         numeric=(3,),

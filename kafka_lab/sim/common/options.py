@@ -12,6 +12,7 @@ checked"). The kinds:
   one out of range a ValueError that says the range, ``<name> must be at least 0`` / ``more than 0`` /
   ``is a whole number``;
 - **a time** (:func:`check_time`): a number of simulated ms, at least 0;
+- **a switch** (:func:`check_bool`): True or False (numpy's bool too), else a TypeError;
 - **a seed** (:func:`check_seed`): a non-negative int (a bool is not one here), as numpy's generators take it;
 - **a size limit** (:func:`check_limit`): what would run for hours is refused up front, with the limit and
   why; the limits below were measured on the project's 2-core machine (docs/architecture.md has the table);
@@ -28,6 +29,8 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
+
+import numpy as np
 
 from kafka_lab.listeners.errors import ConfigException
 
@@ -47,6 +50,7 @@ __all__ = [
     "MAX_RATE_PER_S",
     "MAX_REPLICA_SECONDS",
     "MAX_KRAFT_SECONDS",
+    "check_bool",
     "check_limit",
     "check_number",
     "check_open_loop",
@@ -163,6 +167,13 @@ def check_open_loop(rate_per_s, start_ms, stop_ms) -> None:
     )
     check_time("start_ms", start_ms)
     check_time("stop_ms", stop_ms, optional=True)
+
+
+def check_bool(name: str, v) -> bool:
+    """``v`` is a switch: True or False (a numpy bool too; not 0/1, None or a string)."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+    return bool(v)
 
 
 def check_seed(seed) -> int:

@@ -200,7 +200,26 @@ class KafkaApis:
         self.respond(req)
 
     # -- control plane requests ------------------------------------------------------------------
+    def _stale_broker_epoch(self, req) -> bool:
+        """``KafkaApis.isBrokerEpochStale`` (KIP-380, 2.2+), checked first by LeaderAndIsr, UpdateMetadata and
+        StopReplica: a request carrying a broker epoch older than this broker's own was meant for a previous
+        incarnation, and is answered ``STALE_BROKER_EPOCH`` with nothing applied; -1 (a controller before 2.2:
+        ``UNKNOWN_BROKER_EPOCH``) is never stale, nor is a newer one (the controller may know it first). The
+        model also notes, for the fencing experiments, whether the request was meant for an older incarnation
+        and whether its controller epoch is older than the newest this broker has seen."""
+        p = req.payload
+        p["handled_by_broker_epoch"] = self.broker.broker_epoch
+        p["newest_controller_epoch_seen"] = max(self.replicas.controller_epoch, self.metadata_cache.controller_epoch)
+        sent = p.get("broker_epoch", -1)
+        if sent != -1 and sent < self.broker.broker_epoch:
+            req.error = "STALE_BROKER_EPOCH"
+            self.respond(req)
+            return True
+        return False
+
     def _LeaderAndIsr(self, req):
+        if self._stale_broker_epoch(req):
+            return
         p = req.payload
         req.partition_errors = self.replicas.become_leader_or_follower(p["partition_states"], p.get("controller_epoch"))
         if (
@@ -213,6 +232,8 @@ class KafkaApis:
         self.respond(req)
 
     def _UpdateMetadata(self, req):
+        if self._stale_broker_epoch(req):
+            return
         p = req.payload
         err = self.metadata_cache.update(
             p["partition_states"],
@@ -228,6 +249,8 @@ class KafkaApis:
         self.respond(req)
 
     def _StopReplica(self, req):
+        if self._stale_broker_epoch(req):
+            return
         p = req.payload
         stop = p.get("stop") or {tp: (-1, p.get("delete_partitions", False)) for tp in req.partitions}
         req.partition_errors = self.replicas.stop_replicas(stop, p.get("controller_epoch"))

@@ -19,6 +19,8 @@ class MetadataCache:
         self.live_brokers: set = set()
         self.controller_id = -1
         self.controller_epoch = 0
+        #: refuse an UpdateMetadata of a lower controller epoch than the newest seen (False: lab 07's fences off)
+        self.controller_epoch_fence = True
         self.updates: list = []  # (correlation_id, controller_sent_ms, applied_ms)
         self.applied: list = []  # (applied_ms, topic, partition, leader, leader_epoch)
 
@@ -74,9 +76,9 @@ class MetadataCache:
     ) -> str:
         """Apply an UpdateMetadata; ``STALE_CONTROLLER_EPOCH`` (and nothing applied) from an older controller."""
         if controller_epoch is not None:
-            if controller_epoch < self.controller_epoch:
+            if controller_epoch < self.controller_epoch and self.controller_epoch_fence:
                 return "STALE_CONTROLLER_EPOCH"
-            self.controller_epoch = controller_epoch
+            self.controller_epoch = max(self.controller_epoch, controller_epoch)
         if live_brokers is not None:
             self.live_brokers = set(live_brokers)
         if controller_id is not None:

@@ -71,6 +71,7 @@ from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from ..server.apis import CONTROLLER_APIS
+from .zookeeper import Create, Delete, Multi, SetData, ZkError
 
 #: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
 CONTROLLER_SEND_RETRY_MS = 100.0
@@ -80,7 +81,19 @@ CONTROLLER_SEND_RETRY_MS = 100.0
 OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"
 SHUTDOWN_STRATEGY = "ControlledShutdownPartitionLeaderElectionStrategy"
 
-__all__ = ["Controller", "ControllerChannel", "controller_route", "OFFLINE_STRATEGY", "SHUTDOWN_STRATEGY"]
+__all__ = [
+    "Controller",
+    "ControllerChannel",
+    "controller_route",
+    "state_path",
+    "OFFLINE_STRATEGY",
+    "SHUTDOWN_STRATEGY",
+]
+
+
+def state_path(tp) -> str:
+    """A partition's state znode (``TopicPartitionStateZNode.path``)."""
+    return f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state"
 
 
 def controller_route(controller_broker, broker):
@@ -94,19 +107,28 @@ def controller_route(controller_broker, broker):
     return controller_endpoint(controller_broker.config.listeners, registration, broker.id)
 
 
+class ControllerDeposed(Exception):
+    """Thrown into controller work whose controller (``controller_id`` at ``epoch``) was deposed while it waited."""
+
+    def __init__(self, controller_id: int, epoch: int):
+        super().__init__(f"controller {controller_id} (epoch {epoch}) was deposed")
+        self.controller_id, self.epoch = controller_id, epoch
+
+
 class ControllerChannel:
     """The controller's queue and connection to one broker (``RequestSendThread``: one in flight).
 
     The connection goes to the listener the *controller's* config names (:func:`controller_route`); the
     broker's own config decides which plane serves it (its acceptor for that listener)."""
 
-    def __init__(self, controller, broker):
+    def __init__(self, controller, broker, *, owner_id: int | None = None, epoch: int | None = None):
         self.controller = controller
         self.broker = broker
+        owner_id = controller.id if owner_id is None else owner_id
         #: the broker whose controller owns this channel (its RequestSendThread is a thread of that process)
-        self.owner = controller.brokers[controller.id]
-        self.epoch = controller.epoch  # the controller epoch it was built under
-        self.route = controller_route(controller.brokers[controller.id], broker)
+        self.owner = controller.brokers[owner_id]
+        self.epoch = controller.epoch if epoch is None else epoch  # the controller epoch it was built under
+        self.route = controller_route(self.owner, broker)
         self.connection = None
         self._connect()
         self.queue: deque = deque()
@@ -228,6 +250,33 @@ class Controller:
         #: the channels of a controller deposed while its broker was paused: they send what they hold when it
         #: wakes, until its Expire event resigns it (:meth:`zombie_resigns`)
         self.zombie_channels: list = []
+        #: KIP-380 (2.2+): the controller reads each broker's epoch (the czxid of ``/brokers/ids/<id>``) with its
+        #: registration, sends it in every LeaderAndIsr, UpdateMetadata and StopReplica, and tells a broker that
+        #: registered again from one that never left (a *bounce*). False: as before 2.2 (no epoch sent, -1, and a
+        #: broker registered again before its BrokerChange was handled is the same broker as before)
+        self.broker_epoch_check = True
+        #: ``ControllerContext.liveBrokerIdAndEpochs``: each broker's epoch as this controller last read it
+        self.broker_epochs: dict = {bid: b.broker_epoch for bid, b in brokers.items()}
+        #: whether ``/brokers/ids/<id>`` exists now (the cluster's ZooKeeper sessions); what a BrokerChange reads
+        self.registered = lambda bid: False
+        #: the controller fences of 2.1+ (``Cluster(controller_fencing=...)``): a deposed controller's write fails (its
+        #: session expired: SESSIONEXPIRED; else the /controller_epoch check, KAFKA-6082: BADVERSION). False: its
+        #: ZooKeeper client retries on a new session (1.0's ZkClient), the state znode's zkVersion the only check
+        self.fencing = True
+        #: how long a deposed controller's ZooKeeper client takes to reconnect with a new session (fencing off)
+        self.zk_reconnect_ms = zk_latency_ms
+        #: the cluster's ZooKeeper sessions (:class:`~.session.ZkSessions`), to tell whether a session ended
+        self.sessions = None
+        #: what each deposed controller knew (id -> its epoch, partition states, live brokers, session), kept at
+        #: its deposition: the zombie acts on that, not on the new controller's cache
+        self.zombies: dict = {}
+        #: (time_ms, controller id, its epoch, partition, error or "NONE"): writes a deposed controller attempted
+        self.zombie_writes: list = []
+        self._zombie_busy: dict = {}  # controller id -> the event its in-progress write ends with (fencing off)
+        #: the ensemble's data tree (:class:`~.zookeeper.ZooKeeper`) the controller writes through, once the cluster
+        #: attaches one (:meth:`attach_zookeeper`): ``/controller``, ``/controller_epoch`` and every partition's state
+        #: znode, whose version is the ``zk_version`` the controller caches. None: the cache alone (a bare Controller)
+        self.zk = None
         for b in brokers.values():
             b.node.on_resume.append(lambda bid=b.id: self._owner_resumed(bid))
 
@@ -238,13 +287,19 @@ class Controller:
                 ch.pump()
 
     def deposed(self, bid: int) -> bool:
-        """Whether broker ``bid`` holds the channels of a controller deposed while it was paused."""
-        return any(ch.owner.id == bid for ch in self.zombie_channels)
+        """Whether broker ``bid`` holds a controller deposed while it was paused (its channels, or what it knew), not
+        yet resigned."""
+        z = self.zombies.get(bid)
+        return any(ch.owner.id == bid for ch in self.zombie_channels) or (z is not None and not z["resigned"])
 
     def zombie_resigns(self, bid: int) -> None:
         """The controller that broker ``bid`` was, deposed while it was paused, processes its ``Expire`` event
         (``processExpire``: ``onControllerResignation``): its channels stop and their queues are dropped."""
         keep, epochs = [], set()
+        z = self.zombies.get(bid)
+        if z is not None and not z["resigned"]:
+            z["resigned"] = True
+            epochs.add(z["epoch"])
         for ch in self.zombie_channels:
             if ch.owner.id == bid:
                 ch.removed = True
@@ -255,6 +310,123 @@ class Controller:
         self.zombie_channels = keep
         for epoch in sorted(epochs):
             self.events.append((self.env.now, bid, "zombie_resigned", {"epoch": epoch}))
+
+    # -- a deposed controller that still acts (the zombie) ---------------------------------------------
+    def _keep_zombie(self) -> None:
+        """At its deposition, what the resigning controller knows: it goes on from that if it is mid-event."""
+        sessions = self.sessions
+        self.zombies[self.id] = {
+            "epoch": self.epoch,
+            "state": {
+                tp: {**st, "isr": list(st["isr"]), "replicas": list(st["replicas"])} for tp, st in self.state.items()
+            },
+            "live": set(self.live_brokers),
+            "session": None if sessions is None else sessions.session[self.id],
+            "resigned": False,
+        }
+
+    def _session_ended(self, bid: int, zombie: dict) -> bool:
+        s = self.sessions
+        return s is not None and (s.session[bid] != zombie["session"] or s.expired[bid])
+
+    def zombie_busy(self, bid: int):
+        """A generator that waits until the deposed controller on broker ``bid`` has finished the event it was in
+        (its Expire or Reelect event comes after it: one event thread)."""
+        ev = self._zombie_busy.get(bid)
+        if ev is not None and not ev.triggered:
+            yield ev
+
+    def _zombie_write(self, deposed: ControllerDeposed, tp, change: dict) -> None:
+        """The write a deposed controller was making when it woke (or went on) deposed, from what it knew.
+
+        Fencing on (2.1+): its session ended (a pause past the timeout), the write goes out on it and fails
+        ``SESSIONEXPIRED``; its session alive (``/controller`` deleted), the ``/controller_epoch`` check fails it
+        ``BADVERSION`` (``Controller epoch zkVersion check fails``). Nothing is written. Fencing off: a ZooKeeper
+        client whose session ended reconnects with a new one (``zk_reconnect_ms``) and retries; the write is
+        conditional on the state znode's zkVersion alone, and when it lands the zombie sends LeaderAndIsr to the
+        partition's replicas and UpdateMetadata to the brokers it knew live, under its old controller epoch."""
+        zid, epoch = deposed.controller_id, deposed.epoch
+        zombie = self.zombies.get(zid)
+        if zombie is None or tp not in zombie["state"]:
+            return
+        done = None
+        if not self.fencing:
+            done = self._zombie_busy[zid] = self.env.event()
+
+        def run():
+            ended = self._session_ended(zid, zombie)
+            if self.fencing:
+                yield self.env.timeout(self.zk_latency_ms)
+                self.zombie_writes.append((self.env.now, zid, epoch, tp, "SESSIONEXPIRED" if ended else "BADVERSION"))
+                return
+            if ended:
+                yield self.env.timeout(self.zk_reconnect_ms)  # 1.0's ZkClient: a new session, the write retried
+            yield self.env.timeout(self.zk_latency_ms)
+            st = zombie["state"][tp]
+            new = {**st, **change, "leader_epoch": st["leader_epoch"] + 1}
+            data = {"leader": new["leader"], "leader_epoch": new["leader_epoch"], "isr": list(new["isr"])}
+            try:
+                self.zk.apply(
+                    SetData(state_path(tp), {**data, "controller_epoch": epoch}, version=st["zk_version"]),
+                    None,
+                    self.env.now,
+                )
+            except ZkError as e:
+                self.zombie_writes.append((self.env.now, zid, epoch, tp, e.code))
+                done.succeed()
+                return
+            new["zk_version"] = st["zk_version"] + 1
+            zombie["state"][tp] = new
+            self.zombie_writes.append((self.env.now, zid, epoch, tp, "NONE"))
+            state = {
+                "topic": tp[0],
+                "partition": tp[1],
+                **data,
+                "replicas": list(new["replicas"]),
+                "zk_version": new["zk_version"],
+                "controller_epoch": epoch,
+            }
+            for bid in new["replicas"]:
+                if bid in zombie["live"] and bid in self.brokers:
+                    self._zombie_send(zid, epoch, zombie, self.brokers[bid], "LeaderAndIsr", [state])
+            for bid in sorted(zombie["live"] & set(self.brokers)):
+                self._zombie_send(zid, epoch, zombie, self.brokers[bid], "UpdateMetadata", [state])
+            done.succeed()
+
+        self.env.process(run())
+
+    def _zombie_send(self, zid: int, epoch: int, zombie: dict, broker, api: str, states: list) -> None:
+        """A request from the deposed controller on broker ``zid``: through its own channel to ``broker`` (kept
+        from its reign, or opened again), with its id, its old epoch, and the broker epoch it knew."""
+        ch = next((c for c in self.zombie_channels if c.owner.id == zid and c.broker is broker and not c.removed), None)
+        if ch is None:
+            ch = ControllerChannel(self, broker, owner_id=zid, epoch=epoch)
+            self.zombie_channels.append(ch)
+        known = self.broker_epochs.get(broker.id, -1)
+        payload = {
+            "controller_id": zid,
+            "controller_epoch": epoch,
+            "broker_epoch": known if self.broker_epoch_check else -1,
+            "meant_for_broker_epoch": known,
+            "partition_states": [dict(s) for s in states],
+            "delete_partitions": False,
+            "stop": None,
+            "live_brokers": sorted(zombie["live"]),
+            "callback": None,
+            "batch": self.new_batch(),
+            "queued_ms": self.env.now,
+        }
+        req = Request(
+            api,
+            self._correlation,
+            f"controller-{zid}",
+            partitions=tuple((s["topic"], s["partition"]) for s in states),
+            payload=payload,
+            is_controller=True,
+            on_done=ch.owner.node.deferred(ch.answered),
+        )
+        self._correlation += 1
+        ch.enqueue(req)
 
     # -- its work runs in its broker's process ---------------------------------------------------------
     def _process(self, gen, at_ms: float = -math.inf):
@@ -286,16 +458,30 @@ class Controller:
                 if node is not None and node.incarnation != incarnation:
                     return  # the controller's broker stopped while this waited: the work stops with it
                 if node is not None and node.paused:
-                    # its broker is paused (a GC): the event thread holds, and goes on when it wakes; if it was
-                    # deposed meanwhile, its next ZooKeeper write fails (its session expired: SESSIONEXPIRED;
-                    # else the /controller_epoch check of every write, KAFKA-6082: BADVERSION) and it resigns
+                    # its broker is paused (a GC): the event thread holds, and goes on when it wakes
                     yield from node.gate()
-                    if node.incarnation != incarnation or (self.id, self.epoch) != bound:
+                    if node.incarnation != incarnation:
+                        return
+                    if (self.id, self.epoch) != bound:
+                        # deposed while it was paused: the event goes on in the old controller, whose next ZooKeeper
+                        # write meets the fences, or, with them off, lands (ControllerDeposed: the work says what it
+                        # was about to write). (Deposed under a live session, /controller deleted, the model still
+                        # lets the work finish as the new controller's: docs/architecture.md)
+                        self._deposed(gen, bound)
                         return
         except StopIteration:
             return
         finally:
             gen.close()
+
+    def _deposed(self, gen, bound) -> None:
+        """Tell work whose controller was deposed mid-event (``bound``: its id and epoch) by throwing
+        :class:`ControllerDeposed` into it; work that writes catches it (:meth:`_zombie_write`), other work ends."""
+        try:
+            gen.throw(ControllerDeposed(*bound))
+        except (ControllerDeposed, StopIteration):
+            return
+        raise RuntimeError("controller work must end once its controller is deposed (it yielded again)")
 
     # -- the channel ---------------------------------------------------------------------------------
     def new_batch(self) -> int:
@@ -347,9 +533,13 @@ class Controller:
             tps = tuple(partitions) if partitions is not None else tuple((s["topic"], s["partition"]) for s in states)
             stop = None
         ch = self.channel(broker)
+        known_epoch = self.broker_epochs.get(broker.id, -1)
         payload = {
             "controller_id": self.id,
             "controller_epoch": self.epoch if epoch is None else epoch,
+            # KIP-380: the broker epoch it is meant for (AbstractControlRequest.UNKNOWN_BROKER_EPOCH, -1, before 2.2)
+            "broker_epoch": known_epoch if self.broker_epoch_check else -1,
+            "meant_for_broker_epoch": known_epoch,  # the model's own record: the incarnation the controller knew
             "partition_states": states,
             "delete_partitions": delete_partitions,
             "stop": stop,
@@ -376,6 +566,88 @@ class Controller:
             enqueue()
         else:
             self.env.timeout(at_ms - self.env.now).callbacks.append(enqueue)
+
+    # -- ZooKeeper's data tree ---------------------------------------------------------------------------
+    def attach_zookeeper(self, zk) -> None:
+        """Write through ``zk`` from now on: ``/controller_epoch`` and ``/controller`` as they stand, then every
+        partition state the controller holds (the cluster attaches it before any topic exists)."""
+        self.zk = zk
+        zk.apply(Create("/controller_epoch", self.epoch))
+        if self.id >= 0:
+            zk.apply(Create("/controller", {"version": 1, "brokerid": self.id}))
+        for tp in self.state:
+            if tp not in self.new_partitions:
+                self._zk_create_state(tp)
+
+    def _zk_data(self, tp) -> dict:
+        """A state znode's data, as ``LeaderIsrAndControllerEpoch`` is written: the controller epoch of the writer."""
+        st = self.state[tp]
+        return {
+            "leader": st["leader"],
+            "leader_epoch": st["leader_epoch"],
+            "isr": list(st["isr"]),
+            "controller_epoch": self.epoch,
+        }
+
+    def _read_states(self) -> None:
+        """``onControllerFailover`` reads every partition's state znode: what a deposed controller wrote before
+        this read is what the new controller knows (the tree and the cache agree unless a zombie wrote)."""
+        if self.zk is None:
+            return
+        for tp, st in self.state.items():
+            z = self.zk.znodes.get(state_path(tp))
+            if z is not None and z.version != st["zk_version"]:
+                d = z.data
+                st.update(leader=d["leader"], leader_epoch=d["leader_epoch"], isr=list(d["isr"]), zk_version=z.version)
+
+    def _zk_create_state(self, tp) -> None:
+        """``createTopicPartitionStatesRaw``: the partition's state znode, version 0."""
+        if self.zk is not None:
+            self.zk.apply(Create(state_path(tp), self._zk_data(tp)), None, self.env.now)
+
+    def _zk_set_state(self, tp) -> None:
+        """``updateLeaderAndIsr``: setData at the version the controller cached (``zkVersion``), which must match.
+
+        It always does in the model: only a deposed controller still writing (a zombie) could move the znode under
+        the active one, and the cluster has none that writes (docs/architecture.md). A mismatch is refused loudly,
+        never silently overwritten."""
+        if self.zk is None:
+            return
+        st = self.state[tp]
+        try:
+            version = self.zk.apply(
+                SetData(state_path(tp), self._zk_data(tp), version=st["zk_version"] - 1), None, self.env.now
+            )
+        except ZkError as e:
+            raise RuntimeError(
+                f"controller {self.id} wrote {tp[0]}-{tp[1]} at zkVersion {st['zk_version'] - 1}, but ZooKeeper has "
+                f"another ({e}): only a zombie controller's write could do that, and the model has none that writes"
+            ) from e
+        assert version == st["zk_version"]
+
+    def _zk_delete_state(self, tp) -> None:
+        if self.zk is not None and state_path(tp) in self.zk.znodes:
+            self.zk.apply(Delete(state_path(tp)), None, self.env.now)
+
+    def _zk_elected(self) -> None:
+        """The election's writes: ``/controller`` (the winner's) and ``/controller_epoch`` + 1 (one multi, 2.1+)."""
+        if self.zk is None:
+            return
+        now, zk = self.env.now, self.zk
+        if "/controller" in zk.znodes:
+            # two elections overlapping (a second /controller deletion while one ran): the model's winners take turns;
+            # the tree keeps the last (ZooKeeper would have refused the second create: NODEEXISTS)
+            zk.apply(Delete("/controller"), None, now)
+        zk.apply(
+            Multi(
+                (
+                    Create("/controller", {"version": 1, "brokerid": self.id}),
+                    SetData("/controller_epoch", self.epoch, version=zk.znodes["/controller_epoch"].version),
+                )
+            ),
+            None,
+            now,
+        )
 
     # -- partition state -----------------------------------------------------------------------------
     def partition_state(self, tp) -> dict:
@@ -412,6 +684,8 @@ class Controller:
         if leader is None and not live:
             self.new_partitions.add(tp)
             self.failed_state_changes.append((self.env.now, *tp, "NewPartition", tuple(sorted(self._online()))))
+        else:
+            self._zk_create_state(tp)
 
     def _initialize(self, tp, online: set) -> bool:
         """``initializeLeaderAndIsrForPartitions`` for a partition still NewPartition: True when a replica is
@@ -424,6 +698,7 @@ class Controller:
             return False
         self.new_partitions.discard(tp)
         st["leader"], st["isr"] = live[0], live
+        self._zk_create_state(tp)
         self.decisions.append(
             (self.env.now, *tp, live[0], st["leader_epoch"], tuple(live), st["zk_version"], "NewPartition")
         )
@@ -489,7 +764,11 @@ class Controller:
             if new_leader not in st["isr"] or new_leader not in self.live_brokers:
                 self._election_failed(tp, new_leader, st, "PREFERRED_LEADER_NOT_AVAILABLE")
                 return
-            yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
+            try:
+                yield self.env.timeout(self.zk_latency_ms)  # the state znode is written first
+            except ControllerDeposed as deposed:  # it wakes, or goes on, deposed: the write it was making
+                self._zombie_write(deposed, tp, {"leader": new_leader})
+                return
             if self.state.get(tp) is not st:  # the topic's deletion completed meanwhile: the znode is gone
                 self._election_failed(tp, new_leader, st, "UNKNOWN_TOPIC_OR_PARTITION")
                 return
@@ -535,6 +814,7 @@ class Controller:
             st["leader"] = leader
         st["leader_epoch"] += 1
         st["zk_version"] += 1
+        self._zk_set_state(tp)
         if leader is not None and leader >= 0:
             self.decisions.append(
                 (self.env.now, tp[0], tp[1], leader, st["leader_epoch"], tuple(st["isr"]), st["zk_version"], was)
@@ -645,6 +925,7 @@ class Controller:
                 st = self.state[tp]
                 st["isr"] = list(isr)
                 st["zk_version"] += 1
+                self._zk_set_state(tp)
                 result[tp] = ("NONE", list(isr), st["leader_epoch"], st["zk_version"])
             req.result = result
             respond(req)
@@ -681,6 +962,7 @@ class Controller:
                 self.deleted_topics[topic] = self.env.now
                 for tp in tps:
                     self.state.pop(tp, None)
+                    self._zk_delete_state(tp)
                 for listener in self.topic_deleted_listeners:
                     listener(topic)
 
@@ -812,6 +1094,17 @@ class Controller:
         def work():
             if at_ms > self.env.now:
                 yield self.env.timeout(at_ms - self.env.now)
+            known, now_epoch = self.broker_epochs.get(bid, -1), self.brokers[bid].broker_epoch
+            if self.id >= 0 and bid in self.live_brokers and self.registered(bid) and now_epoch > known:
+                # processBrokerChange reads /brokers/ids: the broker registered again (a new session, a new czxid)
+                # before this was handled
+                if not self.broker_epoch_check:
+                    return  # the same ids as before (before 2.2, no epochs): nothing changed, as far as it can tell
+                # a bounce (KIP-380): its channel goes (removeBroker), then onBrokerFailure, then onBrokerStartup
+                # (the start-up that registration scheduled)
+                self.events.append(
+                    (self.env.now, self.id, "broker_bounced", {"broker": bid, "from": known, "to": now_epoch})
+                )
             was_shutting_down = bid in self.shutting_down
             self.live_brokers.discard(bid)
             self.shutting_down.discard(bid)
@@ -859,6 +1152,13 @@ class Controller:
                 yield self.env.timeout(at_ms - self.env.now)
             while self.id < 0:  # an election in progress: the new controller finds it live
                 yield self.env.timeout(self.zk_latency_ms)
+            if bid in self.live_brokers and (
+                not self.broker_epoch_check or self.broker_epochs.get(bid) == self.brokers[bid].broker_epoch
+            ):
+                # already live when this BrokerChange reads /brokers/ids: before 2.2 a bounce whose failure was never
+                # handled looks like nothing (the same ids); or this incarnation's start-up already ran
+                return
+            self.broker_epochs[bid] = self.brokers[bid].broker_epoch  # read with its registration
             existing = sorted(self.live_brokers & set(self.brokers))
             self.live_brokers.add(bid)
             live = sorted(self.live_brokers & set(self.brokers))
@@ -905,6 +1205,7 @@ class Controller:
                 self.events.append((self.env.now, self.id, "resigned", {"epoch": self.epoch}))
             old = self.brokers.get(self.id)
             if old is not None and old.online and old.node.paused:
+                self._keep_zombie()
                 # deposed while paused: it does not know yet. Its channels keep what they hold and send it when
                 # it wakes, until its Expire event (zombie_resigns); the new controller builds channels of its own
                 self.zombie_channels.extend(self._channels.values())
@@ -912,6 +1213,8 @@ class Controller:
             for bid in list(self._channels):
                 self._remove_channel(bid)
             self.id = -1
+            if self.zk is not None and "/controller" in self.zk.znodes:  # gone with its session, or deleted by hand
+                self.zk.apply(Delete("/controller"), None, self.env.now)
             while True:
                 yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
                 # the brokers that race: registered, and running (a paused one answers no watch)
@@ -928,6 +1231,7 @@ class Controller:
                 # its process stopped meanwhile: its session, and the /controller it created, went with it
             self.id, self.epoch = winner, self.epoch + 1
             epoch = self.epoch
+            self._zk_elected()
             self.client_id = f"controller-{winner}"
             self._correlation = 0
             self.shutting_down = set()
@@ -936,6 +1240,9 @@ class Controller:
             if (self.id, self.epoch) != (winner, epoch):
                 return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
             live = sorted(self.live_brokers & set(self.brokers))
+            for bid in live:  # it read every registration, and each broker's epoch with it
+                self.broker_epochs[bid] = self.brokers[bid].broker_epoch
+            self._read_states()
             topics = sorted({tp[0] for tp in self.state})
             self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
             batch = self.new_batch()

@@ -18,11 +18,10 @@ A small cluster on a simpy clock, every step a ZooKeeper operation (:mod:`.zooke
   state znode's ``zkVersion`` condition remains ("fencing off" is every 2.1+ fence off at once, not one
   Kafka version). Kafka's controller has one event thread; the model keeps only what that means here:
   the old controller's own ``Reelect`` waits until the event in progress ends (``busy_until``).
-- **the bounce** (:func:`broker_restart_race`, KIP-380): a broker's controlled shutdown leaves a
-  ``StopReplica`` in the controller's channel to it; the broker restarts before that request is delivered.
-  With the broker epoch (the ``czxid`` of ``/brokers/ids/<id>``), the controller sees the bounce and the
-  new incarnation rejects the old request (``STALE_BROKER_EPOCH``); without it, the restarted broker stops
-  a replica that should be fetching, and nobody notices.
+- **the broker epoch** (KIP-380) as the zombie meets it: the zombie re-registers after its ``Expire`` event
+  with a new ``czxid``, and what its channels still deliver to its own broker, meant for the previous
+  incarnation, is refused (``STALE_BROKER_EPOCH``). KIP-380's own race, a broker restarted before its ``StopReplica`` is
+  delivered, runs on the cluster: :func:`kafka_lab.sim.controller_fencing.broker_restart_race`.
 
 Every request applied by a broker that had already seen a newer controller epoch, every write by a
 deposed controller that ZooKeeper applied, and every request meant for a previous incarnation that was
@@ -53,7 +52,6 @@ __all__ = [
     "ElectionResult",
     "FencingResult",
     "ZOMBIE_SESSION_TIMEOUT_MS",
-    "broker_restart_race",
     "controller_election",
     "zombie_controller",
 ]
@@ -400,7 +398,7 @@ class _World:
         return fired
 
     def _broker_change(self, ctl, bid):
-        """BrokerChange for one id: gone → failure handling; back with a newer czxid → a bounce (KIP-380)."""
+        """BrokerChange for one id: gone → failure handling; back → start-up handling, with its new czxid."""
         yield self.env.timeout(RTT / 2)
         if self.env.now < self.event_busy_until:  # the event waits in the controller's queue
             yield self.env.timeout(self.event_busy_until - self.env.now)
@@ -415,13 +413,10 @@ class _World:
                 yield from self.handle_dead(ctl, [bid])
             return
         czxid = self.zk.znodes[f"/brokers/ids/{bid}"].czxid
-        known = bid in ctl.live
-        bounced = known and self.broker_epoch_check and czxid > ctl.broker_epochs.get(bid, -1)
-        if known and not bounced:
-            return  # nothing changed, as far as this controller can tell
-        if bounced:
-            self.log(ctl.b.id, f"broker {bid} bounced (epoch {ctl.broker_epochs[bid]} -> {czxid})")
-            self.channels.pop((ctl.b.id, bid), None)
+        if bid in ctl.live:
+            # nothing changed, as far as this controller can tell (a bounce, KIP-380, never happens in this world: the
+            # cluster's controller handles it, sim/controller_fencing.py)
+            return
         ctl.live.add(bid)
         ctl.broker_epochs[bid] = czxid
         hosted = [tp for tp, st in ctl.state.items() if bid in st["replicas"]]
@@ -702,73 +697,3 @@ def _damage(w: _World, beliefs: pd.DataFrame) -> dict:
         "two_leaders_believed": two,
         "metadata_names_a_non_leader": wrong,
     }
-
-
-#: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?)
-#: (:func:`~kafka_lab.sim.common.options.check_options`)
-_RESTART_RACE_RANGES = {"restart_ms": (False, 0, True), "backlog_ms": (False, 0, False)}
-
-
-def broker_restart_race(
-    *,
-    broker_epoch: bool,
-    seed: int = 0,
-    restart_ms: float | None = None,
-    backlog_ms: float | None = None,
-):
-    """Broker 3 shuts down (controlled) and restarts before the controller's StopReplica reaches it (KIP-380).
-
-    ``backlog_ms``: how long the StopReplica waits in the controller's channel (behind a big request;
-    default 200 to 2000 ms, drawn from ``seed``; at least 0); ``restart_ms``: how soon broker 3 is back
-    (default 20 to 150 ms; more than 0). Broker 3 follows ``orders-0``, led by broker 2.
-    """
-    if not isinstance(broker_epoch, bool):
-        raise TypeError(f"broker_epoch must be True or False, got {broker_epoch!r}")
-    check_seed(seed)
-    given = {"restart_ms": restart_ms, "backlog_ms": backlog_ms}
-    check_options({k: v for k, v in given.items() if v is not None}, _RESTART_RACE_RANGES)
-    parts = {"orders-0": [2, 3], "orders-1": [3, 2]}
-    w = _World([1, 2, 3], parts, seed=seed, broker_epoch_check=broker_epoch)
-    rng = w.rng
-    backlog = float(rng.uniform(200, 2000)) if backlog_ms is None else float(backlog_ms)
-    restart = float(rng.uniform(20, 150)) if restart_ms is None else float(restart_ms)
-    env = w.env
-    env.process(w.elect(w.brokers[1]))
-    b3 = w.brokers[3]
-
-    def script():
-        yield env.timeout(50)
-        ctl = w.brokers[1].controller
-        # the controller's channel to broker 3 is busy: the StopReplica waits behind it
-        ctl.send(3, "UpdateMetadata", list(parts))
-        ctl.send(3, "StopReplica", ["orders-0"])
-        w.log(1, "Shutting down broker 3; StopReplica(orders-0) queued")
-        # its ISR shrink and the leader move of orders-1 are written, the reply goes at once
-        yield from ctl.write("orders-1", {"leader": 2, "leader_epoch": 1, "isr": [2]})
-        ctl.publish(["orders-1"])
-        w.log(3, "controlled shutdown succeeded; stopping")
-        w.zk.close_session(b3.session, env.now)  # clean close: /brokers/ids/3 goes at once
-        b3.paused_until = env.now + restart
-        yield env.timeout(restart)
-        b3.leading, b3.following, b3.stopped, b3.known_epoch = {}, {"orders-0": (2, 0)}, set(), 0
-        b3.register()
-        w.log(3, f"restarted; registered with broker epoch {b3.broker_epoch}")
-
-    def slow_channel():
-        # the send thread to broker 3 has the StopReplica in flight behind a slow request; when broker 3's
-        # connection drops it reconnects and resends the same item (RequestSendThread); the controller's
-        # event thread is as busy, so the BrokerChange events wait as long
-        yield env.timeout(50)
-        w.event_busy_until = 50 + backlog
-        q = w.channels[(1, 3)]
-        stop = next(r for r in q if r["api"] == "StopReplica")
-        q.remove(stop)
-        yield env.timeout(backlog)
-        yield env.process(b3.handle(stop))
-
-    env.process(script())
-    env.process(slow_channel())
-    env.run(until=50 + restart + backlog + 2000)
-    replica = "stopped" if "orders-0" in b3.stopped else ("fetching" if "orders-0" in b3.following else "-")
-    damage = {"orders-0 on broker 3": replica, "controller believes broker 3 online": 3 in w.brokers[1].controller.live}
-    return _result(w, damage)

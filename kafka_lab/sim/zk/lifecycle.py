@@ -269,6 +269,7 @@ def _reinitialize(cluster, broker):
     env, ctl = cluster.env, cluster.controller
     yield env.timeout(ctl.zk_latency_ms)  # the reconnect, answered Expired
     broker.lifecycle.append((env.now, "session_expired_seen", None))
+    yield from ctl.zombie_busy(broker.id)  # fencing off: the event it woke in (its write retried) ends first
     ctl.zombie_resigns(broker.id)  # processExpire: onControllerResignation (nothing if it was not a controller)
     yield env.timeout(ctl.zk_latency_ms)  # a new session; registerBroker
     cluster.zk_sessions.renew(broker.id)
@@ -283,6 +284,7 @@ def _reelect(cluster, broker):
     resigns (``maybeResign``: ``onControllerResignation``)."""
     env, ctl = cluster.env, cluster.controller
     yield env.timeout(ctl.zk_latency_ms)
+    yield from ctl.zombie_busy(broker.id)  # fencing off: the event it woke in ends first (one event thread)
     ctl.zombie_resigns(broker.id)
 
 

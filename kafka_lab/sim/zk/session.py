@@ -42,6 +42,8 @@ class ZkSessions:
         self.session = dict.fromkeys(brokers, 1)
         self.silent_since: dict = dict.fromkeys(brokers)
         self.expired: dict = dict.fromkeys(brokers, False)
+        #: closed cleanly (a controlled shutdown), and not opened again yet: its znodes are gone
+        self.closed: dict = dict.fromkeys(brokers, False)
         self.expirations: list = []  # (time_ms, broker id, the session's id)
 
     def timeout_ms(self, bid: int) -> float:
@@ -73,7 +75,15 @@ class ZkSessions:
         self.session[bid] += 1
         self.silent_since[bid] = None
         self.expired[bid] = False
+        self.closed[bid] = True
 
     def renew(self, bid: int) -> None:
-        """A new session (a start-up, or the client's reinitialization after ``Expired``)."""
+        """A new session (a start-up, or the client's reinitialization after ``Expired``), and the broker's
+        registration ``/brokers/ids/<id>`` in it."""
         self.close(bid)
+        self.closed[bid] = False
+
+    def registered(self, bid: int) -> bool:
+        """Whether ``/brokers/ids/<bid>`` exists now: its session neither closed nor expired (a crashed broker's
+        stays until the session expires). What the controller reads when it handles a ``BrokerChange``."""
+        return not self.closed[bid] and not self.expired[bid]
