@@ -20,7 +20,8 @@ from kafka_lab.logs.messages import (
     truncating_log,
 )
 from kafka_lab.logs.requestlog import segment_bytes
-from kafka_lab.sim import controlled_shutdown, controller_failover, zombie_controller
+from kafka_lab.sim import controlled_shutdown, controller_failover
+from kafka_lab.sim.controller_fencing import zombie_in_cluster
 from kafka_lab.sim.last_isr import last_isr_run
 from kafka_lab.sim.zk.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.zk.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
@@ -237,16 +238,34 @@ def test_the_failover_panel_at_100k_partitions():
 
 
 def test_the_zombie_panel():
+    """Step 4's panel draws zombie_in_cluster runs (seed 1, the panel's 200 records/s, acks=1), and the lab's
+    account of them: every number the markdown quotes, from the same call and seed."""
     on = _text(ui.zombie_html(True, 8000.0, 1))
     off = _text(ui.zombie_html(False, 8000.0, 1))
-    assert "applied_stale = 0" in on and "STALE_CONTROLLER_EPOCH" in on and "failed: SESSIONEXPIRED" in on
-    assert "applied_stale = 0" not in off and "wrote orders-1" in off
+    assert "applied_stale = 0" in on and "failed: SESSIONEXPIRED" in on and "it sent nothing after its pause" in on
+    assert "applied_stale = 3" in off and "wrote orders-1: leader 3" in off
+    assert "(`applied_stale` = 3: the write and two requests)" in TEXT
     # the markdown's account of the damage, checked on the same run
-    r = zombie_controller(fencing=False, seed=1, pause_ms=8000.0)
+    kw = {"seed": 1, "pause_ms": 8000.0, "rate_per_s": ui.ZOMBIE_RATE_PER_S}
+    assert "sending 200 records/s with `acks=1`" in TEXT and ui.ZOMBIE_RATE_PER_S == 200
+    r = zombie_in_cluster(fencing=False, **kw)
     b = r.beliefs.set_index("partition").loc["orders-1"]
-    assert b["zookeeper"] == 3 and b["controller 2"] == 2
+    assert b["zookeeper"] == 3 and b["controller 3"] == 2  # controller 3: "broker 3 wins the election"
     assert b["broker 3"].startswith("leader") and b["broker 2"].startswith("follower")
-    assert b["broker 2"].endswith("metadata: 2")
+    assert all(b[f"broker {i}"].endswith("metadata: 2") for i in (1, 2, 3))  # "every broker's metadata"
+    assert r.stale_writes == 1 and r.requests[r.requests["applied_stale"]]["api"].tolist() == ["LeaderAndIsr"] * 2
+    assert r.damage["orders-1 records not written"] == 630 and "**630 records are never written**" in TEXT
+    assert r.damage["truncated records"] == r.damage["truncated where broker 1 led"] == 730
+    on_run = zombie_in_cluster(fencing=True, **kw)
+    assert on_run.applied_stale == 0
+    assert on_run.damage["truncated records"] == on_run.damage["truncated where broker 1 led"] == 110
+    assert "110 records with the fences on, 730 with them off" in TEXT
+    # acks=all: nothing truncated either way; the stuck producer's records are still never written without fences
+    for fencing in (True, False):
+        a = zombie_in_cluster(fencing=fencing, acks="all", **kw)
+        assert a.damage["truncated records"] == 0
+        assert a.damage["orders-1 records not written"] == (0 if fencing else 630)
+    assert "With `acks=all` the same runs truncate nothing" in TEXT
     short = _text(ui.zombie_html(False, 3000.0, 1))  # shorter than the 6000 ms session timeout
     assert "applied_stale = 0" in short
     # the header follows the slider: a 3 s pause is not "longer than the session timeout"
@@ -258,7 +277,16 @@ def test_the_zombie_panel():
     assert "applied_stale = 0" in deleted_on and "failed: BADVERSION" in deleted_on
     assert "SESSIONEXPIRED" not in deleted_on
     assert "applied_stale = 4" in deleted_off and "wrote orders-1: leader 3" in deleted_off
+    assert "`applied_stale` = 4" in TEXT
     assert "(its session alive)" in deleted_on
+    # "writes `orders-1`'s state 20 to 50 ms later": the event lag zombie_in_cluster draws
+    lags = [
+        zombie_in_cluster(fencing=True, seed=s, cause="znode_deleted")
+        .events["event"]
+        .str.extract(r"paused \((.*)\)")[0]
+        for s in range(3)
+    ]
+    assert all(20 <= float(x.dropna().iloc[0]) <= 50 for x in lags) and "20 to 50 ms later" in TEXT
 
 
 def test_the_restart_race_table():
@@ -277,8 +305,12 @@ def test_the_restart_race_table():
 
 def test_the_exercises_agree_with_what_the_lab_then_shows():
     assert check("07.shutdown_estimate", controlled_shutdown(partitions=10_000, version="1.1").duration_s).ok
-    assert ex.zombie_outcome()["rejected_by"] == [2, 3]
-    assert ex.zombie_outcome()["write_error"] == "SESSIONEXPIRED"
+    assert ex.zombie_outcome() == {
+        "requests_after_pause": 0,
+        "write_error": "SESSIONEXPIRED",
+        "resigned": True,
+        "applied_stale": 0,
+    }
     assert ex.deleted_znode_outcome() == {"write_error": "BADVERSION", "resigned": True, "applied_stale": 0}
     assert ex.restart_outcome()["off"] == "stopped"
 

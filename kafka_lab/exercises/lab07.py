@@ -15,7 +15,8 @@ import re
 
 from kafka_lab.exercises import correct, exercise, incorrect
 from kafka_lab.exercises.answers import Choices, choice, number
-from kafka_lab.sim import broker_restart_race, zombie_controller
+from kafka_lab.sim import broker_restart_race
+from kafka_lab.sim.controller_fencing import zombie_in_cluster
 from kafka_lab.sim.last_isr import last_isr_run
 from kafka_lab.sim.zk.controller_scale import CALIBRATION, controlled_shutdown_closed_form, failover_closed_form
 
@@ -202,63 +203,71 @@ def _(answer):
 
 WHO_REJECTS_CHOICES = Choices(
     {
-        "a": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); ZooKeeper rejects the write "
-        "with BADVERSION, on /controller_epoch's version",
-        "b": "brokers 2 and 3 reject the UpdateMetadata (STALE_CONTROLLER_EPOCH); the write fails SESSIONEXPIRED: "
-        "it goes out on the session ZooKeeper ended during the pause",
-        "c": "the brokers accept the UpdateMetadata, ZooKeeper rejects the write",
+        "a": "ZooKeeper takes the write; brokers 2 and 3 reject its LeaderAndIsr (STALE_CONTROLLER_EPOCH)",
+        "b": "ZooKeeper fails the write SESSIONEXPIRED; no LeaderAndIsr reaches a broker",
+        "c": "ZooKeeper fails the write BADVERSION on /controller_epoch; brokers 2 and 3 reject its LeaderAndIsr",
         "d": "nobody: orders-1's state znode still has the zkVersion the zombie cached, so everything goes through",
     }
 )
 
 
 def zombie_outcome() -> dict:
-    r = zombie_controller(fencing=True, seed=SEED)
-    z = r.requests[r.requests["controller_epoch"] == 1]
-    rejected = sorted(int(b) for b in z[z["error"] == "STALE_CONTROLLER_EPOCH"]["broker"].unique())
+    """The lab's GC zombie with fencing on (:func:`~kafka_lab.sim.controller_fencing.zombie_in_cluster`, seed 1):
+    the write's error, the brokers that answered an epoch-1 request after the pause, and what took effect."""
+    r = zombie_in_cluster(fencing=True, seed=SEED, pause_ms=8000.0)
+    start = r.events[r.events["event"].str.startswith("paused")]["time_ms"].iloc[0]
+    late = r.requests[(r.requests["controller_epoch"] == 1) & (r.requests["time_ms"] > start)]
     failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
-    return {"rejected_by": rejected, "write_error": failed[0] if failed else None, "applied_stale": r.applied_stale}
+    return {
+        "requests_after_pause": len(late),
+        "write_error": failed[0] if failed else None,
+        "resigned": bool(r.events["event"].str.startswith("zombie_resigned").any()),
+        "applied_stale": r.applied_stale,
+    }
 
 
 @exercise(
     "07.who_rejects",
     solution="b",
     wrong=["a", "c", "d", "A)x"],
-    prompt="Kafka 2.1+, fencing on. Controller 1 (epoch 1) wakes from a GC longer than its session timeout; "
-    "broker 2 is now the controller with epoch 2. The zombie sends the UpdateMetadata it had queued to every "
-    "broker, and writes orders-1's new state. Who rejects what? Answer with a letter: "
-    + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
-    explanation="Brokers keep the highest controller epoch they have seen and refuse anything older. Since 1.1 "
-    "the ZooKeeper client opens a new session only once the controller has processed its Expire event "
-    "(beforeInitializingSession), which waits behind the event in progress: that event's write goes out on the "
-    "expired session. The epoch check on /controller_epoch (KAFKA-6082) is for a deposed controller whose "
-    "session is alive.",
+    prompt="Kafka 2.1+, fencing on. Controller 1 (epoch 1) was writing orders-1's new state (leader 3) when a GC "
+    "paused it for longer than its session timeout; broker 3 is now the controller with epoch 2. The zombie wakes "
+    "in the same event: it writes the state, and would then send the LeaderAndIsr. Who rejects what? Answer with "
+    "a letter: " + "; ".join(f"({k}) {v}" for k, v in WHO_REJECTS_CHOICES.items()),
+    explanation="Since 1.1 the ZooKeeper client opens a new session only once the controller has processed its "
+    "Expire event (beforeInitializingSession), which waits behind the event in progress: that event's write goes "
+    "out on the expired session and fails. The controller sends a LeaderAndIsr only after its ZooKeeper write "
+    "succeeded, so nothing reaches a broker; the brokers' epoch check would refuse it if it did. The check on "
+    "/controller_epoch (KAFKA-6082) is for a deposed controller whose session is alive.",
 )
 def _(answer):
     got = choice(answer, WHO_REJECTS_CHOICES)
     if got is None:
         return incorrect(f"{answer!r} is not one of the letters a, b, c, d.", hint='answer like "b".')
     t = zombie_outcome()
-    truth = "b" if t["rejected_by"] == [2, 3] and t["write_error"] == "SESSIONEXPIRED" else "?"
+    fenced = t["write_error"] == "SESSIONEXPIRED" and t["requests_after_pause"] == 0 and t["resigned"]
+    truth = "b" if fenced and t["applied_stale"] == 0 else "?"
     if got == truth:
         return correct(
-            f"in the model brokers {t['rejected_by']} answer STALE_CONTROLLER_EPOCH and the write fails "
-            f"{t['write_error']}; then the Expire event makes the zombie resign. Nothing from epoch 1 takes effect."
+            f"in the model the write fails {t['write_error']}, the zombie sends no request after its pause "
+            f"({t['requests_after_pause']}), and its Expire event makes it resign. Nothing from epoch 1 takes effect."
         )
     if got == "a":
         return incorrect(
-            "the write would fail on the epoch check if it reached the data tree, but it never gets that far.",
+            "the controller writes to ZooKeeper first and tells the brokers only what ZooKeeper took; and ZooKeeper "
+            "does not take a write on a session it has ended.",
             hint="which session does the zombie's ZooKeeper client still hold when the write goes out?",
         )
     if got == "c":
         return incorrect(
-            "brokers 2 and 3 have already heard from controller 2 (epoch 2).",
-            hint="what does a broker do with a request whose controller epoch is lower than the one it knows?",
+            "the write would fail on the epoch check if it reached the data tree, but it never gets that far; and "
+            "a failed write is never followed by a LeaderAndIsr.",
+            hint="which session does the zombie's ZooKeeper client still hold when the write goes out?",
         )
     return incorrect(
-        "that is 1.0: its ZkClient reconnected with a new session and retried, and the zkVersion check alone let "
-        "the zombie's write in.",
-        hint="the brokers check one thing in every control request, and the session is another.",
+        "that is 1.0, or fencing off: the ZooKeeper client reconnected with a new session and retried, and the "
+        "zkVersion check alone let the zombie's write in.",
+        hint="ZooKeeper checks the session of every request before anything else.",
     )
 
 
@@ -274,11 +283,11 @@ FENCE_LEFT_CHOICES = Choices(
 
 def deleted_znode_outcome() -> dict:
     """The talk's second zombie, with fencing on: what refused the old controller's write, and what it did."""
-    r = zombie_controller(fencing=True, seed=SEED, cause="znode_deleted")
+    r = zombie_in_cluster(fencing=True, seed=SEED, cause="znode_deleted")
     failed = r.events["event"].str.extract(r"write of orders-1 failed: (\w+)")[0].dropna().tolist()
     return {
         "write_error": failed[0] if failed else None,
-        "resigned": bool(r.events["event"].str.contains("Controller epoch zkVersion check fails").any()),
+        "resigned": bool(r.events["event"].str.startswith("zombie_resigned").any()),
         "applied_stale": r.applied_stale,
     }
 
@@ -287,13 +296,13 @@ def deleted_znode_outcome() -> dict:
     "07.fence_left",
     solution="c",
     wrong=["a", "b", "d"],
-    prompt="Kafka 2.1+, fencing on. An administrator deletes /controller; the other brokers elect controller 2 "
+    prompt="Kafka 2.1+, fencing on. An administrator deletes /controller; the other brokers elect a new controller "
     "(epoch 2) at once. Controller 1's session is alive, and it is in an event that writes orders-1's new state a "
     "few ms later. Which fence stops that write? Answer with a letter: "
     + "; ".join(f"({k}) {v}" for k, v in FENCE_LEFT_CHOICES.items()),
     explanation="With the session alive, ZooKeeper takes the request; since 2.1 (KAFKA-6082) every controller "
-    "write is multi(check /controller_epoch at the version this controller set, write), and controller 2's election "
-    "bumped that version. The talk's second kind of zombie.",
+    "write is multi(check /controller_epoch at the version this controller set, write), and the new controller's "
+    "election bumped that version. The talk's second kind of zombie.",
 )
 def _(answer):
     got = choice(answer, FENCE_LEFT_CHOICES)
@@ -303,8 +312,8 @@ def _(answer):
     truth = "c" if t["write_error"] == "BADVERSION" and t["resigned"] and t["applied_stale"] == 0 else "?"
     if got == truth:
         return correct(
-            f"in the model the write fails {t['write_error']} on /controller_epoch's version; controller 1 logs "
-            "'Controller epoch zkVersion check fails' and resigns. Nothing from epoch 1 takes effect."
+            f"in the model the write fails {t['write_error']} on /controller_epoch's version (Kafka logs 'Controller "
+            "epoch zkVersion check fails') and controller 1 resigns. Nothing from epoch 1 takes effect."
         )
     if got == "a":
         return incorrect(
@@ -320,7 +329,7 @@ def _(answer):
     return incorrect(
         "that is what happens before 2.1, or with fencing off: only the state znode's zkVersion is checked, and it "
         "still matches.",
-        hint="what did controller 2's election change in ZooKeeper?",
+        hint="what did the new controller's election change in ZooKeeper?",
     )
 
 

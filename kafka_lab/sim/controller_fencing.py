@@ -41,6 +41,7 @@ from .zk.session import ZK_SESSION_TIMEOUT_MS
 __all__ = [
     "RACE_ASSIGNMENT",
     "ZOMBIE_ASSIGNMENT",
+    "ZOMBIE_SESSION_TIMEOUT_MS",
     "broker_restart_race",
     "cluster_beliefs",
     "cluster_events",
@@ -251,6 +252,9 @@ def cluster_result(c, damage: dict) -> FencingResult:
 #: the zombie's topic, as the side world's: six partitions on three brokers, two replicas each
 ZOMBIE_ASSIGNMENT = {0: [1, 2], 1: [2, 3], 2: [3, 1], 3: [1, 3], 4: [2, 1], 5: [3, 2]}
 
+#: ``zookeeper.session.timeout.ms`` of :func:`zombie_in_cluster` unless given: 6000, the default up to 2.4
+ZOMBIE_SESSION_TIMEOUT_MS = 6000
+
 #: what :func:`zombie_in_cluster`'s times accept, when given: (whole number?, least, excluded?[, most, why])
 _ZOMBIE_RANGES = {
     "pause_ms": (
@@ -274,7 +278,7 @@ def zombie_in_cluster(
     pause_ms: float | None = None,
     reconnect_ms: float | None = None,
     pause_at_ms: float | None = None,
-    session_timeout_ms: int = 6000,
+    session_timeout_ms: int = ZOMBIE_SESSION_TIMEOUT_MS,
     acks="1",
     rate_per_s: float = 600.0,
     cause: str = "gc_pause",

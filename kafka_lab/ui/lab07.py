@@ -34,7 +34,7 @@ from kafka_lab.sim import (
     default_costs,
     shutdown_in_cluster,
 )
-from kafka_lab.sim import zombie_controller as _zombie
+from kafka_lab.sim.controller_fencing import ZOMBIE_SESSION_TIMEOUT_MS, zombie_in_cluster
 from kafka_lab.sim.last_isr import last_isr_run
 from kafka_lab.sim.zk.controller_scale import (
     CALIBRATION,
@@ -43,7 +43,6 @@ from kafka_lab.sim.zk.controller_scale import (
     controlled_shutdown_closed_form,
     failover_closed_form,
 )
-from kafka_lab.sim.zk.fencing import ZOMBIE_SESSION_TIMEOUT_MS
 
 from . import GREY, INK, PALETTE, TEMPLATE, html_table, primary, primary_output, show_figure
 
@@ -51,6 +50,7 @@ __all__ = [
     "PARTITION_COUNTS",
     "SHUTDOWN_COUNTS",
     "ZOMBIE_CAUSE_LABELS",
+    "ZOMBIE_RATE_PER_S",
     "calibration_html",
     "cluster_shutdown_html",
     "election_html",
@@ -528,14 +528,22 @@ ZOMBIE_CAUSE_LABELS = {
 }
 
 
+#: the panel's producer rate: a third of ``zombie_in_cluster``'s default, so a 20 s pause answers in under 0.5 s CPU
+ZOMBIE_RATE_PER_S = 200.0
+
+
 def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cause: str = "gc_pause") -> str:
-    r = _zombie(fencing=fencing, seed=seed, pause_ms=pause_ms, cause=cause)
-    start = r.events[r.events["event"].str.contains("paused|deleted /controller")]["time_ms"].iloc[0]
+    """The zombie controller on the cluster (:func:`~kafka_lab.sim.controller_fencing.zombie_in_cluster`, producer
+    at :data:`ZOMBIE_RATE_PER_S`, acks=1): the damage, what everyone believes, the old controller's requests and
+    writes from its pause on, and what happened."""
+    kw = {"pause_ms": pause_ms} if cause == "gc_pause" else {}
+    r = zombie_in_cluster(fencing=fencing, seed=seed, cause=cause, rate_per_s=ZOMBIE_RATE_PER_S, **kw)
+    start = r.events[r.events["event"].str.startswith("paused")]["time_ms"].iloc[0]
     req = r.requests[(r.requests["controller_epoch"] == 1) & (r.requests["time_ms"] > start)]
     late = req[["time_ms", "broker", "api", "controller_epoch", "error", "applied_stale"]]
     late = late.assign(time_ms=late["time_ms"].round(1))
     ev = r.events.assign(time_ms=r.events["time_ms"].round(1))
-    dmg = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in r.damage.items())
+    dmg = "; ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in r.damage.items())
     colour = GREY if r.applied_stale == 0 else PALETTE[3]
     label = ZOMBIE_CAUSE_LABELS[cause]
     if cause == "gc_pause" and pause_ms is not None:  # the header follows the slider
@@ -548,7 +556,7 @@ def zombie_html(fencing: bool, pause_ms: float | None = None, seed: int = 1, cau
         "<b>What everyone believes afterwards</b> (each broker: its own role; its metadata cache's leader)"
         + _frame_html(r.beliefs)
         + "<b>The old controller's requests from then on</b>"
-        + _frame_html(late)
+        + (_frame_html(late) if len(late) else "<p>none: it sent nothing after its pause</p>")
         + "<b>What happened</b>"
         + _frame_html(ev)
     )
