@@ -55,8 +55,8 @@ conditional writes and ``multi``; serial and pipelined clients), :mod:`.zk.contr
 (:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
 against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller_election`,
 :func:`zombie_controller`, in a small world of their own), :mod:`.controller_fencing` (:func:`broker_restart_race`:
-KIP-380's bounce on the cluster) and :mod:`.shutdown_cluster` (:func:`shutdown_in_cluster`: the same shutdown
-through the cluster's brokers)::
+KIP-380's bounce on the cluster; ``zombie_in_cluster``: the zombie controller on it, what lab 07 shows) and
+:mod:`.shutdown_cluster` (:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
 
     >>> from kafka_lab.sim import controlled_shutdown
     >>> old, new = (controlled_shutdown(partitions=10_000, version=v) for v in ("1.0", "1.1"))

@@ -2,8 +2,9 @@
 
 :func:`zombie_in_cluster` is the talk's zombie controller on a :class:`~kafka_lab.sim.cluster.Cluster`, with every
 2.1+ fence on or off (``Cluster(controller_fencing=...)``; the rules are :mod:`.zk.controller`'s, see its
-``_zombie_write``), for both causes: a pause past the session, or ``/controller`` deleted mid-event. It is not yet
-what lab 07 shows: the lab's ``zombie_controller`` still runs in :mod:`.zk.fencing`'s small world.
+``_zombie_write``), for both causes: a pause past the session, or ``/controller`` deleted mid-event. It is what lab
+07's Step 4 shows (``kafka_lab.ui.lab07.zombie_panel``, exercises ``07.who_rejects`` and ``07.fence_left``); the
+side world's ``zombie_controller`` (:mod:`.zk.fencing`) is no longer in the lab.
 
 :func:`broker_restart_race` is KIP-380's bounce on a :class:`~kafka_lab.sim.cluster.Cluster`: its controller
 (:mod:`.zk.controller`), its brokers' ``KafkaApis`` (:mod:`.server.apis`), their ZooKeeper sessions
