@@ -289,6 +289,31 @@ def test_the_zombie_panel():
     assert all(20 <= float(x.dropna().iloc[0]) <= 50 for x in lags) and "20 to 50 ms later" in TEXT
 
 
+def test_without_fencing_the_producer_is_refused_by_the_follower_its_metadata_names(monkeypatch):
+    """Step 4's "The producer is sent to a follower, is refused, asks again and is sent there again": in the
+    panel's run without fences, after the zombie's LeaderAndIsr broker 2 (a follower now) answers the producer's
+    orders-1 batches NOT_LEADER_OR_FOLLOWER again and again, with metadata requests in between."""
+    import kafka_lab.sim.controller_fencing as cf
+
+    made = []
+
+    class Recorded(cf.Cluster):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            made.append(self)
+
+    monkeypatch.setattr(cf, "Cluster", Recorded)
+    r = cf.zombie_in_cluster(fencing=False, seed=1, pause_ms=8000.0, rate_per_s=ui.ZOMBIE_RATE_PER_S)
+    (wrote,) = r.events[r.events["event"].str.startswith("wrote orders-1")]["time_ms"]
+    after = [q for q in made[0].log if q.start > wrote]
+    refused = [
+        q for q in after if q.api == "Produce" and ("orders", 1) in q.partitions and q.error == "NOT_LEADER_OR_FOLLOWER"
+    ]
+    assert {q.connection.broker_id for q in refused} == {2} and len(refused) > 10
+    assert sum(q.api == "Metadata" for q in after) > 10
+    assert "The producer is sent to a follower, is refused, asks again and is sent there again" in TEXT
+
+
 def test_the_restart_race_table():
     text = _text(ui.restart_race_table())
     assert re.search(r"without \(before 2\.2\) NONE stopped 2 no no", text), text

@@ -592,7 +592,7 @@ def zombie_panel(seed: int = 1) -> widgets.VBox:
         [
             widgets.HTML(
                 f"zookeeper.session.timeout.ms = {ZOMBIE_SESSION_TIMEOUT_MS} (the 2.2 default); a pause shorter "
-                "than that is harmless."
+                f"than that is harmless. The producer sends {ZOMBIE_RATE_PER_S:g} records/s with acks=1."
             ),
             cause,
             fencing,
