@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..common.options import check_time
 from .alter_isr import AlterIsrManager
+from .node import check_pause_length
 
 __all__ = [
     "BrokerKRaft",
@@ -191,12 +192,6 @@ def crash_broker(cluster, broker_id: int, *, at_ms: float, down_ms: float | None
     env.process(run())
 
 
-#: a peer's request timeout (4.0, as 2.8: the clients' ``request.timeout.ms``, the follower's
-#: ``replica.socket.timeout.ms``, 30000): a pause this long would time out its peers' requests, which the model's
-#: followers do not (see :func:`pause_broker`; the ZooKeeper-mode pause has the same bound)
-PEER_REQUEST_TIMEOUT_MS = 30000.0
-
-
 def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> None:
     """A stop-the-world pause of ``broker_id``'s process from ``at_ms`` for ``for_ms`` (see the module); the resume is
     the host's, not a timer of the paused process. A broker that is not running then, or already paused, is left
@@ -205,12 +200,7 @@ def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> Non
     timeouts, and no longer (the model's followers have none)."""
     _check_fault(cluster, broker_id, at_ms)
     check_time("for_ms", for_ms)
-    if for_ms >= PEER_REQUEST_TIMEOUT_MS:
-        raise ValueError(
-            f"a pause of {for_ms} ms is past what the model holds: its peers' requests to the paused broker would "
-            f"time out after {PEER_REQUEST_TIMEOUT_MS:.0f} ms (request.timeout.ms, replica.socket.timeout.ms) and the "
-            "model's followers have no request timeout; pause less"
-        )
+    check_pause_length(for_ms)
     env, broker = cluster.env, cluster.brokers[broker_id]
 
     def run():

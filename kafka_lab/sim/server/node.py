@@ -40,7 +40,23 @@ from __future__ import annotations
 
 from simpy import Interrupt
 
-__all__ = ["Node", "ProcessStopped"]
+__all__ = ["Node", "ProcessStopped", "PEER_REQUEST_TIMEOUT_MS", "check_pause_length"]
+
+#: a peer's request timeout (2.8 and 4.0: the clients' ``request.timeout.ms``, the follower's
+#: ``replica.socket.timeout.ms``, 2.8's controller channel's ``controller.socket.timeout.ms``, all 30000): a pause this
+#: long would time out its peers' requests, which the model's peers do not have; both modes' pauses stop short of it
+PEER_REQUEST_TIMEOUT_MS = 30000.0
+
+
+def check_pause_length(for_ms: float) -> None:
+    """A stop-the-world pause the model holds: shorter than :data:`PEER_REQUEST_TIMEOUT_MS` (``for_ms`` already a
+    time in ms), else a ValueError that says why."""
+    if for_ms >= PEER_REQUEST_TIMEOUT_MS:
+        raise ValueError(
+            f"a pause of {for_ms} ms is past what the model holds: its peers' requests to the paused broker would "
+            f"time out after {PEER_REQUEST_TIMEOUT_MS:.0f} ms (request.timeout.ms, replica.socket.timeout.ms, "
+            "controller.socket.timeout.ms in 2.8) and the model's peers have no request timeout; pause less"
+        )
 
 
 class ProcessStopped:

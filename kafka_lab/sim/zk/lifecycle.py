@@ -61,6 +61,7 @@ from __future__ import annotations
 from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import ConnectionRefused
+from ..server.node import check_pause_length
 
 __all__ = [
     "restart_broker",
@@ -71,11 +72,6 @@ __all__ = [
     "CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS",
     "CONTROLLED_SHUTDOWN_MAX_RETRIES",
 ]
-
-#: a peer's request timeout (2.8: the producer's and consumer's ``request.timeout.ms``, the follower's
-#: ``replica.socket.timeout.ms``, the controller channel's ``controller.socket.timeout.ms``, all 30000): a pause this
-#: long would time out its peers' requests, which the model does not (see :func:`pause_broker`)
-PEER_REQUEST_TIMEOUT_MS = 30000.0
 
 #: ``controlled.shutdown.retry.backoff.ms`` and ``controlled.shutdown.max.retries`` (2.8 defaults)
 CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS = 5000.0
@@ -227,12 +223,7 @@ def pause_broker(cluster, broker_id: int, *, at_ms: float, for_ms: float) -> Non
     _check_fault(cluster, broker_id, at_ms)
     if isinstance(for_ms, bool) or not isinstance(for_ms, (int, float)) or not 0 <= for_ms < float("inf"):
         raise ValueError(f"for_ms is a time in ms, a finite number at least 0, got {for_ms!r}")
-    if for_ms >= PEER_REQUEST_TIMEOUT_MS:
-        raise ValueError(
-            f"a pause of {for_ms} ms is past what the model holds: its peers' requests to the paused broker would "
-            f"time out after {PEER_REQUEST_TIMEOUT_MS:.0f} ms (request.timeout.ms, replica.socket.timeout.ms, "
-            "controller.socket.timeout.ms in 2.8) and the model's clients have no request timeout; pause less"
-        )
+    check_pause_length(for_ms)
     env, broker = cluster.env, cluster.brokers[broker_id]
     sessions = cluster.zk_sessions
 
