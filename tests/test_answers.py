@@ -145,3 +145,11 @@ def test_choices_show_as_a_lettered_list():
     shown = CHOICES._repr_html_()
     assert shown.count("<li>") == 3 and "<b>(b)</b> the processor is blocked." in shown
     assert "&lt;" in Choices({"a": "x < y"})._repr_html_()
+
+
+def test_seconds_reads_a_unit_of_seconds_and_leaves_milliseconds_to_the_check():
+    from kafka_lab.exercises.answers import seconds
+
+    assert seconds("2.8 s") == seconds("2.8seconds") == seconds(" 2.8 sec ") == seconds(2.8) == 2.8
+    assert seconds("3000 ms") == 3000.0  # left in ms: the check says the question asks seconds
+    assert seconds("fast") is None and seconds(True) is None and seconds(10**400) is None

@@ -111,6 +111,14 @@ REPLICAS = ("replicas", "replica")
 BROKERS = ("brokers", "broker")
 
 
+def seconds(answer) -> float | None:
+    """A number of seconds: :func:`number`, with "2.8 s", "2.8 seconds" and "2.8s" read too (a trailing "ms" is
+    left as :func:`number` reads it, so a check can tell an answer given in milliseconds)."""
+    if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
+        answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
+    return number(answer)
+
+
 def number_in(answer, units: tuple[str, ...]) -> float | None:
     """The number of a text answer that ends with one of ``units`` (``"0.05 s"`` with :data:`SECONDS`,
     ``"4 per ms"`` with :data:`PER_MILLISECOND`, ``"36 replicas"`` with :data:`REPLICAS`), else None: how a

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.answers import Choices, choice, number
+from kafka_lab.exercises.answers import Choices, choice, number, seconds
 from kafka_lab.sim import broker_restart_race
 from kafka_lab.sim.controller_fencing import zombie_in_cluster
 from kafka_lab.sim.last_isr import last_isr_run
@@ -26,13 +26,6 @@ RTT = CALIBRATION["zk_rtt_ms"].value
 REPLY = CALIBRATION["zk_reply_ms"].value
 COMMIT = CALIBRATION["zk_commit_ms"].value
 WINDOW = int(CALIBRATION["max_in_flight"].value)
-
-
-def _seconds(answer) -> float | None:
-    """A number of seconds; "2.8 s", "2.8 seconds" and "2.8s" too (a trailing "ms" is left for number())."""
-    if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
-        answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
-    return number(answer)
 
 
 @exercise(
@@ -48,7 +41,7 @@ def _seconds(answer) -> float | None:
 )
 def _(answer):
     truth = controlled_shutdown_closed_form(partitions=PARTITIONS, version="1.1")
-    got = _seconds(answer)
+    got = seconds(answer)
     if got is None:
         return incorrect(f"{answer!r} is not a number of seconds.", hint="answer with a number, like 1.5.")
     if abs(got - truth) <= 0.15 * truth:

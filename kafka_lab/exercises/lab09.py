@@ -13,7 +13,7 @@ import functools
 import re
 
 from kafka_lab.exercises import correct, exercise, incorrect
-from kafka_lab.exercises.answers import SECONDS, Choices, choice, number, number_in, whole_number
+from kafka_lab.exercises.answers import SECONDS, Choices, choice, number, number_in, seconds, whole_number
 from kafka_lab.incident_stats import cached_run
 from kafka_lab.sim import (
     broker_fencing,
@@ -89,12 +89,6 @@ def _shown(answer) -> str:
     """The answer as feedback quotes it: at most 40 characters."""
     text = repr(answer)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _seconds(answer) -> float | None:
-    if isinstance(answer, str) and not answer.strip().lower().endswith("ms"):
-        answer = re.sub(r"\s*(seconds?|secs?|s)\s*$", "", answer.strip(), flags=re.I)
-    return number(answer)
 
 
 def _in_ms(answer) -> bool:
@@ -173,7 +167,7 @@ def _(answer):
 )
 def _(answer):
     truth = _kraft_failover().duration_s
-    got = _seconds(answer)
+    got = seconds(answer)
     if got is None:
         return incorrect(f"{_shown(answer)} is not a number of seconds.", hint="answer with a number, like 1.5.")
     if _in_ms(answer) or (got >= 1000 and 1.5 <= got / 1000 <= 4.5):
@@ -442,7 +436,7 @@ FENCE_PROMPT_NUMBERS = {"fault_s": 5.0, "pause_s": 15, "last_contact_s": 3.23}
 def _(answer):
     r = fencing_run()
     truth = r.fenced_ms / 1000
-    got = _seconds(answer)
+    got = seconds(answer)
     if got is None:
         return incorrect(f"{_shown(answer)} is not a number of seconds.", hint="answer with a number, like 10.")
     if _in_ms(answer):
