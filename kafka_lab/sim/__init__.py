@@ -54,7 +54,7 @@ The controller and ZooKeeper at scale (lab 07): :mod:`.zk.zookeeper` (znodes, ve
 conditional writes and ``multi``; serial and pipelined clients), :mod:`.zk.controller_scale`
 (:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
 against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller_election`,
-:func:`zombie_controller`, in a small world of their own), :mod:`.controller_fencing` (:func:`broker_restart_race`:
+in a small world of its own), :mod:`.controller_fencing` (:func:`broker_restart_race`:
 KIP-380's bounce on the cluster; ``zombie_in_cluster``: the zombie controller on it, what lab 07 shows) and
 :mod:`.shutdown_cluster` (:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
 
@@ -78,7 +78,7 @@ from .server.broker import Broker
 from .server.config import BrokerConfig, ModelSettings
 from .shutdown_cluster import shutdown_in_cluster
 from .zk.controller_scale import controlled_shutdown, controller_failover
-from .zk.fencing import controller_election, zombie_controller
+from .zk.fencing import controller_election
 
 __all__ = [
     "Broker",
@@ -114,5 +114,4 @@ __all__ = [
     "stale_metadata_incident",
     "truncation_incident",
     "unavailability_incident",
-    "zombie_controller",
 ]
