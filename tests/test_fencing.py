@@ -7,8 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_lab.sim import broker_restart_race
-from kafka_lab.sim.zk.fencing import controller_election
+from kafka_lab.sim import broker_restart_race, controller_election
 
 
 def test_first_election_gives_epoch_1_and_every_crash_one_more():

@@ -393,7 +393,7 @@ def test_a_new_controller_writes_a_deleted_topics_offline_replicas_but_sends_no_
     ctl.deleting.add(TOPIC)  # a deletion in progress
     c.brokers[3].shut_down()
     ctl.live_brokers.discard(3)
-    ctl.fail_over(at_ms=100.0, rng=c.rng("controller-election"))
+    ctl.fail_over(at_ms=100.0, rng=c.rng("controller-election"), by_hand=True)  # /controller deleted
     c.run(1_000.0)
     st = ctl.state[tp]
     assert st["leader"] == -1 and st["isr"] == [2]

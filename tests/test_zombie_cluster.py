@@ -199,6 +199,20 @@ def test_the_zombie_takes_the_edges_of_its_ranges():
     assert r.applied_stale == 0
 
 
+def test_a_deposed_controllers_write_that_reaches_zookeeper_before_the_new_election_lands():
+    """The /controller_epoch check is ZooKeeper's, against the version the old controller set: /controller deleted 1 ms
+    before its write, the new controller not yet elected, so the check passes and the write lands, with the fences
+    on. It is no stale write (nobody newer was elected), the new controller reads it when it starts, and what the old
+    controller then sends under epoch 1 is refused by brokers that heard from epoch 2, or applied before they did."""
+    r = zombie_in_cluster(fencing=True, seed=0, cause="znode_deleted", event_lag_ms=1.0)
+    ev = r.events
+    wrote = ev[ev["event"].str.startswith("wrote orders-1")]
+    elected = ev[ev["event"] == "elected (controller epoch 2)"]["time_ms"].iloc[0]
+    assert len(wrote) == 1 and wrote["time_ms"].iloc[0] < elected
+    assert r.stale_writes == 0 and r.applied_stale == 0
+    assert r.damage["controller_vs_zookeeper"] == 0 and r.damage["two_leaders_believed"] == 0
+
+
 def test_same_seed_same_zombie():
     a, b = zombie_in_cluster(fencing=False, seed=3), zombie_in_cluster(fencing=False, seed=3)
     assert a.damage == b.damage and a.requests.equals(b.requests) and a.events.equals(b.events)

@@ -45,6 +45,9 @@ class ZkSessions:
         #: closed cleanly (a controlled shutdown), and not opened again yet: its znodes are gone
         self.closed: dict = dict.fromkeys(brokers, False)
         self.expirations: list = []  # (time_ms, broker id, the session's id)
+        #: called with the broker id whenever one of its sessions ends (closed or expired): ZooKeeper's data tree
+        #: deletes that session's ephemeral znodes then (the cluster's controller: ``zk_session_ended``)
+        self.on_ended = None
 
     def timeout_ms(self, bid: int) -> float:
         return float(self.brokers[bid].config.zk_session_timeout_ms)
@@ -61,6 +64,8 @@ class ZkSessions:
             if self.session[bid] == session and self.silent_since[bid] == since and not self.expired[bid]:
                 self.expired[bid] = True
                 self.expirations.append((self.env.now, bid, session))
+                if self.on_ended is not None:
+                    self.on_ended(bid)
                 self.on_expired(bid)
 
         self.env.timeout(self.timeout_ms(bid)).callbacks.append(check)
@@ -72,6 +77,8 @@ class ZkSessions:
 
     def close(self, bid: int) -> None:
         """A clean close (``KafkaServer.shutdown``): the session ends now; nothing of it expires later."""
+        if self.on_ended is not None:
+            self.on_ended(bid)
         self.session[bid] += 1
         self.silent_since[bid] = None
         self.expired[bid] = False
