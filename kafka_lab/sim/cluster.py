@@ -327,7 +327,6 @@ class Cluster:
         self.controller.attach_zookeeper(self.zk)
         self.zk_sessions.on_ended = self.controller.zk_session_ended
         self.controller.broker_epoch_check = broker_epochs
-        self.controller.sessions = self.zk_sessions
         # the controller epoch's fences (2.1+ as a whole; lab 07's zombie switches them off to show what they stop)
         self.controller.fencing = controller_fencing
         for b in self.brokers.values():

@@ -33,8 +33,10 @@ tells the brokers:
   without partitions to the others, with every partition to it, ``LeaderAndIsr`` for each replica
   it holds, then an election for each offline partition it can lead (``triggerOnlinePartitionStateChange``);
 - **a new controller** (:meth:`Controller.fail_over`): the old one resigns (its queued requests are
-  dropped with its channels), the brokers race to create ``/controller``, the winner increments
-  ``/controller_epoch``, reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
+  dropped with its channels), the brokers race through the ZooKeeper data tree (:meth:`Controller._elect`:
+  read ``/controller``, read ``/controller_epoch``, one multi that creates ``/controller``, ephemeral, and
+  sets the epoch + 1 at the version read; the first multi wins, the others fail ``NODEEXISTS``), the
+  winner reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
   for every partition (``onControllerFailover``; brokers ignore a leader epoch they already have); then
   the replicas of brokers that are gone go offline and offline partitions elect, as above.
 
@@ -675,9 +677,9 @@ class Controller:
         broker is left to race. Every round, each running registered broker hears that ``/controller`` went (its
         watch fires) and runs its ``Reelect`` after a delay of its own: ``rng`` draws it, uniform up to one ZooKeeper
         round trip (the notification's way and the broker's event queue, together), or ``delays`` gives it, by
-        broker, for the first round. A round nobody wins (its winner's process stopped before the reply, or
-        ``/controller`` is still there: a crashed broker's session holds it) waits for ``/controller`` to go, and
-        they race again."""
+        broker, for the first round. A round nobody wins waits for ``/controller`` to go when it is still there (a
+        crashed broker's session holds it), else a round trip (its winner's process stopped before the reply, and
+        its session with it; or no racer was running), and they race again."""
         first = delays
         while True:
             # the brokers that race: every registered one (a paused one's Reelect runs when it wakes, :meth:`_zk_request`)
@@ -708,6 +710,8 @@ class Controller:
                 gone = self.env.event()
                 self.zk.watch("/controller", lambda _p, _e, gone=gone: gone.triggered or gone.succeed())
                 yield gone
+            else:  # its winner stopped before it heard, or every racer's process had stopped: again, a round trip on
+                yield self.env.timeout(self.zk_latency_ms)
 
     def _zk_request(self, broker, incarnation: int, op):
         """One request of ``broker``'s controller event thread to ZooKeeper, on its session: sent when its process

@@ -20,7 +20,9 @@ deletes its ephemeral znodes and fires the watches set on them: the controller's
 Simplifications: the server hears a client last at the instant it stops (Kafka's last ping may be up to a
 third of the timeout earlier, so a real session can expire a little sooner), and expiry is exact (the server
 checks in ``tickTime`` buckets). ZooKeeper's own data tree is :mod:`.zookeeper`; here only the sessions'
-lives are kept.
+lives are kept, and the tree is told when one ends (:attr:`ZkSessions.on_ended`: the controller closes the
+broker's session there, and ``/controller`` goes with it when it held it). The registrations ``/brokers/ids/<id>``
+are not in the tree yet, and the broker epoch is a counter, not their ``czxid`` (docs/architecture.md).
 """
 
 from __future__ import annotations
