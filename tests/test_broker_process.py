@@ -252,11 +252,11 @@ def test_a_controller_whose_broker_stopped_decides_and_sends_nothing():
 
 
 def test_a_broker_whose_process_stops_during_the_election_it_would_win_is_not_the_controller():
-    """controller-elected-after-its-broker-stopped. The brokers race to create ``/controller``, an ephemeral znode
-    of the creator's session (KafkaController.elect). Broker 1 begins its controlled shutdown at 100 ms and the
-    controller moves at 102 ms: broker 1's create lands first, but its process stops at 104.22 ms and its
-    session, and the znode, with it; the watch fires again and another broker wins. The model before this rule
-    made broker 1 the controller at 108.09 ms although it was down, and it sent 6 requests."""
+    """The brokers race to create ``/controller``, an ephemeral znode of the creator's session
+    (KafkaController.elect). Broker 1 begins its controlled shutdown at 100 ms and the controller moves at 102 ms:
+    broker 1 is the first to race, but its process stops at 104.22 ms, before its multi is sent, and its session
+    with it; another broker wins. The model before this rule made broker 1 the controller at 108.09 ms although it
+    was down, and it sent 6 requests. (A broker that stops after its multi won: tests/test_cluster_election.py.)"""
     c = Cluster(3, seed=0)
     c.log.keep_answered = True
     c.create_topic(TOPIC, 2, 3)

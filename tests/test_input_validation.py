@@ -42,10 +42,10 @@ from kafka_lab.sim import (
     purgatory_incident,
     shutdown_in_cluster,
     truncation_incident,
-    zombie_controller,
 )
 from kafka_lab.sim.common import options
 from kafka_lab.sim.common.options import ConfigTypeException, kafka_int
+from kafka_lab.sim.controller_fencing import zombie_in_cluster
 from kafka_lab.sim.experiments import backlog_table, controller_behind_backlog, load_sweep, steady_load
 from kafka_lab.sim.last_isr import last_isr_member
 from kafka_lab.sim.zk.controller_scale import calibration_table
@@ -97,7 +97,7 @@ BAD = [
     ("shutdown-seed", lambda: shutdown_in_cluster(version="1.1", control_plane=False, seed=-1), ValueError, "seed"),
     ("last-isr-seed", lambda: last_isr_member(seed=-1), ValueError, "seed is a non-negative int"),
     ("election-seed", lambda: controller_election(seed=-1), ValueError, "seed is a non-negative int"),
-    ("zombie-seed", lambda: zombie_controller(fencing=True, seed=2.0), TypeError, "seed is a non-negative int"),
+    ("zombie-seed", lambda: zombie_in_cluster(fencing=True, seed=2.0), TypeError, "seed is a non-negative int"),
     ("race-seed", lambda: broker_restart_race(broker_epoch=True, seed=True), TypeError, "seed is a non-negative"),
     ("shutdown-scale-seed", lambda: controlled_shutdown(partitions=100, version="1.1", seed=-1), ValueError, "seed"),
     ("failover-seed", lambda: controller_failover(partitions=100, version="1.1", seed="0"), TypeError, "seed"),
@@ -406,13 +406,13 @@ BAD = [
         "election-brokers-huge",
         lambda: controller_election(brokers=100_000),
         ValueError,
-        "brokers is at most 10,000, got 100,000: 10,000 brokers",
+        "brokers is at most 1,000, got 100,000: the cluster's own limit",
     ),
     (
         "election-rounds-huge",
         lambda: controller_election(brokers=1000, crashes=200),
         ValueError,
-        r"brokers x \(crashes \+ 1\) is at most 100,000",
+        r"brokers x \(crashes \+ 1\) is at most 10,000",
     ),
     (
         "shutdown-scale-huge",

@@ -20,12 +20,11 @@ from kafka_lab.logs.messages import (
     truncating_log,
 )
 from kafka_lab.logs.requestlog import segment_bytes
-from kafka_lab.sim import controlled_shutdown, controller_failover
+from kafka_lab.sim import controlled_shutdown, controller_election, controller_failover
 from kafka_lab.sim.controller_fencing import zombie_in_cluster
 from kafka_lab.sim.last_isr import last_isr_run
 from kafka_lab.sim.zk.controller import OFFLINE_STRATEGY, SHUTDOWN_STRATEGY
 from kafka_lab.sim.zk.controller_scale import CALIBRATION, TALK_FIGURES, controlled_shutdown_closed_form
-from kafka_lab.sim.zk.fencing import controller_election
 from kafka_lab.ui import PRIMARY_CONTROL, PRIMARY_OUTPUT
 from kafka_lab.ui import lab07 as ui
 

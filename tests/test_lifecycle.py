@@ -77,6 +77,22 @@ def test_a_partition_no_other_replica_can_lead_is_left_and_the_shutdown_retried_
     assert [b - a for a, b in pairwise(t_fail)] == pytest.approx([CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] * 2, abs=5)
 
 
+def test_a_controlled_shutdown_sent_to_a_broker_that_is_not_the_controller_is_stale_controller_epoch():
+    """2.8: ``doControlledShutdown`` on a broker that is not the active controller throws ControllerMovedException,
+    which the response carries as STALE_CONTROLLER_EPOCH (``Errors.forException``: error 11), not NOT_CONTROLLER; the
+    broker shutting down then tries again after ``controlled.shutdown.retry.backoff.ms``."""
+    c = _cluster(producers=0)
+    state = {tp: dict(st) for tp, st in c.controller.state.items()}
+    other = c.brokers[2]  # the controller is broker 1
+    conn = other.connect(other.config.inter_broker_listener_name, "3")
+    req = Request("ControlledShutdown", 0, "3", payload={"broker_id": 3, "broker_epoch": c.brokers[3].broker_epoch})
+    c.log.append(req)
+    conn.send(req)
+    c.run(50.0)
+    assert req.error == "STALE_CONTROLLER_EPOCH"
+    assert {tp: dict(st) for tp, st in c.controller.state.items()} == state and 3 not in c.controller.shutting_down
+
+
 def test_a_controlled_shutdown_from_an_older_broker_epoch_is_refused_and_changes_nothing():
     c = _cluster(producers=0)
     c.brokers[2].broker_epoch = 5
@@ -393,7 +409,7 @@ def test_a_new_controller_writes_a_deleted_topics_offline_replicas_but_sends_no_
     ctl.deleting.add(TOPIC)  # a deletion in progress
     c.brokers[3].shut_down()
     ctl.live_brokers.discard(3)
-    ctl.fail_over(at_ms=100.0, rng=c.rng("controller-election"))
+    ctl.fail_over(at_ms=100.0, rng=c.rng("controller-election"), by_hand=True)  # /controller deleted
     c.run(1_000.0)
     st = ctl.state[tp]
     assert st["leader"] == -1 and st["isr"] == [2]

@@ -117,7 +117,6 @@ REVEALING_CALLS = {
     "incidents_panel(": ("09.busy_broker", "09.hwm"),
     "fencing_panel(": ("09.fenced_at",),
     "zombie_panel(": ("07.who_rejects", "07.fence_left"),
-    "zombie_controller(": ("07.who_rejects", "07.fence_left"),
     "zombie_in_cluster(": ("07.who_rejects", "07.fence_left"),
     "restart_race_table(": ("07.broker_epoch",),
     "last_isr_table(": ("07.last_isr",),

@@ -16,12 +16,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafka_lab.sim import Cluster
 from kafka_lab.sim.controller_fencing import ZOMBIE_ASSIGNMENT, zombie_in_cluster
 from kafka_lab.sim.zk.controller import state_path
 
 TP = ("orders", 1)
+TIMEOUT = 6000  # zookeeper.session.timeout.ms up to 2.4, the zombie's
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -136,6 +139,78 @@ def test_a_deleted_controller_znode_is_fenced_by_the_epoch_check_alone(seed):
     assert wrote in ev and ev.index(wrote) < ev.index("zombie_resigned (controller epoch 1)")
     assert off.stale_writes == 1 and off.damage["controller_vs_zookeeper"] == 1
     assert off.damage["two_leaders_believed"] == 1
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    cause=st.sampled_from(["gc_pause", "znode_deleted"]),
+    pause=st.floats(0.2 * TIMEOUT, 3 * TIMEOUT),
+    reconnect=st.floats(0, 200),
+    pause_at=st.floats(50, 500),
+    lag=st.floats(0, 200),
+)
+def test_with_fencing_no_stale_request_or_write_is_ever_applied(seed, cause, pause, reconnect, pause_at, lag):
+    """Whatever the timings: nothing a deposed controller sends or writes is applied, every request applied under
+    a controller epoch came from one controller, and ZooKeeper and the active controller agree at the end."""
+    times = {"pause_ms": pause, "reconnect_ms": reconnect} if cause == "gc_pause" else {"event_lag_ms": lag}
+    r = zombie_in_cluster(fencing=True, seed=seed, cause=cause, pause_at_ms=pause_at, **times)
+    assert r.applied_stale == 0 and r.stale_writes == 0
+    applied = r.requests[r.requests["error"] == "NONE"]
+    assert (applied.groupby("controller_epoch")["controller_id"].nunique() == 1).all()
+    assert r.damage["controller_vs_zookeeper"] == 0 and r.damage["two_leaders_believed"] == 0
+    if cause == "gc_pause" and pause > TIMEOUT:  # deposed: its write went out on the ended session
+        assert r.events["event"].str.contains("failed: SESSIONEXPIRED").any()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), cause=st.sampled_from(["gc_pause", "znode_deleted"]))
+def test_without_fencing_the_damage_is_reproduced_whatever_the_seed(seed, cause):
+    """Past the session timeout (or with /controller deleted), the deposed controller's write lands and its
+    LeaderAndIsr is applied: ZooKeeper and the active controller disagree afterwards. "Fencing off" is every 2.2
+    fence off at once, the broker epoch (KIP-380, 2.2) too: every control request carries -1
+    (``UNKNOWN_BROKER_EPOCH``), and none is refused as stale."""
+    r = zombie_in_cluster(fencing=False, seed=seed, cause=cause)
+    assert r.stale_writes == 1 and r.applied_stale > 1
+    assert r.damage["controller_vs_zookeeper"] == 1 and r.damage["two_leaders_believed"] >= 1
+    assert not r.requests["error"].str.startswith("STALE_").any()
+    assert (r.requests["broker_epoch"] == -1).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_old_controller_cannot_win_the_reelection_while_its_event_thread_is_busy(seed):
+    """One event thread: the old controller's Reelect (its watch on /controller fires with the others') waits
+    behind the event it is in, so another broker wins epoch 2."""
+    for fencing in (True, False):
+        r = zombie_in_cluster(fencing=fencing, seed=seed, cause="znode_deleted")
+        won = r.events[r.events["event"] == "elected (controller epoch 2)"]
+        assert len(won) == 1 and won["broker"].iloc[0] != 1
+
+
+def test_a_pause_shorter_than_the_session_timeout_is_harmless_either_way():
+    for fencing in (True, False):
+        r = zombie_in_cluster(fencing=fencing, seed=2, pause_ms=TIMEOUT / 2)
+        assert r.applied_stale == 0 and r.stale_writes == 0
+        assert not r.events["event"].str.contains("controller epoch 2").any()
+
+
+def test_the_zombie_takes_the_edges_of_its_ranges():
+    r = zombie_in_cluster(fencing=True, seed=0, pause_ms=0, reconnect_ms=0, pause_at_ms=50, session_timeout_ms=1)
+    assert r.applied_stale == 0
+
+
+def test_a_deposed_controllers_write_that_reaches_zookeeper_before_the_new_election_lands():
+    """The /controller_epoch check is ZooKeeper's, against the version the old controller set: /controller deleted 1 ms
+    before its write, the new controller not yet elected, so the check passes and the write lands, with the fences
+    on. It is no stale write (nobody newer was elected), the new controller reads it when it starts, and what the old
+    controller then sends under epoch 1 is refused by brokers that heard from epoch 2, or applied before they did."""
+    r = zombie_in_cluster(fencing=True, seed=0, cause="znode_deleted", event_lag_ms=1.0)
+    ev = r.events
+    wrote = ev[ev["event"].str.startswith("wrote orders-1")]
+    elected = ev[ev["event"] == "elected (controller epoch 2)"]["time_ms"].iloc[0]
+    assert len(wrote) == 1 and wrote["time_ms"].iloc[0] < elected
+    assert r.stale_writes == 0 and r.applied_stale == 0
+    assert r.damage["controller_vs_zookeeper"] == 0 and r.damage["two_leaders_believed"] == 0
 
 
 def test_same_seed_same_zombie():

@@ -53,8 +53,8 @@ model is tested against.
 The controller and ZooKeeper at scale (lab 07): :mod:`.zk.zookeeper` (znodes, versions, sessions, watches,
 conditional writes and ``multi``; serial and pipelined clients), :mod:`.zk.controller_scale`
 (:func:`controlled_shutdown` and :func:`controller_failover` from 100 to 100k partitions, Kafka 1.0
-against 1.1+, with the calibration table), :mod:`.zk.fencing` (:func:`controller_election`,
-:func:`zombie_controller`, in a small world of their own), :mod:`.controller_fencing` (:func:`broker_restart_race`:
+against 1.1+, with the calibration table), :mod:`.controller_election` (:func:`controller_election`:
+the brokers race for ``/controller`` through the cluster's ZooKeeper), :mod:`.controller_fencing` (:func:`broker_restart_race`:
 KIP-380's bounce on the cluster; ``zombie_in_cluster``: the zombie controller on it, what lab 07 shows) and
 :mod:`.shutdown_cluster` (:func:`shutdown_in_cluster`: the same shutdown through the cluster's brokers)::
 
@@ -68,6 +68,7 @@ from .broker_fencing import BrokerFencing, broker_fencing
 from .clients.ledger import OUTCOMES
 from .cluster import Cluster, ClusterResults, cluster_properties
 from .common.distributions import Deterministic, Empirical, Exponential, LogNormal
+from .controller_election import controller_election
 from .controller_fencing import broker_restart_race
 from .incidents import purgatory_incident, stale_metadata_incident, truncation_incident, unavailability_incident
 from .kraft.scale import KRaftFailoverResult, KRaftShutdownResult, kraft_controlled_shutdown, kraft_failover
@@ -78,7 +79,6 @@ from .server.broker import Broker
 from .server.config import BrokerConfig, ModelSettings
 from .shutdown_cluster import shutdown_in_cluster
 from .zk.controller_scale import controlled_shutdown, controller_failover
-from .zk.fencing import controller_election, zombie_controller
 
 __all__ = [
     "Broker",
@@ -114,5 +114,4 @@ __all__ = [
     "stale_metadata_incident",
     "truncation_incident",
     "unavailability_incident",
-    "zombie_controller",
 ]

@@ -323,9 +323,10 @@ class Cluster:
         #: ZooKeeper's data tree: /controller, /controller_epoch and each partition's state znode, written by the
         #: controller (sim/zk/zookeeper.py); its sessions are still zk_sessions' (docs/architecture.md)
         self.zk = ZooKeeper()
-        self.controller.attach_zookeeper(self.zk)
-        self.controller.broker_epoch_check = broker_epochs
         self.controller.sessions = self.zk_sessions
+        self.controller.attach_zookeeper(self.zk)
+        self.zk_sessions.on_ended = self.controller.zk_session_ended
+        self.controller.broker_epoch_check = broker_epochs
         # the controller epoch's fences (2.1+ as a whole; lab 07's zombie switches them off to show what they stop)
         self.controller.fencing = controller_fencing
         for b in self.brokers.values():

@@ -3,8 +3,7 @@
 :func:`zombie_in_cluster` is the talk's zombie controller on a :class:`~kafka_lab.sim.cluster.Cluster`, with every
 2.1+ fence on or off (``Cluster(controller_fencing=...)``; the rules are :mod:`.zk.controller`'s, see its
 ``_zombie_write``), for both causes: a pause past the session, or ``/controller`` deleted mid-event. It is what lab
-07's Step 4 shows (``kafka_lab.ui.lab07.zombie_panel``, exercises ``07.who_rejects`` and ``07.fence_left``); the
-side world's ``zombie_controller`` (:mod:`.zk.fencing`) is no longer in the lab.
+07's Step 4 shows (``kafka_lab.ui.lab07.zombie_panel``, exercises ``07.who_rejects`` and ``07.fence_left``).
 
 :func:`broker_restart_race` is KIP-380's bounce on a :class:`~kafka_lab.sim.cluster.Cluster`: its controller
 (:mod:`.zk.controller`), its brokers' ``KafkaApis`` (:mod:`.server.apis`), their ZooKeeper sessions
@@ -23,12 +22,13 @@ Simplification: the controller's event thread and send threads are held by a GC 
 model's :meth:`~kafka_lab.sim.cluster.Cluster.pause`); in Kafka a busy event queue (a long event ahead) delays
 the BrokerChange just as well, and a slow request ahead delays the StopReplica.
 
-The results are :class:`~kafka_lab.sim.zk.fencing.FencingResult`, as the ZooKeeper side world's (the zombie
-controller's, still there: docs/architecture.md), with the same columns. This module needs a Cluster, so it
-sits above the rooms, which never import the cluster.
+Both return a :class:`FencingResult`. This module needs a Cluster, so it sits above the rooms, which never import
+the cluster.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -36,12 +36,13 @@ from .cluster import Cluster
 from .common.options import check_bool, check_options, check_seed
 from .network.request import IN_FLIGHT
 from .zk.controller import state_path
-from .zk.fencing import ZOMBIE_CAUSES, FencingResult
 from .zk.session import ZK_SESSION_TIMEOUT_MS
 
 __all__ = [
+    "FencingResult",
     "RACE_ASSIGNMENT",
     "ZOMBIE_ASSIGNMENT",
+    "ZOMBIE_CAUSES",
     "ZOMBIE_SESSION_TIMEOUT_MS",
     "broker_restart_race",
     "cluster_beliefs",
@@ -49,6 +50,18 @@ __all__ = [
     "cluster_requests",
     "zombie_in_cluster",
 ]
+
+
+@dataclass
+class FencingResult:
+    """What a fencing experiment left: ``applied_stale`` and what each party believes afterwards."""
+
+    applied_stale: int
+    beliefs: pd.DataFrame  #: per partition: ZooKeeper's leader, the active controller's, each broker's
+    requests: pd.DataFrame  #: every control request a broker handled, with its error
+    events: pd.DataFrame  #: elections, writes, failures, in time order
+    stale_writes: int = 0
+    damage: dict = field(default_factory=dict)
 
 
 #: what :func:`broker_restart_race`'s times accept, when given: (whole number?, least value, excluded?[, most, why])
@@ -250,11 +263,14 @@ def cluster_result(c, damage: dict) -> FencingResult:
     return FencingResult(applied, cluster_beliefs(c), req, cluster_events(c), stale_writes, damage)
 
 
-#: the zombie's topic, as the side world's: six partitions on three brokers, two replicas each
+#: the zombie's topic: six partitions on three brokers, two replicas each
 ZOMBIE_ASSIGNMENT = {0: [1, 2], 1: [2, 3], 2: [3, 1], 3: [1, 3], 4: [2, 1], 5: [3, 2]}
 
 #: ``zookeeper.session.timeout.ms`` of :func:`zombie_in_cluster` unless given: 6000, the default up to 2.4
 ZOMBIE_SESSION_TIMEOUT_MS = 6000
+
+#: what deposes the zombie: a GC pause past its session, or ``/controller`` deleted under it
+ZOMBIE_CAUSES = ("gc_pause", "znode_deleted")
 
 #: what :func:`zombie_in_cluster`'s times accept, when given: (whole number?, least, excluded?[, most, why])
 _ZOMBIE_RANGES = {

@@ -1,6 +1,6 @@
 """One broker's request path under load: the experiments on it (lab 03 runs them, the Spark lab sweeps
 ``load_sweep`` at scale, and their tests repeat them with the same seeds). The cluster's experiments are
-grouped the same way, by topic: :mod:`.incidents` (a leader change under load), :mod:`.zk.fencing`,
+grouped the same way, by topic: :mod:`.incidents` (a leader change under load), :mod:`.controller_election`, :mod:`.controller_fencing`,
 :mod:`.last_isr`, :mod:`.zk.lifecycle`, :mod:`.shutdown_cluster` and :mod:`.zk.controller_scale` (the controller).
 
 Each builds a :class:`~kafka_lab.sim.scenario.Scenario` from broker properties, so the dedicated

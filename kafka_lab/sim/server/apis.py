@@ -268,9 +268,16 @@ class KafkaApis:
         return controller
 
     def _ControlledShutdown(self, req):
-        """Handed to the controller (``handleControlledShutdownRequest``); answered when its work is done."""
-        if (controller := self._active_controller(req)) is not None:
-            controller.handle_controlled_shutdown(req, self.respond)
+        """Handed to the controller (``handleControlledShutdownRequest``); answered when its work is done. On a
+        broker that is not the controller, 2.8's ``doControlledShutdown`` throws ``ControllerMovedException``
+        ("Controller moved to another broker. Aborting controlled shutdown"), which ``Errors.forException``
+        answers ``STALE_CONTROLLER_EPOCH`` (error 11), not ``NOT_CONTROLLER``."""
+        controller = self.broker.cluster.controller if self.broker.cluster is not None else None
+        if controller is None or controller.id != self.broker.id:
+            req.error = "STALE_CONTROLLER_EPOCH"
+            self.respond(req)
+            return
+        controller.handle_controlled_shutdown(req, self.respond)
 
     def _AlterIsr(self, req):
         if (controller := self._active_controller(req)) is not None:

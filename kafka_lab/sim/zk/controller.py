@@ -33,8 +33,10 @@ tells the brokers:
   without partitions to the others, with every partition to it, ``LeaderAndIsr`` for each replica
   it holds, then an election for each offline partition it can lead (``triggerOnlinePartitionStateChange``);
 - **a new controller** (:meth:`Controller.fail_over`): the old one resigns (its queued requests are
-  dropped with its channels), the brokers race to create ``/controller``, the winner increments
-  ``/controller_epoch``, reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
+  dropped with its channels), the brokers race through the ZooKeeper data tree (:meth:`Controller._elect`:
+  read ``/controller``, read ``/controller_epoch``, one multi that creates ``/controller``, ephemeral, and
+  sets the epoch + 1 at the version read; the first multi wins, the others fail ``NODEEXISTS``), the
+  winner reads the cluster's state and sends ``UpdateMetadata`` and ``LeaderAndIsr``
   for every partition (``onControllerFailover``; brokers ignore a leader epoch they already have); then
   the replicas of brokers that are gone go offline and offline partitions elect, as above.
 
@@ -65,13 +67,11 @@ from __future__ import annotations
 import math
 from collections import deque
 
-import numpy as np
-
 from ..common.options import check_time
 from ..network.request import Request
 from ..network.socket_server import DISCONNECTED, ConnectionRefused
 from ..server.apis import CONTROLLER_APIS
-from .zookeeper import Create, Delete, Multi, SetData, ZkError
+from .zookeeper import Check, Create, Delete, GetData, Multi, SetData, ZkError, Znode
 
 #: ``RequestSendThread.backoff()``: ``pause(100, TimeUnit.MILLISECONDS)`` before a failed send is tried again
 CONTROLLER_SEND_RETRY_MS = 100.0
@@ -277,6 +277,18 @@ class Controller:
         #: attaches one (:meth:`attach_zookeeper`): ``/controller``, ``/controller_epoch`` and every partition's state
         #: znode, whose version is the ``zk_version`` the controller caches. None: the cache alone (a bare Controller)
         self.zk = None
+        #: each broker's session in that tree (:meth:`tree_session`): ``/controller`` is an ephemeral znode of the
+        #: winner's, and goes when the session ends (:meth:`zk_session_ended`)
+        self._tree_sessions: dict = {}
+        #: the election as 2.1+ makes it (KAFKA-6082): ``/controller`` and ``/controller_epoch`` in one multi. False:
+        #: as 1.0 to 2.0, the create alone, then the winner's conditional write of the epoch
+        self.election_multi = True
+        #: (time_ms, broker, outcome, detail): every broker's part in every election (:meth:`_elect`): "elected",
+        #: "controller_exists" (it read /controller: someone won), "controller_moved" (its create or epoch write
+        #: failed: ``ControllerMovedException``, then ``maybeResign``)
+        self.election_log: list = []
+        #: the zkVersion of ``/controller_epoch`` the active controller set (``ControllerContext.epochZkVersion``)
+        self.epoch_zk_version = 0
         for b in brokers.values():
             b.node.on_resume.append(lambda bid=b.id: self._owner_resumed(bid))
 
@@ -322,6 +334,9 @@ class Controller:
             },
             "live": set(self.live_brokers),
             "session": None if sessions is None else sessions.session[self.id],
+            # its ZooKeeper session and the /controller_epoch version it set (what its writes are conditional on)
+            "tree_session": None if self.zk is None else self.tree_session(self.id),
+            "epoch_zk_version": self.epoch_zk_version,
             "resigned": False,
         }
 
@@ -339,9 +354,12 @@ class Controller:
     def _zombie_write(self, deposed: ControllerDeposed, tp, change: dict) -> None:
         """The write a deposed controller was making when it woke (or went on) deposed, from what it knew.
 
-        Fencing on (2.1+): its session ended (a pause past the timeout), the write goes out on it and fails
-        ``SESSIONEXPIRED``; its session alive (``/controller`` deleted), the ``/controller_epoch`` check fails it
-        ``BADVERSION`` (``Controller epoch zkVersion check fails``). Nothing is written. Fencing off: a ZooKeeper
+        Fencing on (2.1+): the write goes to the data tree as ``multi(check /controller_epoch at the version this
+        controller set, setData)`` on its own session: once that session ended (a pause past the timeout) ZooKeeper
+        answers ``SESSIONEXPIRED``; with it alive (``/controller`` deleted), once a newer controller has set the
+        epoch, the check fails ``BADVERSION`` (``Controller epoch zkVersion check fails``:
+        ``ControllerMovedException``), and nothing is written; a write that reaches ZooKeeper before the new
+        controller's election lands, and the new controller reads it when it starts. Fencing off: a ZooKeeper
         client whose session ended reconnects with a new one (``zk_reconnect_ms``) and retries; the write is
         conditional on the state znode's zkVersion alone, and when it lands the zombie sends LeaderAndIsr to the
         partition's replicas and UpdateMetadata to the brokers it knew live, under its old controller epoch."""
@@ -355,25 +373,30 @@ class Controller:
 
         def run():
             ended = self._session_ended(zid, zombie)
-            if self.fencing:
-                yield self.env.timeout(self.zk_latency_ms)
-                self.zombie_writes.append((self.env.now, zid, epoch, tp, "SESSIONEXPIRED" if ended else "BADVERSION"))
-                return
-            if ended:
-                yield self.env.timeout(self.zk_reconnect_ms)  # 1.0's ZkClient: a new session, the write retried
-            yield self.env.timeout(self.zk_latency_ms)
             st = zombie["state"][tp]
             new = {**st, **change, "leader_epoch": st["leader_epoch"] + 1}
             data = {"leader": new["leader"], "leader_epoch": new["leader_epoch"], "isr": list(new["isr"])}
-            try:
-                self.zk.apply(
-                    SetData(state_path(tp), {**data, "controller_epoch": epoch}, version=st["zk_version"]),
-                    None,
-                    self.env.now,
+            write = SetData(state_path(tp), {**data, "controller_epoch": epoch}, version=st["zk_version"])
+            if self.fencing:
+                # KafkaZkClient.updateLeaderAndIsr, 2.1+: multi(check /controller_epoch at the version it set, setData)
+                # on its own session: SESSIONEXPIRED once that ended, else BADVERSION once a newer controller set the
+                # epoch (ControllerMovedException); before that (a short event after /controller was deleted) it lands
+                yield self.env.timeout(self.zk_latency_ms)
+                op, session = (
+                    Multi((Check("/controller_epoch", zombie["epoch_zk_version"]), write)),
+                    zombie["tree_session"],
                 )
+            else:
+                if ended:
+                    yield self.env.timeout(self.zk_reconnect_ms)  # 1.0's ZkClient: a new session, the write retried
+                yield self.env.timeout(self.zk_latency_ms)
+                op, session = write, None
+            try:
+                self.zk.apply(op, session, self.env.now)
             except ZkError as e:
                 self.zombie_writes.append((self.env.now, zid, epoch, tp, e.code))
-                done.succeed()
+                if done is not None:
+                    done.succeed()
                 return
             new["zk_version"] = st["zk_version"] + 1
             zombie["state"][tp] = new
@@ -391,7 +414,8 @@ class Controller:
                     self._zombie_send(zid, epoch, zombie, self.brokers[bid], "LeaderAndIsr", [state])
             for bid in sorted(zombie["live"] & set(self.brokers)):
                 self._zombie_send(zid, epoch, zombie, self.brokers[bid], "UpdateMetadata", [state])
-            done.succeed()
+            if done is not None:
+                done.succeed()
 
         self.env.process(run())
 
@@ -574,10 +598,28 @@ class Controller:
         self.zk = zk
         zk.apply(Create("/controller_epoch", self.epoch))
         if self.id >= 0:
-            zk.apply(Create("/controller", {"version": 1, "brokerid": self.id}))
-        for tp in self.state:
-            if tp not in self.new_partitions:
-                self._zk_create_state(tp)
+            zk.apply(
+                Create("/controller", {"version": 1, "brokerid": self.id}, ephemeral=True), self.tree_session(self.id)
+            )
+
+    def tree_session(self, bid: int):
+        """Broker ``bid``'s session in the data tree: the one of its registration now (the cluster's
+        :class:`~.session.ZkSessions` numbers them), opened at its first request; an ended one stays ended."""
+        key = (bid, self.sessions.session[bid] if self.sessions is not None else 1)
+        s = self._tree_sessions.get(key)
+        if s is None:
+            timeout = float(self.brokers[bid].config.zk_session_timeout_ms)
+            s = self._tree_sessions[key] = self.zk.open_session(bid, timeout, self.env.now)
+        return s
+
+    def zk_session_ended(self, bid: int) -> None:
+        """Broker ``bid``'s ZooKeeper session ended (closed, or expired): its ephemeral znodes go with it, and
+        ``/controller`` too when it holds it (the cluster's :class:`~.session.ZkSessions` calls this)."""
+        if self.zk is None:
+            return
+        for (b, _n), s in self._tree_sessions.items():
+            if b == bid and s.alive:
+                self.zk.close_session(s, self.env.now)
 
     def _zk_data(self, tp) -> dict:
         """A state znode's data, as ``LeaderIsrAndControllerEpoch`` is written: the controller epoch of the writer."""
@@ -629,25 +671,142 @@ class Controller:
         if self.zk is not None and state_path(tp) in self.zk.znodes:
             self.zk.apply(Delete(state_path(tp)), None, self.env.now)
 
-    def _zk_elected(self) -> None:
-        """The election's writes: ``/controller`` (the winner's) and ``/controller_epoch`` + 1 (one multi, 2.1+)."""
-        if self.zk is None:
-            return
-        now, zk = self.env.now, self.zk
-        if "/controller" in zk.znodes:
-            # two elections overlapping (a second /controller deletion while one ran): the model's winners take turns;
-            # the tree keeps the last (ZooKeeper would have refused the second create: NODEEXISTS)
-            zk.apply(Delete("/controller"), None, now)
-        zk.apply(
-            Multi(
-                (
-                    Create("/controller", {"version": 1, "brokerid": self.id}),
-                    SetData("/controller_epoch", self.epoch, version=zk.znodes["/controller_epoch"].version),
-                )
-            ),
-            None,
-            now,
-        )
+    # -- the election (KafkaController.elect, KafkaZkClient.registerControllerAndIncrementControllerEpoch) -------
+    def _race_for_controller(self, rng, *, delays=None):
+        """The brokers race for ``/controller`` until one wins: ``(winner, its epoch)``, or ``(None, None)`` when no
+        broker is left to race. Every round, each running registered broker hears that ``/controller`` went (its
+        watch fires) and runs its ``Reelect`` after a delay of its own: ``rng`` draws it, uniform up to one ZooKeeper
+        round trip (the notification's way and the broker's event queue, together), or ``delays`` gives it, by
+        broker, for the first round. A round nobody wins waits for ``/controller`` to go when it is still there (a
+        crashed broker's session holds it), else a round trip (its winner's process stopped before the reply, and
+        its session with it; or no racer was running), and they race again."""
+        first = delays
+        while True:
+            # the brokers that race: every registered one (a paused one's Reelect runs when it wakes, :meth:`_zk_request`)
+            live = sorted(self.live_brokers & set(self.brokers))
+            if not live:
+                return None, None
+            if first is None:
+                starts = dict(zip(live, rng.uniform(0.0, self.zk_latency_ms, size=len(live)).tolist(), strict=True))
+            else:
+                starts, first = {b: first[b] for b in live if b in first}, None
+            won = self.env.event()
+            left = [len(starts)]
+
+            def racer(bid, delay, won=won, left=left):
+                got = yield from self._elect(bid, delay)
+                if got is not None and not won.triggered:
+                    won.succeed(got)
+                left[0] -= 1
+                if left[0] == 0 and not won.triggered:
+                    won.succeed(None)
+
+            for bid, delay in starts.items():
+                self.env.process(racer(bid, delay))
+            got = yield won
+            if got is not None:
+                return got
+            if "/controller" in self.zk.znodes:  # held by a session that has not ended yet: wait for it to go
+                gone = self.env.event()
+                self.zk.watch("/controller", lambda _p, _e, gone=gone: gone.triggered or gone.succeed())
+                yield gone
+            else:  # its winner stopped before it heard, or every racer's process had stopped: again, a round trip on
+                yield self.env.timeout(self.zk_latency_ms)
+
+    def _zk_request(self, broker, incarnation: int, op):
+        """One request of ``broker``'s controller event thread to ZooKeeper, on its session: sent when its process
+        runs, applied half a round trip later, its reply handled half a round trip after that once the process runs
+        again. ``(result, error code or None)``; None when its process stopped (nothing sent, or no one to read)."""
+        node = broker.node
+        yield from node.gate()
+        if not broker.online or node.incarnation != incarnation:
+            return None
+        yield self.env.timeout(self.zk_latency_ms / 2)
+        try:
+            out = (self.zk.apply(op, self.tree_session(broker.id), self.env.now), None)
+        except ZkError as e:
+            out = (None, e.code)
+        yield self.env.timeout(self.zk_latency_ms / 2)
+        yield from node.gate()
+        if not broker.online or node.incarnation != incarnation:
+            return None
+        return out
+
+    def _elect(self, bid: int, delay: float):
+        """``KafkaController.elect`` on broker ``bid`` (a ``Reelect``, or its start-up), ``delay`` from now: read
+        ``/controller`` (there: someone won, stop); read ``/controller_epoch``; then, 2.1+, one multi: create
+        ``/controller`` (ephemeral, its session's) and set ``/controller_epoch`` to epoch + 1 at the version read.
+        ``NODEEXISTS`` or ``BADVERSION``: ``checkControllerAndEpoch`` reads ``/controller``, finds another broker's, and
+        throws ``ControllerMovedException`` (``maybeResign``). Before 2.1 (:attr:`election_multi` False): the create
+        alone, then the winner's conditional write of the epoch (``BADVERSION``: ``ControllerMovedException``).
+        Returns ``(bid, new epoch)`` for the winner (and sets :attr:`epoch_zk_version`), else None."""
+        broker = self.brokers[bid]
+        inc = broker.node.incarnation
+        log = self.election_log
+        if delay > 0:
+            yield self.env.timeout(delay)
+        got = yield from self._zk_request(broker, inc, GetData("/controller"))
+        if got is None:
+            return None
+        if got[1] is None:
+            log.append((self.env.now, bid, "controller_exists", {"controller": got[0][0]["brokerid"]}))
+            return None
+        me = {"version": 1, "brokerid": bid}
+        if self.election_multi:
+            got = yield from self._zk_request(broker, inc, GetData("/controller_epoch"))
+            if got is None:
+                return None
+            epoch, version = got[0]
+            op = Multi((Create("/controller", me, ephemeral=True), SetData("/controller_epoch", epoch + 1, version)))
+            got = yield from self._zk_request(broker, inc, op)
+            if got is None:
+                return None
+            if got[1] is not None:  # NODEEXISTS or BADVERSION: checkControllerAndEpoch
+                error = got[1]
+                got = yield from self._zk_request(broker, inc, GetData("/controller"))
+                holder = got[0][0]["brokerid"] if got is not None and got[1] is None else -1
+                log.append((self.env.now, bid, "controller_moved", {"error": error, "controller": holder}))
+                return None
+            self.epoch_zk_version = got[0][1]
+        else:
+            got = yield from self._zk_request(broker, inc, Create("/controller", me, ephemeral=True))
+            if got is None:
+                return None
+            if got[1] is not None:  # NODEEXISTS: another broker's (1.0 reads it, and watches it)
+                log.append((self.env.now, bid, "controller_exists", {"error": got[1]}))
+                return None
+            # onControllerFailover: read the epoch, then write it + 1 at the version read
+            got = yield from self._zk_request(broker, inc, GetData("/controller_epoch"))
+            if got is None:
+                return None
+            epoch, version = got[0]
+            got = yield from self._zk_request(broker, inc, SetData("/controller_epoch", epoch + 1, version))
+            if got is None:
+                return None
+            if got[1] is not None:
+                log.append((self.env.now, bid, "controller_moved", {"error": got[1], "controller": -1}))
+                return None
+            self.epoch_zk_version = got[0]
+        log.append((self.env.now, bid, "elected", {"epoch": epoch + 1, "epoch_zk_version": self.epoch_zk_version}))
+        return bid, epoch + 1
+
+    def startup_election(self, rng, *, within_ms: float = 0.2) -> None:
+        """The cluster's first election, replayed: every broker starts (``KafkaController.startup``) within
+        ``within_ms`` of time 0 (``rng`` draws each one's instant) and races as :meth:`_elect` does. The model's
+        cluster starts with its first controller elected; this undoes that, before anything has happened: no
+        controller, ``/controller_epoch`` at 0 (``InitialControllerEpoch``, what ``maybeCreateControllerEpochZNode``
+        writes), no ``/controller``."""
+        if self.env.now != 0 or self.state or self.events or self.zk is None:
+            raise RuntimeError("startup_election is the cluster's first event: call it on a new cluster, before run")
+        self.zk_session_ended(self.id)  # its /controller goes; its session is opened again at its first request
+        del self._tree_sessions[(self.id, self.sessions.session[self.id] if self.sessions is not None else 1)]
+        self.zk.znodes["/controller_epoch"] = Znode(0)
+        self.zk.applied = [a for a in self.zk.applied if a[3] != "/controller"]  # the setup's create, undone
+        self.id, self.epoch = -1, 0
+        self._first = (-1, 0)
+        live = sorted(self.live_brokers & set(self.brokers))
+        starts = dict(zip(live, rng.uniform(0.0, within_ms, size=len(live)).tolist(), strict=True))
+        self.env.process(self._take_over(rng, 5, delays=starts))
 
     # -- partition state -----------------------------------------------------------------------------
     def partition_state(self, tp) -> dict:
@@ -1187,12 +1346,13 @@ class Controller:
         self._process(work(), at_ms)
 
     # -- a new controller ----------------------------------------------------------------------------
-    def fail_over(self, *, at_ms: float, rng, load_round_trips: int = 5) -> None:
-        """The controller changes at ``at_ms``: ``/controller`` is gone (its broker shut down, or an admin
-        deleted the znode), the old controller resigns and every live broker races to create it again.
+    def fail_over(self, *, at_ms: float, rng, load_round_trips: int = 5, by_hand: bool = False) -> None:
+        """The controller changes at ``at_ms``: ``/controller`` is gone (with its broker's session, or deleted
+        by an admin: ``by_hand``, the delete is made then), the old controller resigns and every live broker
+        races to create it again.
 
-        The winner is the live broker whose create reaches ZooKeeper first (``rng`` draws each one's
-        delay); it increments ``/controller_epoch`` (a second write), reads the cluster's state
+        The winner is the live broker whose multi reaches ZooKeeper first (:meth:`_race_for_controller`; ``rng``
+        draws each one's delay); it reads the cluster's state
         (``load_round_trips`` pipelined reads: broker registrations, topics, assignments, partition
         states) and then sends UpdateMetadata without partitions to every live broker, LeaderAndIsr and
         UpdateMetadata for every partition (``onControllerFailover``).
@@ -1213,55 +1373,47 @@ class Controller:
             for bid in list(self._channels):
                 self._remove_channel(bid)
             self.id = -1
-            if self.zk is not None and "/controller" in self.zk.znodes:  # gone with its session, or deleted by hand
+            if by_hand and self.zk is not None and "/controller" in self.zk.znodes:  # an admin's delete
                 self.zk.apply(Delete("/controller"), None, self.env.now)
-            while True:
-                yield self.env.timeout(self.zk_latency_ms)  # the watch on /controller fires on every broker
-                # the brokers that race: registered, and running (a paused one answers no watch)
-                live = sorted(b for b in self.live_brokers & set(self.brokers) if not self.brokers[b].node.paused)
-                if not live:
-                    if any(self.brokers[b].node.paused for b in self.live_brokers & set(self.brokers)):
-                        continue  # every live broker is paused: the first to wake races
-                    return
-                delays = rng.uniform(0.0, self.zk_latency_ms, size=len(live))
-                winner = live[int(np.argmin(delays))]
-                yield self.env.timeout(float(delays.min()) + 2 * self.zk_latency_ms)  # create /controller, the epoch
-                if self.brokers[winner].online and not self.brokers[winner].node.paused:
-                    break
-                # its process stopped meanwhile: its session, and the /controller it created, went with it
-            self.id, self.epoch = winner, self.epoch + 1
-            epoch = self.epoch
-            self._zk_elected()
-            self.client_id = f"controller-{winner}"
-            self._correlation = 0
-            self.shutting_down = set()
-            self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
-            yield self.env.timeout(load_round_trips * self.zk_latency_ms)
-            if (self.id, self.epoch) != (winner, epoch):
-                return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
-            live = sorted(self.live_brokers & set(self.brokers))
-            for bid in live:  # it read every registration, and each broker's epoch with it
-                self.broker_epochs[bid] = self.brokers[bid].broker_epoch
-            self._read_states()
-            topics = sorted({tp[0] for tp in self.state})
-            self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
-            batch = self.new_batch()
-            for bid in live:
-                self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now, batch=batch)
-            self._publish(list(self.state), leader_and_isr=True)
-            # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
-            # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect
-            gone = [(tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers]
-            if gone or self._offline():
-                yield self.env.timeout(self.zk_latency_ms)
-                changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
-                elected = self._elect_offline()
-                # a topic being deleted gets its ISR written but no LeaderAndIsr (ReplicaStateMachine, OfflineReplica)
-                changed = [tp for tp in dict.fromkeys(changed + elected) if tp[0] not in self.deleting]
-                if changed:
-                    self._publish(changed, leader_and_isr=True)
+            yield from self._take_over(rng, load_round_trips)
 
         self.env.process(work())
+
+    def _take_over(self, rng, load_round_trips: int, delays=None):
+        """The brokers race (:meth:`_race_for_controller`); the winner reads the cluster's state and tells every
+        broker (``onControllerFailover``)."""
+        winner, epoch = yield from self._race_for_controller(rng, delays=delays)
+        if winner is None:
+            return
+        self.id, self.epoch = winner, epoch
+        self.client_id = f"controller-{winner}"
+        self._correlation = 0
+        self.shutting_down = set()
+        self.events.append((self.env.now, winner, "elected", {"epoch": self.epoch}))
+        yield self.env.timeout(load_round_trips * self.zk_latency_ms)
+        if (self.id, self.epoch) != (winner, epoch):
+            return  # it resigned while it read the cluster's state (its broker stopped): the next one does this
+        live = sorted(self.live_brokers & set(self.brokers))
+        for bid in live:  # it read every registration, and each broker's epoch with it
+            self.broker_epochs[bid] = self.brokers[bid].broker_epoch
+        self._read_states()
+        topics = sorted({tp[0] for tp in self.state})
+        self.events.append((self.env.now, winner, "ready", {"epoch": self.epoch, "live": live, "topics": topics}))
+        batch = self.new_batch()
+        for bid in live:
+            self.send(self.brokers[bid], "UpdateMetadata", [], at_ms=self.env.now, batch=batch)
+        self._publish(list(self.state), leader_and_isr=True)
+        # ReplicaStateMachine.startup, then PartitionStateMachine.startup: the replicas of brokers that are
+        # gone (the old controller's own, when its broker stopped) go offline, then offline partitions elect
+        gone = [(tp, r) for tp, st in self.state.items() for r in st["isr"] if r not in self.live_brokers]
+        if gone or self._offline():
+            yield self.env.timeout(self.zk_latency_ms)
+            changed = [tp for tp, r in gone if self._offline_replica(tp, r)]
+            elected = self._elect_offline()
+            # a topic being deleted gets its ISR written but no LeaderAndIsr (ReplicaStateMachine, OfflineReplica)
+            changed = [tp for tp in dict.fromkeys(changed + elected) if tp[0] not in self.deleting]
+            if changed:
+                self._publish(changed, leader_and_isr=True)
 
     @property
     def history(self) -> list:

@@ -295,4 +295,4 @@ def session_expired(cluster, broker_id: int) -> None:
 def move_controller(cluster, *, at_ms: float) -> None:
     """``/controller`` is deleted at ``at_ms`` with every broker up: a new election (see the module)."""
     check_time("at_ms", at_ms)
-    cluster.controller.fail_over(at_ms=at_ms, rng=cluster.rng("controller-election"))
+    cluster.controller.fail_over(at_ms=at_ms, rng=cluster.rng("controller-election"), by_hand=True)

@@ -20,7 +20,9 @@ deletes its ephemeral znodes and fires the watches set on them: the controller's
 Simplifications: the server hears a client last at the instant it stops (Kafka's last ping may be up to a
 third of the timeout earlier, so a real session can expire a little sooner), and expiry is exact (the server
 checks in ``tickTime`` buckets). ZooKeeper's own data tree is :mod:`.zookeeper`; here only the sessions'
-lives are kept.
+lives are kept, and the tree is told when one ends (:attr:`ZkSessions.on_ended`: the controller closes the
+broker's session there, and ``/controller`` goes with it when it held it). The registrations ``/brokers/ids/<id>``
+are not in the tree yet, and the broker epoch is a counter, not their ``czxid`` (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class ZkSessions:
         #: closed cleanly (a controlled shutdown), and not opened again yet: its znodes are gone
         self.closed: dict = dict.fromkeys(brokers, False)
         self.expirations: list = []  # (time_ms, broker id, the session's id)
+        #: called with the broker id whenever one of its sessions ends (closed or expired): ZooKeeper's data tree
+        #: deletes that session's ephemeral znodes then (the cluster's controller: ``zk_session_ended``)
+        self.on_ended = None
 
     def timeout_ms(self, bid: int) -> float:
         return float(self.brokers[bid].config.zk_session_timeout_ms)
@@ -61,6 +66,8 @@ class ZkSessions:
             if self.session[bid] == session and self.silent_since[bid] == since and not self.expired[bid]:
                 self.expired[bid] = True
                 self.expirations.append((self.env.now, bid, session))
+                if self.on_ended is not None:
+                    self.on_ended(bid)
                 self.on_expired(bid)
 
         self.env.timeout(self.timeout_ms(bid)).callbacks.append(check)
@@ -72,6 +79,8 @@ class ZkSessions:
 
     def close(self, bid: int) -> None:
         """A clean close (``KafkaServer.shutdown``): the session ends now; nothing of it expires later."""
+        if self.on_ended is not None:
+            self.on_ended(bid)
         self.session[bid] += 1
         self.silent_since[bid] = None
         self.expired[bid] = False
