@@ -356,7 +356,7 @@ def _one_pass(spark, d: Path, out: Path, with_json: bool) -> float:
     files = P._list(d)
     whole = P._choose(spark, files, "auto")
     recs = P._classify(P._numbered_lines(spark, str(d), files, whole), P.MAX_LINE_BYTES)
-    recs = recs.where(F.col("_k") == "rec").select(*P.RECORD_COLUMNS)
+    recs = recs.where(F.col("_k") != "odd").select(*P.RECORD_COLUMNS)
     if with_json:
         msg = F.col("message")
         is_req = (F.col("logger") == "kafka.request.logger") & msg.startswith("Completed request:{")
