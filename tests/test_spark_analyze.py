@@ -192,16 +192,16 @@ def test_each_brokers_log_mode(spark, tmp_path):
 
 
 @pytest.mark.parametrize("mode", ["sample", "zookeeper", "kraft"])
-def test_the_small_tables_equal_those_of_every_record(spark, small_logs, tmp_path, mode):
-    """``analyze`` reads ``state_changes``, ``controller_events``, ``truncations`` and the control plane from the
-    records of their loggers only (the pass writes them apart); :func:`pipeline.parse` derives them from every
-    record. Both give the same rows, on ZooKeeper-mode and KRaft logs (a logger left out of the set would be
-    missing here)."""
+def test_analyzes_small_tables_equal_those_parse_derives(spark, small_logs, tmp_path, mode):
+    """``analyze`` derives ``state_changes``, ``controller_events``, ``truncations`` and the control plane from the
+    records' Parquet it wrote (the files moved as they are and those written again); :func:`pipeline.parse` from
+    the records in Spark's cache. Both give the same rows, on the sample (damaged files), on generated
+    ZooKeeper-mode logs of whole records only, and on KRaft logs."""
     from kafka_lab.spark import analyses
 
     if mode == "sample":  # with damaged lines: some files' records are written again
         logs = sample_dir()
-    elif mode == "zookeeper":  # only whole records: no file is written again, the small tables read the pass's part
+    elif mode == "zookeeper":  # only whole records: no file is written again
         logs = tmp_path / "logs"
         for f in small_logs.rglob("*.log*"):
             (logs / f.relative_to(small_logs)).parent.mkdir(parents=True, exist_ok=True)
@@ -213,7 +213,7 @@ def test_the_small_tables_equal_those_of_every_record(spark, small_logs, tmp_pat
         assert main(["generate-logs", str(logs), "--mode", "kraft", "--quiet"]) == 0
     out = tmp_path / "out"
     s = pipeline.analyze(spark, str(logs), str(out))
-    if mode == "zookeeper":  # the path this case is for: every record read from the pass's own parts
+    if mode == "zookeeper":  # every record read from the pass's own files, none written again
         assert s["continuations"] == s["rejected"] == 0
     every = pipeline.parse(spark, str(logs))
     try:

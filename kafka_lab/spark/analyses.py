@@ -90,10 +90,6 @@ def latency_over_time(
 _ACCEPTOR = r"Created (control|data)-plane acceptor and processors? for endpoint : ListenerName\((.+)\)"
 
 
-#: the logger of a broker's start-up lines that name each listener's plane
-SOCKET_SERVER_LOGGER = "kafka.network.SocketServer"
-
-
 def control_plane(records):
     """Per broker (pandas, by broker): ``control_plane_listener`` (None without one), ``data_plane_listeners`` and
     ``control_plane`` (True when it has one), from the ``SocketServer`` lines each broker writes to ``server.log``
@@ -106,7 +102,7 @@ def control_plane(records):
     """
     from pyspark.sql import functions as F
 
-    lines = records.where((F.col("logger") == SOCKET_SERVER_LOGGER) & F.col("message").rlike(_ACCEPTOR))
+    lines = records.where((F.col("logger") == "kafka.network.SocketServer") & F.col("message").rlike(_ACCEPTOR))
     planes = lines.select(
         "broker",
         "timestamp",
@@ -343,13 +339,11 @@ def broker_key(broker) -> str:
     return str(int(broker))
 
 
-def summary_answers(tables, control_records=None) -> dict:
+def summary_answers(tables) -> dict:
     """Lab 08's answers from the tables (``{name: DataFrame}``), for ``summary.json``: each broker's log mode,
     whether it has the control plane and its LeaderAndIsr p99 queue time; the records truncated per partition
     and of them acknowledged (``acks=1``, lost); the controller's moves (elections and resignations, ZooKeeper
-    mode or KRaft). ``control_records``: records to read the control plane from, when a smaller set than
-    ``tables["records"]`` holds every ``SocketServer`` record (:func:`.pipeline.analyze` passes those of its
-    small tables' loggers)."""
+    mode or KRaft)."""
     import pandas as pd
 
     def num(v, digits=3):
@@ -359,8 +353,7 @@ def summary_answers(tables, control_records=None) -> dict:
     brokers = {}
     for b, mode in log_modes(tables["records"]).items():
         brokers[broker_key(b)] = {"mode": mode, "control_plane": None, "leader_and_isr_queue_p99_ms": None}
-    # from server.log: the request log cannot say (docs/kafka-reference.md §2)
-    cp = control_plane(tables["records"] if control_records is None else control_records)
+    cp = control_plane(tables["records"])  # from server.log: the request log cannot say (docs/kafka-reference.md §2)
     for r in cp.itertuples():
         brokers.setdefault(broker_key(r.broker), {"mode": "unknown", "leader_and_isr_queue_p99_ms": None})
         brokers[broker_key(r.broker)]["control_plane"] = bool(r.control_plane)

@@ -40,12 +40,11 @@ own columns, the irregular lines beside them (one write, split by ``partitionBy`
 from a file with no irregular line are the records table as they are, moved into place; only the
 records of files with irregular lines (a stack trace, damage) are written again, with their
 continuations. The derived tables read the records' Parquet: ``requests`` (the request log, 2.8 JSON
-parsed once with ``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``) reads
-them all; ``state_changes``, ``controller_events`` (ZooKeeper-mode and KRaft controllers), ``truncations``
-and ``summary.json``'s control plane read only the records of their loggers, which the pass writes apart
-(:func:`_of_small_tables`: a few thousandths of a log). ``truncations`` has the records each truncation
-removed (the follower's log end offset at its become-follower minus the offset it truncates to) and
-``old_leader``, whether it is the move's old leader, the one whose removed records had been acknowledged. Every table is written in a staging directory and moved into ``--out``
+parsed once with ``from_json`` and an explicit schema, or 2.7's text form with ``regexp_extract``),
+``state_changes``, ``controller_events`` (ZooKeeper-mode and KRaft controllers) and ``truncations`` (with
+the records each truncation removed: the follower's log end offset at its become-follower minus the
+offset it truncates to; and ``old_leader``, whether it is the move's old leader, the one whose removed
+records had been acknowledged). Every table is written in a staging directory and moved into ``--out``
 when all are complete (:class:`.files.Staging`).
 """
 
@@ -61,7 +60,7 @@ from pathlib import Path
 from kafka_lab.logs import layout
 
 from . import files as _files
-from .analyses import CONTROLLER_APIS, SOCKET_SERVER_LOGGER
+from .analyses import CONTROLLER_APIS
 
 __all__ = [
     "Tables",
@@ -471,11 +470,7 @@ def _classify(lines, max_line_bytes: int):
             continue
         else:
             out.append(cols[name].alias(name))
-    # the part of the pass's one write a line goes to: the records the small tables read (by their loggers: a
-    # few thousandths of a log, which those tables then read instead of every message), the other records, and
-    # the irregular lines
-    kind = F.when(~rec, "odd").when(_of_small_tables(F.col("_logger")), "ctl").otherwise("rec")
-    return lines.select(*out, kind.alias("_k"))
+    return lines.select(*out, F.when(rec, "rec").otherwise("odd").alias("_k"))
 
 
 def _odd(classified, prefixed=None):
@@ -673,7 +668,7 @@ def _pass_metrics():
 
     return {
         "lines": F.count(F.lit(1)),
-        "whole": F.count_if(F.col("_k") != "odd"),
+        "whole": F.count_if(F.col("_k") == "rec"),
         "odd": F.count_if(F.col("_k") == "odd"),
         # lines that may continue a record behind its prefix (_odd), and records with a prefix
         "other": F.count_if(F.col("continuation") == "other"),
@@ -719,8 +714,8 @@ def parse(spark, logdir, *, mode: str = "auto", max_line_bytes: int = MAX_LINE_B
     with _whole_file_conf(spark, whole):
         _read_or_explain(lambda: classified.write.format("noop").mode("overwrite").save(), logdir)
     m = obs.get
-    odd = _odd(classified, _prefixed(classified.where(F.col("_k") != "odd"), m))
-    recs = classified.where(F.col("_k") != "odd").select(*RECORD_COLUMNS)
+    odd = _odd(classified, _prefixed(classified.where(F.col("_k") == "rec"), m))
+    recs = classified.where(F.col("_k") == "rec").select(*RECORD_COLUMNS)
     recs = recs.drop("continuations", "continuation").select("*")
     conts = _continued(odd)
     records = _with_continuations(recs, conts, m["odd"] < _BROADCAST_ODD).unionByName(
@@ -849,7 +844,7 @@ def _state_changes(records):
 
     msg = F.col("message")
     tp = r"(?:Leader|Follower|partition) (\S+)-(\d+)(?: starts| from)"
-    return records.where(F.col("logger") == STATE_CHANGE_LOGGER).select(
+    return records.where(F.col("logger") == "state.change.logger").select(
         "timestamp",
         "broker",
         "file",
@@ -932,20 +927,6 @@ _NODE = (
 )
 
 
-#: the logger ``state_changes`` reads, and the one ``truncations`` reads (2.8's ``kafka.log.Log``)
-STATE_CHANGE_LOGGER, TRUNCATION_LOGGER = "state.change.logger", "kafka.log.Log"
-
-
-def _of_small_tables(logger):
-    """Whether a record's logger is one that ``state_changes``, ``controller_events``, ``truncations`` or
-    ``summary.json``'s control plane reads: :func:`analyze`'s classifying pass writes these records apart
-    (``_k = "ctl"``), and those tables read them, not the whole log's messages again."""
-    c = logger.isin(STATE_CHANGE_LOGGER, TRUNCATION_LOGGER, SOCKET_SERVER_LOGGER)
-    for prefix in CONTROLLER_LOGGERS:
-        c = c | logger.startswith(prefix)
-    return c
-
-
 def _controller_events(records):
     from pyspark.sql import functions as F
 
@@ -1001,7 +982,7 @@ def _truncations(records, state_changes):
     from pyspark.sql import functions as F
 
     msg = F.col("message")
-    trunc = records.where((F.col("logger") == TRUNCATION_LOGGER) & _rlike(msg, r"\] Truncating to offset \d+$")).select(
+    trunc = records.where((F.col("logger") == "kafka.log.Log") & _rlike(msg, r"\] Truncating to offset \d+$")).select(
         "timestamp",
         "broker",
         "file",
@@ -1148,7 +1129,7 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
     classified, obs = _observed(
         _classify(_numbered_lines(spark, logdir, files, whole), max_line_bytes), "pass", **metrics
     )
-    # one write, three directories (_k=rec, ctl, odd) and no sort: each task keeps a writer open per directory
+    # one write, two directories (_k=rec, _k=odd) and no sort: each task keeps a writer open per directory
     with (
         _whole_file_conf(spark, whole),
         _conf(spark, spark_sql_optimizer_plannedWrite_enabled="false", spark_sql_maxConcurrentOutputFileWriters=4),
@@ -1163,23 +1144,20 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
     dirty_uris = set(m["dirty_files"])
     dirty_parts = {r["p"] for r in m["files"] if r["uri"] in dirty_uris}
     staged = _read(spark, classified.schema, stage)
-    odd = _odd(staged, _prefixed(staged.where(F.col("_k") != "odd"), m))
+    odd = _odd(staged, _prefixed(staged.where(F.col("_k") == "rec"), m))
     record_schema = staged.select(*RECORD_COLUMNS).schema
     try:
         counts = _odd_counts(odd)
         records_dir = staging.path("records")
         staging.mkdirs(records_dir)
-        rewrite, small_files = [], []
-        for kind in ("rec", "ctl"):
-            for f in staging.files(f"{stage}/_k={kind}"):
-                name = f.rsplit("/", 1)[1]
-                p = _PART.match(name)
-                if p is None or int(p.group(1)) in dirty_parts:
-                    rewrite.append(f)
-                else:  # a file with no irregular line: its records are final (named apart: a task writes one a kind)
-                    staging.move(f, f"{records_dir}/{kind}-{name}")
-                    if kind == "ctl":
-                        small_files.append(f"{records_dir}/{kind}-{name}")
+        rewrite = []
+        for f in staging.files(f"{stage}/_k=rec"):
+            name = f.rsplit("/", 1)[1]
+            p = _PART.match(name)
+            if p is None or int(p.group(1)) in dirty_parts:
+                rewrite.append(f)
+            else:  # a file with no irregular line: its records are final
+                staging.move(f, f"{records_dir}/{name}")
         conts = _continued(odd)
         small = m["odd"] < _BROADCAST_ODD
         parts = _with_continuations(_head_records(odd).drop("continuations", "continuation"), conts, True)
@@ -1191,19 +1169,15 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
         _read_or_explain(lambda: _write(parts, redo, "records"), logdir)
         for f in staging.files(redo):
             staging.move(f, f"{records_dir}/{f.rsplit('/', 1)[1]}")
-            small_files.append(f"{records_dir}/{f.rsplit('/', 1)[1]}")
         summary["tables"]["records"] = int(m["whole"]) + counts["heads"]
         records = _read(spark, record_schema, records_dir)
-        # the small tables read the files that can hold their loggers' records (the pass's ``ctl`` part and the
-        # records written again), not every message of the request log
-        small = _read(spark, record_schema, *small_files) if small_files else records.where(F.lit(False))
-        state_changes = _state_changes(small)
+        state_changes = _state_changes(records)
         derived = {
             "rejects": odd.where(F.col("status") == "rejected").select("file", "line", "text", "reason"),
             "requests": _requests(records),
             "state_changes": state_changes,
-            "controller_events": _controller_events(small),
-            "truncations": _truncations(small, state_changes),
+            "controller_events": _controller_events(records),
+            "truncations": _truncations(records, state_changes),
         }
         # the derived tables read the records' Parquet in tasks of a row group or so: every core busy to the end
         # (split by the logs' size, the request log's few large files made 3 tasks for 2 cores)
@@ -1216,15 +1190,14 @@ def _analyze(spark, logdir, files, whole, staging, max_line_bytes) -> dict:
             records=summary["tables"]["records"], continuations=counts["continuations"], rejected=counts["rejected"]
         )
         schemas = {"records": record_schema, **{n: df.schema for n, df in derived.items()}}
-        summary.update(_answers(spark, staging, summary, odd, schemas, small))
+        summary.update(_answers(spark, staging, summary, odd, schemas))
     finally:
         odd.unpersist()
     return summary
 
 
-def _answers(spark, staging, summary, odd, schemas, small) -> dict:
-    """What lab 08 asks, from the tables just written (see :mod:`.analyses`); the control plane from ``small``,
-    the records of :func:`_of_small_tables`' loggers."""
+def _answers(spark, staging, summary, odd, schemas) -> dict:
+    """What lab 08 asks, from the tables just written (see :mod:`.analyses`)."""
     from pyspark.sql import functions as F
 
     from . import analyses
@@ -1233,7 +1206,7 @@ def _answers(spark, staging, summary, odd, schemas, small) -> dict:
     out = {}
     share = summary["rejected"] / summary["lines_read"] if summary["lines_read"] else 0.0
     out["rejected_share"] = round(share, 6)
-    out.update(analyses.summary_answers(tables, control_records=small))
+    out.update(analyses.summary_answers(tables))
     # the files with most rejected lines, and the share of their lines: a file's last line is a record's or an
     # irregular line's, so the most of both is its number of lines
     bad = odd.where(F.col("status") == "rejected").groupBy("uri", "file").agg(F.count("*").alias("rejected"))
