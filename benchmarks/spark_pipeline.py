@@ -242,6 +242,28 @@ code kept (one ``regexp_replace`` per line as before, the ``try_cast`` timestamp
 timestamp alone (3 million texts, noop sink, best of 3): 2.4 s with ``try_cast`` against 3.7 s with
 ``try_to_timestamp``'s pattern, 0.9 s reading the text alone. The whole benchmark was not run again on
 the code kept (the brief allowed two runs of it on this shared machine).
+
+2026-11-28, later: the request JSON parsed in the classifying pass, as the note above proposed, measured and
+dropped. The records table carried a ``request_log`` struct (the requests table's fields, from ``from_json``
+of the message already in hand) and ``requests`` read only that struct back. On the 1M-line files above
+(1,005,825 lines), one run each, load average 3, with the JVM's CPU seconds read from ``/proc`` (the wall
+clock moved 30-50 % between identical runs): the full parse took 59.8 CPU s against main's 49.6. The pass
+grew from 20.3 to 43.6 CPU s while the requests stage fell from 18.3 to 5.3. The pass alone (its real
+partitioned write, best of 2): 15.5 CPU s on main; 24.3 computing the request fields without writing them;
+35.0-38.2 writing them as a struct, 38.7 as flat columns. With Spark's noop sink (nothing written): the
+classifying pass 8.5-9.3 CPU s, plus ``from_json`` 17.1, plus its fields flattened 21.4; main's requests
+table computed from the in-memory records 23.1. So Jackson costs about 8-12 CPU s per million request lines
+wherever it runs, and writing the seventeen request fields as Parquet costs as much again; in the pass
+that write comes on top of the records' own (and ``requests`` then writes the fields a second time),
+while main's second pass pays instead for reading the messages back, which costs less. A ``from_json`` of
+only the short parts of each line (the header, and what follows ``,"connection":``) measured 20.6-22.5
+against 21.2-26.2 CPU s for the whole line (noop, 2 rounds, load 3): within the noise, not pursued.
+Also dropped: the pass writing the records of the small tables' loggers (state changes, controllers,
+``kafka.log.Log``, ``SocketServer``) apart, so that those tables and ``summary.json``'s control plane read
+a few thousand records instead of every message again. Paired on the same files, quiet machine (load
+0.5-2.6), two rounds: the small tables and the answers took 0.7 s less (2.9 against 3.6 s), but the pass
+took 2.0 s more (14.6-14.8 against 12.6-12.8 s; 28.3-28.9 against 24.5-24.9 CPU s), so the full parse
+29.1-29.7 s against 28.5-28.6 s.
 """
 
 from __future__ import annotations
@@ -278,6 +300,34 @@ def _descendants(pid: int) -> list[int]:
         out += kids
         todo += kids
     return out
+
+
+class _Cpu:
+    """CPU seconds (user + system) of Spark's JVM (``local[*]``: the driver is the executor) and of this Python
+    process (DuckDB's threads and the plain Python parse run in it), read from ``/proc``: a second measure
+    beside the wall clock, which a shared machine's load moves far more than it moves the work done."""
+
+    def __init__(self, spark):
+        try:
+            self.jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+            self.of_jvm()
+        except Exception:  # not Linux, or no JVM of our own (a remote master): wall clock only
+            self.jvm = None
+
+    def of_jvm(self) -> float | None:
+        if self.jvm is None:
+            return None
+        stat = Path(f"/proc/{self.jvm}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+    def timed(self, fn, *args, python: bool = False):
+        """``fn(*args)``: (its result, wall seconds, CPU seconds of the JVM, or of this process if ``python``)."""
+        c0 = time.process_time() if python else self.of_jvm()
+        t0 = time.perf_counter()
+        r = fn(*args)
+        dt = time.perf_counter() - t0
+        c1 = time.process_time() if python else self.of_jvm()
+        return r, dt, (None if c0 is None else c1 - c0)
 
 
 def _generate(out: Path, hours: float, brokers: int, workers: int | None = None) -> tuple[dict, float, float, float]:
@@ -328,7 +378,7 @@ def _one_pass(spark, d: Path, out: Path, with_json: bool) -> float:
     files = P._list(d)
     whole = P._choose(spark, files, "auto")
     recs = P._classify(P._numbered_lines(spark, str(d), files, whole), P.MAX_LINE_BYTES)
-    recs = recs.where(F.col("_k") == "rec").select(*P.RECORD_COLUMNS)
+    recs = recs.where(F.col("_k") != "odd").select(*P.RECORD_COLUMNS)
     if with_json:
         msg = F.col("message")
         is_req = (F.col("logger") == "kafka.request.logger") & msg.startswith("Completed request:{")
@@ -351,6 +401,40 @@ def _full(spark, d: Path, out: Path) -> tuple[dict, float]:
     t = time.perf_counter()
     summary = analyze(spark, str(d), str(out))
     return summary, time.perf_counter() - t
+
+
+def _full_stages(spark, d: Path, out: Path, cpu: _Cpu) -> list[tuple]:
+    """One more :func:`_full`, each of its Spark actions timed (wall and the JVM's CPU): the classifying pass
+    (its one write of the records and the irregular lines), each table's write (``records``: the records of
+    files with irregular lines, written again with their continuations), ``summary.json``'s answers, and the
+    rest (the irregular lines grouped and counted, files moved, the answers' own small jobs)."""
+    from kafka_lab.spark import analyses
+    from kafka_lab.spark import pipeline as P
+
+    stages = []
+    real_write, real_read, real_answers = P._write, P._read_or_explain, analyses.summary_answers
+
+    def timing(label, fn):
+        def timed(*a, **k):
+            n = len(stages)
+            r, dt, c = cpu.timed(fn, *a, **k)
+            if len(stages) == n:  # a table's write inside _read_or_explain is kept as the write
+                stages.append((label(a), dt, c))
+            return r
+
+        return timed
+
+    P._write = timing(lambda a: f"write {a[2]}", real_write)
+    P._read_or_explain = timing(lambda a: "classifying pass", real_read)
+    analyses.summary_answers = timing(lambda a: "summary answers", real_answers)
+    try:
+        (_, total), _, total_cpu = cpu.timed(_full, spark, d, out)
+    finally:
+        P._write, P._read_or_explain, analyses.summary_answers = real_write, real_read, real_answers
+    rest = ("the rest", total - sum(dt for _, dt, _ in stages), None)
+    if total_cpu is not None:
+        rest = (*rest[:2], total_cpu - sum(c for _, _, c in stages))
+    return [*stages, rest, ("full parse", total, total_cpu)]
 
 
 _REQUEST_FIELDS = ("requestHeader", "connection", "totalTimeMs", "requestQueueTimeMs", "localTimeMs", "remoteTimeMs",
@@ -442,6 +526,7 @@ def main(argv=None) -> int:
     p.add_argument("--pairs", type=int, default=2, help="alternating runs of the JSON floor and the full parse")
     p.add_argument("--driver-memory", default="1g", help="spark.driver.memory (local mode: all of Spark's heap)")
     p.add_argument("--workers", type=int, default=None, help="generate-logs --workers (default: the CLI's)")
+    p.add_argument("--stages", action="store_true", help="one more full parse, each of its Spark actions timed")
     args = p.parse_args(argv)
     sizes = [float(x) for x in args.millions.split(",")]
     base = Path(args.dir)
@@ -461,6 +546,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     spark = get_session(driver_memory=args.driver_memory)
     cores = spark.sparkContext.defaultParallelism
+    cpu = _Cpu(spark)
     print(f"SparkSession {spark.sparkContext.master} started in {time.perf_counter() - t0:.1f} s", flush=True)
     _full(spark, base / "probe", base / "probe-out")  # warm-up: JIT, first job
     _one_pass(spark, base / "probe", base / "probe-floor", True)
@@ -473,16 +559,17 @@ def main(argv=None) -> int:
         truth, gen_s, rss, workers_rss = _generate(d, n * 1e6 / per_hour, args.brokers, args.workers)
         lines = truth["lines"]["lines_read"]
         load0 = _load()
-        raw, raw_s = _raw_count(spark, d)
+        (raw, raw_s), _, raw_cpu = cpu.timed(_raw_count, spark, d)
         assert raw == lines, (raw, lines)
-        floor_s = _one_pass(spark, d, base / "floor", False)
-        json_s, full_s = [], []
+        floor_s, _, floor_cpu = cpu.timed(_one_pass, spark, d, base / "floor", False)
+        json_s, full_s, json_cpu, full_cpu = [], [], [], []
         for _ in range(args.pairs):  # paired, alternating: the load moves both alike
-            json_s.append(_one_pass(spark, d, base / "floor", True))
-            summary, dt = _full(spark, d, Path(str(d) + "-tables"))
-            full_s.append(dt)
+            js, _, jc = cpu.timed(_one_pass, spark, d, base / "floor", True)
+            (summary, dt), _, fc = cpu.timed(_full, spark, d, Path(str(d) + "-tables"))
+            json_s.append(js), full_s.append(dt), json_cpu.append(jc), full_cpu.append(fc)
         assert {k: summary[k] for k in truth["lines"]} == truth["lines"]
-        _, raw2_s = _raw_count(spark, d)
+        (_, raw2_s), _, raw2_cpu = cpu.timed(_raw_count, spark, d)
+        stages = _full_stages(spark, d, Path(str(d) + "-tables"), cpu) if args.stages else []
         row = {
             "lines": lines,
             "MB": round(truth["bytes"] / 1e6),
@@ -497,24 +584,36 @@ def main(argv=None) -> int:
             "load_before_after": f"{load0} / {_load()}",
         }
         unit = min(raw_s, raw2_s)
+        if cpu.jvm is not None:  # CPU seconds: the work done, which the machine's load moves far less than the time
+            row["cpu_s"] = {
+                "raw": round(min(raw_cpu, raw2_cpu), 1),
+                "floor_records": round(floor_cpu, 1),
+                "floor_json": [round(x, 1) for x in json_cpu],
+                "full": [round(x, 1) for x in full_cpu],
+            }
+            row["cpu_full_over_floor_json"] = [round(f / j, 2) for f, j in zip(full_cpu, json_cpu)]
+        if stages:
+            row["full_stages_s_cpu"] = {k: [round(w, 2), None if c is None else round(c, 1)] for k, w, c in stages}
         row["x_raw"] = {
             "floor_records": round(floor_s / unit, 1),
             "floor_json": round(min(json_s) / unit, 1),
             "full": round(min(full_s) / unit, 1),
         }
         if not args.no_duckdb:
-            n_rec, n_req, duck_s = _duckdb(d, base / "duck", cores)
+            (n_rec, n_req, duck_s), _, duck_cpu = cpu.timed(_duckdb, d, base / "duck", cores, python=True)
             assert n_req == summary["tables"]["requests"], (n_req, summary["tables"]["requests"])
             assert n_rec <= summary["records"], (n_rec, summary["records"])  # no heads (messages with newlines)
             row["duckdb_s"] = round(duck_s, 1)
             row["full_over_duckdb"] = round(min(full_s) / duck_s, 2)
             row["x_raw"]["duckdb"] = round(duck_s / unit, 1)
+            row.setdefault("cpu_s", {})["duckdb"] = round(duck_cpu, 1)
         if not args.no_python:
-            py_lines, py_req, py_s = _python_parse(d)
+            (py_lines, py_req, py_s), _, py_cpu = cpu.timed(_python_parse, d, python=True)
             assert py_lines == lines and py_req == summary["tables"]["requests"]
             row["python_s"] = round(py_s, 1)
             row["full_over_python"] = round(min(full_s) / py_s, 2)
             row["x_raw"]["python"] = round(py_s / unit, 1)
+            row.setdefault("cpu_s", {})["python"] = round(py_cpu, 1)
         row["spark_lines_per_s"] = round(lines / min(full_s))
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -532,6 +631,22 @@ def main(argv=None) -> int:
             f"{r.get('full_over_duckdb', '-'):>9} {r.get('python_s', '-'):>6} {r.get('full_over_python', '-'):>7} "
             f"{r['spark_lines_per_s']:>8,}  {r['load_before_after']}"
         )
+    if any("cpu_s" in r for r in rows):
+        print("\nCPU seconds (Spark's JVM; DuckDB and Python: this process), and the full parse's CPU over each:")
+        for r in rows:
+            c = r["cpu_s"]
+            full = min(c.get("full", [float("nan")]))
+            peers = {k: c[k] for k in ("floor_records", "duckdb", "python") if k in c}
+            peers["floor_json"] = min(c.get("floor_json", [float("nan")]))
+            print(
+                f"{r['lines']:>11,}  full {full:.1f}  "
+                + "  ".join(f"{k} {v:.1f} ({full / v:.2f}x)" for k, v in peers.items())
+            )
+    for r in rows:
+        if "full_stages_s_cpu" in r:
+            print(f"\nthe full parse's stages at {r['lines']:,} lines (wall s, JVM CPU s):")
+            for k, (w, c) in r["full_stages_s_cpu"].items():
+                print(f"  {k:<28} {w:>7.2f} {'-' if c is None else f'{c:.1f}':>7}")
     return 0
 
 

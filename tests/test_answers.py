@@ -74,6 +74,16 @@ def test_whole_numbers(answer, value):
         ("50", 50.0),
         ("50 ms", 50.0),
         ("4,000/s", 4000.0),
+        ("1,700", 1700.0),
+        ("12,000.5 ms", 12000.5),
+        # a decimal comma, as a European learner writes 12.23 s: not 1223 (a wrong answer called right or the
+        # feedback for a number 100x too large)
+        ("12,23", 12.23),
+        ("0,5 s", None),  # "s" is no unit of number(): seconds() reads it
+        ("1,5", 1.5),
+        ("3,14159", 3.14159),
+        ("1,2,3", None),
+        ("12,23,4", None),
         ("4_000 requests per second", 4000.0),
         (" 62.5ms ", 62.5),
         ("1e3 rps", 1000.0),
@@ -153,3 +163,5 @@ def test_seconds_reads_a_unit_of_seconds_and_leaves_milliseconds_to_the_check():
     assert seconds("2.8 s") == seconds("2.8seconds") == seconds(" 2.8 sec ") == seconds(2.8) == 2.8
     assert seconds("3000 ms") == 3000.0  # left in ms: the check says the question asks seconds
     assert seconds("fast") is None and seconds(True) is None and seconds(10**400) is None
+    # lab 09's fence time written with a decimal comma: 12.23 s, not 1223 s
+    assert seconds("12,23 s") == seconds("12,23") == 12.23

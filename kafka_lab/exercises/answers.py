@@ -76,11 +76,19 @@ def whole_numbers(answer) -> list[int] | None:
     return out if out and None not in out else None
 
 
+#: digits with a comma before each group of three (``1,700``, ``12,000.5``); and one decimal comma (``12,23``)
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,(?:\d{1,2}|\d{4,})")
+
+
 def number(answer) -> float | None:
     """A finite number from an int or float (numpy's too) or from text like ``"50"``, ``"50 ms"``, ``"4,000/s"``.
 
-    Thousands separators (``,`` and ``_``) and one trailing unit of :data:`UNITS` are dropped; the unit is
-    not converted, so a check that wants milliseconds can still tell a learner who answered in seconds.
+    Thousands separators (``_``, and ``,`` before each group of three digits: ``"1,700"``) and one trailing unit
+    of :data:`UNITS` are dropped; the unit is not converted, so a check that wants milliseconds can still tell
+    a learner who answered in seconds. A single comma before fewer or more than three digits is a decimal
+    comma (``"12,23"`` is 12.23, as a European learner writes it, not 1223); any other comma makes the text
+    no number.
     """
     if isinstance(answer, bool):
         return None
@@ -92,11 +100,18 @@ def number(answer) -> float | None:
         return value if math.isfinite(value) else None
     if not isinstance(answer, str):
         return None
-    text = answer.strip().lower().replace(",", "").replace("_", "")
+    text = answer.strip().lower().replace("_", "")
     for unit in UNITS:
         if text.endswith(unit):
             text = text[: -len(unit)].strip()
             break
+    if "," in text:
+        if _THOUSANDS.fullmatch(text):
+            text = text.replace(",", "")
+        elif _DECIMAL_COMMA.fullmatch(text):
+            text = text.replace(",", ".")
+        else:
+            return None
     try:
         value = float(text)
     except ValueError:
