@@ -247,7 +247,7 @@ the code kept (the brief allowed two runs of it on this shared machine).
 dropped. The records table carried a ``request_log`` struct (the requests table's fields, from ``from_json``
 of the message already in hand) and ``requests`` read only that struct back. On the 1M-line files above
 (1,005,825 lines), one run each, load average 3, with the JVM's CPU seconds read from ``/proc`` (the wall
-clock moved 30-50 % between identical runs): the full parse took 59.8 CPU s against main's 49.6. The pass
+clock of the same code on the same files ranged from 31 to 63 s that day): the full parse took 59.8 CPU s against main's 49.6. The pass
 grew from 20.3 to 43.6 CPU s while the requests stage fell from 18.3 to 5.3. The pass alone (its real
 partitioned write, best of 2): 15.5 CPU s on main; 24.3 computing the request fields without writing them;
 35.0-38.2 writing them as a struct, 38.7 as flat columns. With Spark's noop sink (nothing written): the
@@ -255,7 +255,9 @@ classifying pass 8.5-9.3 CPU s, plus ``from_json`` 17.1, plus its fields flatten
 table computed from the in-memory records 23.1. So Jackson costs about 8-12 CPU s per million request lines
 wherever it runs, and writing the seventeen request fields as Parquet costs as much again; in the pass
 that write comes on top of the records' own (and ``requests`` then writes the fields a second time),
-while main's second pass pays instead for reading the messages back, which costs less. A ``from_json`` of
+while main's second pass pays instead for reading the messages back, which costs less: an inference from
+the difference (main's whole requests stage, that read, Jackson and its write, is 17-19 CPU s), not
+measured on its own. A ``from_json`` of
 only the short parts of each line (the header, and what follows ``,"connection":``) measured 20.6-22.5
 against 21.2-26.2 CPU s for the whole line (noop, 2 rounds, load 3): within the noise, not pursued.
 Also dropped: the pass writing the records of the small tables' loggers (state changes, controllers,
@@ -444,9 +446,9 @@ def _full_stages(spark, d: Path, out: Path, cpu: _Cpu) -> list[tuple]:
     real_write, real_read, real_answers = P._write, P._read_or_explain, analyses.summary_answers
 
     def timing(label, fn):
-        def timed(*a, **k):
+        def timed(*a):
             n = len(stages)
-            r, dt, c = cpu.timed(fn, *a, **k)
+            r, dt, c = cpu.timed(fn, *a)
             if len(stages) == n:  # a table's write inside _read_or_explain is kept as the write
                 stages.append((label(a), dt, c))
             return r
